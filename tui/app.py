@@ -1,0 +1,89 @@
+"""The application: wires a source's frames to the screens. Polling runs in one worker,
+paced by completion, so a slow source never overlaps itself or blocks a keypress."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+
+from tui.model import Frame, SourceStatus
+from tui.screens.cluster import ClusterScreen
+from tui.screens.help import HelpScreen
+from tui.settings import Settings
+from tui.sources.base import Source
+
+
+class FrameReady(Message):
+    """A poll finished; a newer one waiting in the queue replaces an older one."""
+
+    def __init__(self, frame: Frame, status: SourceStatus) -> None:
+        super().__init__()
+        self.frame = frame
+        self.status = status
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FrameReady)
+
+
+class PollFailed(Message):
+    def __init__(self, status: SourceStatus) -> None:
+        super().__init__()
+        self.status = status
+
+
+class RanktopApp(App[None]):
+    CSS_PATH = "ranktop.tcss"
+    TITLE = "ranktop"
+    BINDING_GROUP_TITLE = "Everywhere"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help",
+                tooltip="Show every key"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit ranktop"),
+    ]
+
+    def __init__(self, settings: Settings, source: Source,
+                 clock: Callable[[], float] = time.time, poll: bool = True) -> None:
+        super().__init__()
+        self.settings = settings
+        self.source = source
+        self.clock = clock
+        self.polling = poll
+        self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
+
+    def on_mount(self) -> None:
+        self.push_screen(self.cluster)
+        if self.polling:
+            self.poll_forever()
+
+    @work(exclusive=True, group="poll", exit_on_error=False, description="poll the source")
+    async def poll_forever(self) -> None:
+        while True:
+            started = time.monotonic()
+            await self.poll_once()
+            elapsed = time.monotonic() - started
+            await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed))
+
+    async def poll_once(self) -> None:
+        """Fetch one frame and hand it to the screens (through the message queue)."""
+        try:
+            frame = await self.source.poll()
+        except Exception:  # noqa: BLE001 - any source failure becomes a status, not a crash
+            self.post_message(PollFailed(self.source.status()))
+            return
+        self.post_message(FrameReady(frame, self.source.status()))
+
+    def on_frame_ready(self, message: FrameReady) -> None:
+        self.cluster.show_frame(message.frame, message.status)
+
+    def on_poll_failed(self, message: PollFailed) -> None:
+        self.cluster.show_status(message.status)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))

@@ -1,0 +1,111 @@
+"""`ranktop` on the command line: flags to Settings, then the console.
+
+Textual reads its colour system when it is imported, so this module imports nothing of
+Textual until the flags have been turned into environment variables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+from tui.settings import ConfigError, Settings, load_settings
+
+COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
+
+
+def _version() -> str:
+    try:
+        return metadata.version("ranktop")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0.2 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be between 0.2 and 3600 seconds (got {text})")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ranktop",
+        description="A live console of every rank of a distributed GPU training job.",
+        epilog="Try it on the embedded demo cluster: ranktop --demo",
+    )
+    parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
+    parser.add_argument("--demo", action="store_true",
+                        help="show the embedded simulated cluster, with its scripted faults")
+    parser.add_argument("--nodes", type=_positive_int, help="demo: number of nodes (default 64)")
+    parser.add_argument("--gpus-per-node", type=_positive_int,
+                        help="demo: GPUs per node (default 8)")
+    parser.add_argument("--seed", type=int, help="demo: random seed (same seed, same cluster)")
+    parser.add_argument("--refresh", type=_seconds, metavar="SECONDS",
+                        help="seconds between polls (default 2)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="config file (default ~/.config/ranktop/config.toml)")
+    parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
+                        help="force the colour system (inside tmux over SSH, 256 is typical)")
+    parser.add_argument("--no-mouse", action="store_true",
+                        help="leave the mouse to tmux (selection, scrollback)")
+    return parser
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    demo = {key: value for key, value in (
+        ("nodes", args.nodes), ("gpus_per_node", args.gpus_per_node), ("seed", args.seed),
+    ) if value is not None}
+    display = {"refresh_seconds": args.refresh} if args.refresh is not None else {}
+    return {"demo": demo, "display": display}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.color_system and args.color_system != "auto":
+        os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
+    try:
+        settings = load_settings(args.config, _overrides(args))
+    except ConfigError as error:
+        print(f"ranktop: configuration error: {error}", file=sys.stderr)
+        return 2
+    if not args.demo:
+        print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
+              "cluster; `ranktop --help` lists the options.", file=sys.stderr)
+        return 2
+    return run_demo(settings, mouse=not args.no_mouse)
+
+
+def run_demo(settings: Settings, mouse: bool = True) -> int:
+    from tui.app import RanktopApp
+    from tui.scenario import ScenarioError, load_scenario
+    from tui.simulate import SimCluster
+    from tui.sources.demo import DemoSource
+
+    try:
+        scenario = load_scenario()
+    except ScenarioError as error:
+        print(f"ranktop: scenario error: {error}", file=sys.stderr)
+        return 2
+    demo = settings.demo
+    cluster = SimCluster(demo.nodes, demo.gpus_per_node, demo.seed, scenario)
+    RanktopApp(settings, DemoSource(cluster)).run(mouse=mouse)
+    return 0

@@ -1,0 +1,115 @@
+"""Plain data shared by every part of ranktop: ranks, frames of values, source health.
+
+Nothing here imports Textual. A Frame is one poll's values of every metric for every
+rank; a value that is absent is NaN ("no data"), never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+MISSING = math.nan
+
+
+def is_missing(value: float) -> bool:
+    """True when a value is "no data" (NaN)."""
+    return value != value
+
+
+@dataclass(frozen=True)
+class Rank:
+    """One training rank and the GPU it runs on."""
+
+    rank: int
+    host: str
+    gpu: int
+    node: int
+    uuid: str = ""
+
+
+@dataclass(frozen=True)
+class RankMap:
+    """Every rank of the job, in rank order, and how that order was learned."""
+
+    ranks: tuple[Rank, ...]
+    hosts: tuple[str, ...]
+    gpus_per_node: int
+    source: str
+
+    @classmethod
+    def grid(cls, hosts: Sequence[str], gpus_per_node: int, source: str) -> RankMap:
+        """Ranks laid out host by host, GPU by GPU (torchrun's default order)."""
+        ranks = tuple(
+            Rank(rank=n * gpus_per_node + g, host=host, gpu=g, node=n)
+            for n, host in enumerate(hosts)
+            for g in range(gpus_per_node)
+        )
+        return cls(ranks=ranks, hosts=tuple(hosts), gpus_per_node=gpus_per_node, source=source)
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+    def find(self, query: str) -> Rank | None:
+        """The rank a user typed: a rank number, a host name, or host:gpu."""
+        query = query.strip()
+        if not query:
+            return None
+        if query.isdigit():
+            number = int(query)
+            return self.ranks[number] if number < len(self.ranks) else None
+        host, _, gpu = query.partition(":")
+        matches = [r for r in self.ranks if r.host == host] or [
+            r for r in self.ranks if host.lower() in r.host.lower()
+        ]
+        if gpu.isdigit():
+            matches = [r for r in matches if r.gpu == int(gpu)]
+        return matches[0] if matches else None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One poll: per-rank values of each metric, plus job-level values.
+
+    ``values[metric][rank]`` is NaN where there is no data. A metric that is not in
+    ``values`` at all is not exported by the source.
+    """
+
+    time: float
+    values: Mapping[str, Sequence[float]]
+    job: Mapping[str, float] = field(default_factory=dict)
+
+    def value(self, metric: str, rank: int) -> float:
+        series = self.values.get(metric)
+        if series is None or rank >= len(series):
+            return MISSING
+        return series[rank]
+
+    def ranks_up(self, n_ranks: int) -> list[bool]:
+        """For each rank, whether any metric has a value for it."""
+        up = [False] * n_ranks
+        for series in self.values.values():
+            for rank, value in enumerate(series[:n_ranks]):
+                if not up[rank] and value == value:
+                    up[rank] = True
+        return up
+
+
+class Health(Enum):
+    OK = "ok"
+    SLOW = "slow"
+    STALE = "stale"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """What a source can say about itself after a poll."""
+
+    name: str
+    health: Health
+    since: float
+    message: str = ""
+    last_ok: float | None = None

@@ -1,0 +1,224 @@
+"""The cluster screen: four per-rank heatmaps, the job header and the selected rank."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from tui.metrics import ScaleTracker, format_value, summarise
+from tui.model import Frame, RankMap, SourceStatus, is_missing
+from tui.screens import cluster_lines
+from tui.screens.jump import JumpScreen
+from tui.settings import Settings
+from widgets.heatmap import Heatmap
+from widgets.panel import MetricPanel
+
+
+class ClusterScreen(Screen):
+    """Every rank at once."""
+
+    BINDING_GROUP_TITLE = "Cluster"
+    BINDINGS = [
+        Binding("up,k", "move(0,-1)", "Up", show=False, id="cursor.up",
+                tooltip="Move the cursor up (previous GPU of the node)"),
+        Binding("down,j", "move(0,1)", "Down", show=False, id="cursor.down",
+                tooltip="Move the cursor down (next GPU of the node)"),
+        Binding("left,h", "move(-1,0)", "Left", show=False, id="cursor.left",
+                tooltip="Move the cursor to the previous node"),
+        Binding("right,l", "move(1,0)", "Right", show=False, id="cursor.right",
+                tooltip="Move the cursor to the next node"),
+        Binding("1", "solo(0)", "One map", key_display="1-4", id="map.1",
+                tooltip="Show map 1 full size (2, 3, 4: the others)"),
+        Binding("2", "solo(1)", "Map 2", show=False, id="map.2",
+                tooltip="Show map 2 full size"),
+        Binding("3", "solo(2)", "Map 3", show=False, id="map.3",
+                tooltip="Show map 3 full size"),
+        Binding("4", "solo(3)", "Map 4", show=False, id="map.4",
+                tooltip="Show map 4 full size"),
+        Binding("0", "all_maps", "All maps", id="map.all",
+                tooltip="Show all four maps"),
+        Binding("c", "flip_step", "Step/compute", id="map.compute",
+                tooltip="Flip the step-time map to compute time and back (stragglers show there)"),
+        Binding("z", "zoom", "Zoom node", id="map.zoom",
+                tooltip="Zoom into the selected node's neighbourhood, rank by rank; again to zoom out"),
+        Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
+                tooltip="Jump to a rank number, host name or host:gpu"),
+        Binding("p", "pause", "Pause", id="app.pause",
+                tooltip="Freeze the screen (polling goes on); again to resume"),
+    ]
+
+    def __init__(self, settings: Settings, rank_map: RankMap, job_name: str,
+                 status: SourceStatus) -> None:
+        super().__init__()
+        self.settings = settings
+        self.rank_map = rank_map
+        self.job_name = job_name
+        self.status = status
+        self.map_metrics = list(settings.maps)
+        self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
+        self.frame: Frame | None = None
+        self.pending: Frame | None = None
+        self.paused = False
+        self.cursor = 0
+        self.solo: int | None = None
+        self._last_step: tuple[float, float] | None = None  # (step, time it was first seen)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        with Grid(id="maps"):
+            for index, metric_id in enumerate(self.map_metrics):
+                metric = self.settings.metrics[metric_id]
+                yield MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
+                                  self.rank_map.gpus_per_node, id=f"map-{index}")
+        yield Static(id="rank-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._refresh_header)
+        self._refresh_header()
+        self._refresh_rank_status()
+
+    # -- data --------------------------------------------------------------------------
+
+    def show_frame(self, frame: Frame, status: SourceStatus) -> None:
+        """A new poll arrived; drawn at once unless paused."""
+        self.status = status
+        if self.paused:
+            self.pending = frame
+            self._refresh_header()
+            return
+        self.frame = frame
+        self._track_progress(frame)
+        with self.app.batch_update():
+            for panel in self.panels:
+                self._draw_panel(panel, frame)
+            self._refresh_header()
+            self._refresh_rank_status()
+
+    def show_status(self, status: SourceStatus) -> None:
+        self.status = status
+        self._refresh_header()
+
+    @property
+    def panels(self) -> list[MetricPanel]:
+        return list(self.query(MetricPanel))
+
+    def _draw_panel(self, panel: MetricPanel, frame: Frame) -> None:
+        index = int(panel.id.rsplit("-", 1)[1])
+        metric = self.settings.metrics[self.map_metrics[index]]
+        values = frame.values.get(metric.id)
+        title = f"{index + 1} {metric.title} ({metric.unit})"
+        if values is None:
+            panel.show(metric.id, title, metric.bad, (), None, "not exported", ("", ""))
+            return
+        scale = self.trackers[metric.id].update(values)
+        summary = summarise(values)
+        text = "no data" if summary is None else " · ".join(
+            f"{name} {format_value(metric, v)}" for name, v in zip(("min", "med", "max"), summary)
+        )
+        ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
+        panel.show(metric.id, title, metric.bad, values, scale, text, ends)
+
+    def _track_progress(self, frame: Frame) -> None:
+        step = frame.job.get("step", float("nan"))
+        if is_missing(step):
+            self._last_step = None
+        elif self._last_step is None or step != self._last_step[0]:
+            self._last_step = (step, frame.time)
+
+    def _refresh_header(self) -> None:
+        frame = self.frame
+        up = sum(frame.ranks_up(len(self.rank_map))) if frame is not None else 0
+        view = cluster_lines.JobView(
+            job_name=self.job_name, status=self.status, frame=frame, n_ranks=len(self.rank_map),
+            ranks_up=up, now=self.app.clock(), paused=self.paused,
+            step_stuck_since=self._last_step[1] if self._last_step else None,
+        )
+        self.query_one("#header", Static).update(cluster_lines.header(view))
+
+    def _refresh_rank_status(self) -> None:
+        rank = self.rank_map.ranks[self.cursor]
+        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics)
+        self.query_one("#rank-status", Static).update(text)
+
+    # -- cursor ------------------------------------------------------------------------
+
+    def select(self, rank: int) -> None:
+        """Move the shared cursor to ``rank`` in every map."""
+        self.cursor = max(0, min(rank, len(self.rank_map) - 1))
+        for panel in self.panels:
+            panel.heatmap.set_cursor(self.cursor)
+        self._refresh_rank_status()
+
+    def _lead_heatmap(self) -> Heatmap:
+        index = self.solo if self.solo is not None else 0
+        return self.query_one(f"#map-{index}", MetricPanel).heatmap
+
+    def action_move(self, dx: int, dy: int) -> None:
+        self.select(self._lead_heatmap().move_cursor(dx, dy))
+
+    @on(Heatmap.RankClicked)
+    def _clicked(self, event: Heatmap.RankClicked) -> None:
+        self.select(event.rank)
+
+    def action_jump(self) -> None:
+        self.app.push_screen(JumpScreen(self.rank_map), self._jumped)
+
+    def _jumped(self, rank: int | None) -> None:
+        if rank is not None:
+            self.select(rank)
+
+    def action_zoom(self) -> None:
+        zoomed = self._lead_heatmap().zoom_node is not None
+        node = None if zoomed else self.rank_map.ranks[self.cursor].node
+        for panel in self.panels:
+            panel.heatmap.zoom(node)
+            if self.frame is not None:
+                self._draw_panel(panel, self.frame)
+
+    # -- views -------------------------------------------------------------------------
+
+    def action_solo(self, index: int) -> None:
+        self.solo = index
+        self._apply_solo()
+
+    def action_all_maps(self) -> None:
+        self.solo = None
+        self._apply_solo()
+
+    def _apply_solo(self) -> None:
+        self.query_one("#maps").set_class(self.solo is not None, "-solo")
+        for index, panel in enumerate(self.panels):
+            panel.display = self.solo is None or index == self.solo
+
+    def action_flip_step(self) -> None:
+        """Step time and compute time share the fourth map; a straggler shows in compute."""
+        pair = ("step_time", self.settings.step_alternate)
+        for index, metric_id in enumerate(self.map_metrics):
+            if metric_id in pair:
+                self.map_metrics[index] = pair[1] if metric_id == pair[0] else pair[0]
+                if self.frame is not None:
+                    self._draw_panel(self.query_one(f"#map-{index}", MetricPanel), self.frame)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.set_class(self.paused, "-paused")
+        if not self.paused and self.pending is not None:
+            frame, self.pending = self.pending, None
+            self.show_frame(frame, self.status)
+        self._refresh_header()
+
+    def metric_values(self) -> Mapping[str, str]:
+        """The selected rank's values as shown, by metric id (for tests and reports)."""
+        if self.frame is None:
+            return {}
+        return {
+            m: format_value(self.settings.metrics[m], self.frame.value(m, self.cursor))
+            for m in self.frame.values if m in self.settings.metrics
+        }

@@ -1,0 +1,122 @@
+"""The text lines of the cluster screen: the job header and the selected rank's values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from tui.metrics import format_value
+from tui.model import Frame, Health, Rank, SourceStatus, is_missing
+from tui.settings import MetricDef
+
+STATUS_ORDER = (
+    "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
+    "nvlink", "memory_used", "ecc_dbe", "xid", "step_time", "compute_time",
+)
+HEALTH_STYLES = {
+    Health.OK: "green", Health.SLOW: "yellow", Health.STALE: "bold yellow", Health.ERROR: "bold red",
+}
+# A job whose step counter has not moved for this long is called out as not progressing.
+NO_PROGRESS_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class JobView:
+    """Everything the header says, gathered by the screen."""
+
+    job_name: str
+    status: SourceStatus
+    frame: Frame | None
+    n_ranks: int
+    ranks_up: int
+    now: float
+    paused: bool
+    step_stuck_since: float | None
+
+
+def header(view: JobView) -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append("ranktop ", "bold")
+    line.append(view.job_name, "bold cyan")
+    line.append("  ")
+    line.append(f"● {view.status.name}", HEALTH_STYLES[view.status.health])
+    if view.status.message:
+        line.append(f": {view.status.message}", HEALTH_STYLES[view.status.health])
+    if view.frame is not None:
+        age = max(0.0, view.now - view.frame.time)
+        line.append(f"  data {_age(age)} old", "bold yellow" if age > 30 else "dim")
+    else:
+        line.append("  waiting for the first poll…", "dim")
+    if view.paused:
+        line.append("  ")
+        line.append(" PAUSED: p to resume ", "bold reverse yellow")
+    line.append("\n")
+    missing = view.n_ranks - view.ranks_up
+    line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", "bold")
+    if view.frame is not None and missing:
+        line.append(f"  {missing} missing", "bold red")
+    line.append(_job_values(view))
+    return line
+
+
+def _job_values(view: JobView) -> Text:
+    text = Text()
+    job = view.frame.job if view.frame is not None else {}
+    step = job.get("step", float("nan"))
+    if not is_missing(step):
+        text.append(f"  step {step:,.0f}")
+    if view.step_stuck_since is not None and view.frame is not None:
+        stuck = view.frame.time - view.step_stuck_since
+        if stuck >= NO_PROGRESS_SECONDS:
+            text.append(f"  no progress for {_age(stuck)}", "bold red")
+    tokens = job.get("tokens_per_s", float("nan"))
+    if not is_missing(tokens):
+        text.append(f"  {tokens / 1e6:.2f} M tok/s")
+    loss = job.get("loss", float("nan"))
+    if not is_missing(loss):
+        text.append(f"  loss {loss:.3f}")
+    return text
+
+
+def _age(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} m {seconds % 60:02.0f} s"
+    return f"{seconds / 3600:.1f} h"
+
+
+def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef]) -> Text:
+    """The selected rank: who it is, then its value of every metric."""
+    text = Text(overflow="fold")
+    text.append(f"rank {rank.rank}", "bold reverse")
+    text.append(f" {rank.host} GPU {rank.gpu} ", "bold")
+    if frame is None:
+        return text
+    up = any(not is_missing(frame.value(m, rank.rank)) for m in frame.values)
+    if not up:
+        text.append(" no data from this rank ", "bold reverse red")
+        return text
+    for metric_id in STATUS_ORDER:
+        metric = metrics.get(metric_id)
+        if metric is None or metric_id not in frame.values:
+            continue
+        value = frame.value(metric_id, rank.rank)
+        text.append(f" {metric.short} ", "dim")
+        text.append(format_value(metric, value), _breach_style(metric, value))
+    return text
+
+
+def _breach_style(metric: MetricDef, value: float) -> str:
+    if is_missing(value):
+        return "dim"
+    if metric.unit == "flags":
+        return "bold red" if int(value) & 0x68 else ""
+    if metric.id == "xid":
+        return "bold red"
+    if metric.warn is None:
+        return ""
+    breached = value >= metric.warn if metric.bad == "high" else value < metric.warn
+    return "bold red" if breached else ""

@@ -1,0 +1,52 @@
+"""The `?` screen: every key of the app and of the screen beneath, read from their bindings
+so the list cannot drift from what the keys do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+
+    def __init__(self, beneath: Screen) -> None:
+        super().__init__()
+        self.beneath = beneath
+
+    def compose(self) -> ComposeResult:
+        groups = [
+            (getattr(self.beneath, "BINDING_GROUP_TITLE", "Screen"), self.beneath.BINDINGS),
+            ("Everywhere", self.app.BINDINGS),
+        ]
+        with VerticalScroll(id="help-box"):
+            yield Static(key_table(groups, self.app.get_key_display), id="help-keys")
+            yield Static("Esc, ? or q closes this screen.", id="help-footer")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
+              key_display: Callable[[Binding], str]) -> Table:
+    """Two columns, keys and what they do, one block per group of bindings."""
+    table = Table(box=None, show_header=False, padding=(0, 2))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for title, bindings in groups:
+        table.add_row(f"[b]{title}[/b]", "")
+        for binding in bindings:
+            if not isinstance(binding, Binding):
+                continue
+            keys = ", ".join(
+                key_display(Binding(key, binding.action)) for key in binding.key.split(",")
+            )
+            table.add_row(keys, binding.tooltip or binding.description)
+        table.add_row("", "")
+    return table

@@ -1,0 +1,242 @@
+"""One metric of every rank as a grid of half-block cells, drawn through the Line API.
+
+A cell keeps its place across refreshes (rank order, a node's GPUs in one column). When
+the ranks do not fit, each cell becomes a node showing its worst GPU, and ``zoom`` shows
+the nodes around one at full resolution. Only the text rows whose levels changed are
+repainted; equal neighbours are merged into one segment to keep the bytes per refresh low.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.segment import Segment
+from textual import events
+from textual.geometry import Region
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from widgets import palette
+from widgets.layout import GridLayout, cut_to_fit, fit, fit_nodes
+
+HALF_BLOCK = "▀"
+
+
+class Heatmap(Widget):
+    """A per-rank heatmap of one metric."""
+
+    DEFAULT_CSS = """
+    Heatmap { height: 1fr; width: 1fr; }
+    """
+
+    class RankClicked(Message):
+        """The user clicked a cell."""
+
+        def __init__(self, rank: int) -> None:
+            super().__init__()
+            self.rank = rank
+
+    def __init__(self, n_ranks: int, gpus_per_node: int, bad: str, *, id: str | None = None,
+                 classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.n_ranks = n_ranks
+        self.gpus_per_node = gpus_per_node
+        self.bad = bad
+        self.cursor_rank = 0
+        self.zoom_node: int | None = None
+        self.mode = "rank"
+        self.layout_grid: GridLayout | None = None
+        self.window_start = 0  # first rank shown when zoomed
+        self._rank_levels = [palette.MISSING] * n_ranks
+        self._item_levels: list[int] = []
+        self._rows: dict[int, Strip] = {}
+        self._x_offset = 0
+
+    # -- what the app calls ------------------------------------------------------------
+
+    def update_values(self, values: Sequence[float], low: float, high: float) -> None:
+        """Show a new frame of values (NaN for no data) on a ``low``..``high`` scale."""
+        previous = self._rank_levels
+        self._rank_levels = [
+            palette.quantise(values[r] if r < len(values) else float("nan"), low, high,
+                             self.bad, previous[r])
+            for r in range(self.n_ranks)
+        ]
+        self._refresh_items()
+
+    def forget_levels(self) -> None:
+        """Drop the remembered levels (the map now shows another metric)."""
+        self._rank_levels = [palette.MISSING] * self.n_ranks
+
+    def set_cursor(self, rank: int) -> None:
+        """Select ``rank``; zoomed maps follow it into its node's window."""
+        if rank == self.cursor_rank:
+            return
+        old_item = self._item_of(self.cursor_rank)
+        self.cursor_rank = rank
+        if self.mode == "zoom" and not self._in_window(rank):
+            self.zoom(self._node_of(rank))
+            return
+        self._repaint_items([old_item, self._item_of(rank)])
+
+    def zoom(self, node: int | None) -> None:
+        """Show the nodes around ``node`` rank by rank, or (None) the whole job again."""
+        self.zoom_node = node
+        self._relayout()
+
+    def item_count(self) -> int:
+        return 0 if self.layout_grid is None else self.layout_grid.visible_items
+
+    def move_cursor(self, dx: int, dy: int) -> int:
+        """The rank a cursor step from the current one reaches in this map's layout."""
+        if self.layout_grid is None:
+            return self.cursor_rank
+        item = self._item_of(self.cursor_rank)
+        target = self.layout_grid.move(max(item, 0), dx, dy)
+        if self.mode in ("node", "cut"):
+            gpu = self.cursor_rank % self.gpus_per_node
+            return min(target * self.gpus_per_node + gpu, self.n_ranks - 1)
+        return min(self.window_start + target, self.n_ranks - 1)
+
+    # -- layout ------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
+        width, height = self.size
+        half = 1 if self.app.no_color else 2
+        g = self.gpus_per_node
+        n_nodes = -(-self.n_ranks // g)
+        self.window_start = 0
+        grid = None
+        if self.zoom_node is None:
+            grid = fit(self.n_ranks, g, half, width, height)
+            self.mode = "rank"
+        else:
+            nodes = self._window_nodes(width, height, half)
+            if nodes:
+                first = (self.zoom_node // nodes) * nodes
+                self.window_start = first * g
+                count = min(nodes * g, self.n_ranks - self.window_start)
+                grid = fit(count, g, half, width, height)
+                self.mode = "zoom"
+        if grid is None:
+            grid = fit_nodes(n_nodes, half, width, height)
+            self.mode = "node"
+        if grid is None:
+            grid = cut_to_fit(n_nodes, half, width, height)
+            self.mode = "cut"
+        self.layout_grid = grid
+        self._x_offset = max(0, (width - grid.width) // 2) if grid else 0
+        self._item_levels = []
+        self._refresh_items()
+        self.refresh()
+
+    def _window_nodes(self, width: int, height: int, half: int) -> int:
+        """How many whole nodes fit at full resolution."""
+        nodes = 0
+        while nodes < self.n_ranks and fit((nodes + 1) * self.gpus_per_node, self.gpus_per_node,
+                                            half, width, height):
+            nodes += 1
+            if nodes * self.gpus_per_node >= self.n_ranks:
+                break
+        return nodes
+
+    # -- mapping between ranks and cells -------------------------------------------------
+
+    def _node_of(self, rank: int) -> int:
+        return rank // self.gpus_per_node
+
+    def _in_window(self, rank: int) -> bool:
+        return self.window_start <= rank < self.window_start + self.item_count()
+
+    def _item_of(self, rank: int) -> int:
+        if self.mode in ("node", "cut"):
+            return self._node_of(rank)
+        return rank - self.window_start if self._in_window(rank) else -1
+
+    def ranks_of_item(self, item: int) -> range:
+        if self.mode in ("node", "cut"):
+            start = item * self.gpus_per_node
+            return range(start, min(start + self.gpus_per_node, self.n_ranks))
+        return range(self.window_start + item, self.window_start + item + 1)
+
+    def _refresh_items(self) -> None:
+        levels = self._rank_levels
+        new = [max(levels[r] for r in self.ranks_of_item(i)) for i in range(self.item_count())]
+        old = self._item_levels
+        changed = [i for i, level in enumerate(new) if i >= len(old) or old[i] != level]
+        self._item_levels = new
+        self._repaint_items(changed)
+
+    def _repaint_items(self, items: Sequence[int]) -> None:
+        if self.layout_grid is None:
+            return
+        rows = {self.layout_grid.position(i)[1] for i in items if 0 <= i < self.item_count()}
+        for y in rows:
+            self._rows.pop(y, None)
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    # -- drawing -----------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._rows.clear()
+
+    def render_line(self, y: int) -> Strip:
+        strip = self._rows.get(y)
+        if strip is None:
+            strip = self._draw_row(y)
+            self._rows[y] = strip
+        return strip.crop_extend(0, self.size.width, self.rich_style)
+
+    def _draw_row(self, y: int) -> Strip:
+        grid = self.layout_grid
+        cells = grid.cells_in_row(y) if grid is not None and y < grid.rows else None
+        if cells is None:
+            return Strip.blank(self.size.width, self.rich_style)
+        cursor = self._item_of(self.cursor_rank)
+        chars = [self._cell(cell, cursor) for cell in cells]
+        segments = [Segment(" " * self._x_offset)] if self._x_offset else []
+        run_text, run_style = "", None
+        for text, style in chars:
+            if style == run_style:
+                run_text += text
+                continue
+            if run_text:
+                segments.append(Segment(run_text, run_style))
+            run_text, run_style = text, style
+        if run_text:
+            segments.append(Segment(run_text, run_style))
+        return Strip(segments, self._x_offset + len(chars))
+
+    def _cell(self, items: tuple[int, ...], cursor: int):
+        if not items:
+            return " ", None
+        levels = [self._level(item, cursor) for item in items]
+        if len(levels) == 1:
+            level = levels[0]
+            if level == palette.CURSOR:
+                return palette.glyph(self._item_levels[cursor]), palette.glyph_style(level)
+            return palette.glyph(level), None
+        return HALF_BLOCK, palette.half_block_style(levels[0], levels[1])
+
+    def _level(self, item: int, cursor: int) -> int:
+        if item < 0 or item >= len(self._item_levels):
+            return palette.EMPTY
+        return palette.CURSOR if item == cursor else self._item_levels[item]
+
+    # -- mouse -------------------------------------------------------------------------
+
+    def on_click(self, event: events.Click) -> None:
+        if self.layout_grid is None:
+            return
+        x = event.x - self._x_offset
+        item = self.layout_grid.item_at(x, event.y, 0)
+        if item is not None and item == self._item_of(self.cursor_rank):
+            item = self.layout_grid.item_at(x, event.y, 1) or item
+        if item is not None:
+            ranks = self.ranks_of_item(item)
+            self.post_message(self.RankClicked(ranks[0]))

@@ -1,0 +1,165 @@
+"""Heatmap geometry: where each cell sits on screen, and which cell is under a point.
+
+Cells are stacked in columns (a column is one node's GPUs, or several whole nodes when
+aggregated); columns sit side by side with a blank column after every ``GAP_EVERY``; when
+the columns do not fit the width they wrap into bands separated by a blank row. With
+half-blocks, one text row holds two cells of a column.
+
+Pure arithmetic: no Textual, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+
+GAP_EVERY = 8
+
+
+def columns_fitting(width: int) -> int:
+    """How many columns fit in ``width`` characters, counting the separating gaps."""
+    if width < 1:
+        return 0
+    return width - width // (GAP_EVERY + 1)
+
+
+def column_x(column: int) -> int:
+    """The x offset of a column within its band."""
+    return column + column // GAP_EVERY
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """A fitted arrangement of ``n_items`` cells."""
+
+    n_items: int
+    column_cells: int
+    cells_per_row: int
+    columns_per_band: int
+    max_rows: int | None = None  # set when the grid was cut to fit: rows past it are not drawn
+
+    @property
+    def column_rows(self) -> int:
+        return ceil(self.column_cells / self.cells_per_row)
+
+    @property
+    def n_columns(self) -> int:
+        return ceil(self.n_items / self.column_cells)
+
+    @property
+    def bands(self) -> int:
+        return ceil(self.n_columns / self.columns_per_band)
+
+    @property
+    def rows(self) -> int:
+        full = self.bands * (self.column_rows + 1) - 1
+        return full if self.max_rows is None else min(full, self.max_rows)
+
+    @property
+    def width(self) -> int:
+        return column_x(min(self.columns_per_band, self.n_columns) - 1) + 1
+
+    @property
+    def visible_items(self) -> int:
+        """How many cells are drawn (fewer than ``n_items`` only when cut to fit)."""
+        if self.max_rows is None:
+            return self.n_items
+        whole_bands = (self.max_rows + 1) // (self.column_rows + 1)
+        return min(self.n_items, whole_bands * self.columns_per_band * self.column_cells)
+
+    def position(self, item: int) -> tuple[int, int, int]:
+        """(x, text row, half) of a cell; half is 0 for the top of a half-block, 1 for the bottom."""
+        column, within = divmod(item, self.column_cells)
+        band, band_column = divmod(column, self.columns_per_band)
+        y = band * (self.column_rows + 1) + within // self.cells_per_row
+        return column_x(band_column), y, within % self.cells_per_row
+
+    def cells_in_row(self, y: int) -> list[tuple[int, ...]] | None:
+        """The items drawn in text row ``y``: one tuple per x (empty for a gap), or None for a
+        blank separator row. A tuple holds the items of that character, top first; an item
+        past the end is -1."""
+        band, row = divmod(y, self.column_rows + 1)
+        if row == self.column_rows or band >= self.bands:
+            return None
+        cells: list[tuple[int, ...]] = []
+        first_column = band * self.columns_per_band
+        for band_column in range(min(self.columns_per_band, self.n_columns - first_column)):
+            if band_column and band_column % GAP_EVERY == 0:
+                cells.append(())
+            base = (first_column + band_column) * self.column_cells + row * self.cells_per_row
+            cells.append(tuple(
+                self._item(base + k, row * self.cells_per_row + k)
+                for k in range(self.cells_per_row)
+            ))
+        return cells
+
+    def _item(self, item: int, within: int) -> int:
+        return item if within < self.column_cells and item < self.n_items else -1
+
+    def item_at(self, x: int, y: int, half: int = 0) -> int | None:
+        """The cell at character (x, y), or None over a gap or past the end."""
+        cells = self.cells_in_row(y) if 0 <= y < self.rows else None
+        if cells is None or not 0 <= x < len(cells) or not cells[x]:
+            return None
+        item = cells[x][min(half, len(cells[x]) - 1)]
+        return None if item < 0 else item
+
+    def move(self, item: int, dx: int, dy: int) -> int:
+        """The cell reached from ``item`` by a cursor step; stays put at the edges.
+
+        Vertical steps walk down a column and on into the same column of the next band;
+        horizontal steps keep the position within the column.
+        """
+        column, within = divmod(item, self.column_cells)
+        if dy:
+            within += dy
+            band, band_column = divmod(column, self.columns_per_band)
+            if within >= self.column_cells and band + 1 < self.bands:
+                column, within = column + self.columns_per_band, 0
+            elif within < 0 and band > 0:
+                column, within = column - self.columns_per_band, self.column_cells - 1
+            within = max(0, min(within, self.column_cells - 1))
+        if dx:
+            band_start = column - column % self.columns_per_band
+            column = max(band_start, min(column + dx, band_start + self.columns_per_band - 1))
+        target = column * self.column_cells + within
+        if target >= self.n_items:
+            return item if dx or dy > 0 else self.n_items - 1
+        return target
+
+
+def fit(n_items: int, column_cells: int, cells_per_row: int, width: int,
+        height: int) -> GridLayout | None:
+    """The layout of ``n_items`` cells in columns of ``column_cells``, or None if it cannot fit."""
+    max_columns = columns_fitting(width)
+    if n_items < 1 or max_columns < 1 or height < 1:
+        return None
+    n_columns = ceil(n_items / column_cells)
+    bands = ceil(n_columns / max_columns)
+    per_band = ceil(n_columns / bands)
+    rounded = ceil(per_band / GAP_EVERY) * GAP_EVERY
+    if rounded <= max_columns and ceil(n_columns / rounded) == bands:
+        per_band = rounded
+    layout = GridLayout(n_items, column_cells, cells_per_row, per_band)
+    return layout if layout.rows <= height else None
+
+
+def fit_nodes(n_nodes: int, cells_per_row: int, width: int, height: int) -> GridLayout | None:
+    """An aggregated layout, one cell per node, trying columns of 8 nodes first."""
+    tallest = max(1, height * cells_per_row)
+    for column_cells in (8, *range(10, tallest + 1, 2), *range(6, 0, -2)):
+        if column_cells > tallest:
+            continue
+        layout = fit(n_nodes, column_cells, cells_per_row, width, height)
+        if layout is not None:
+            return layout
+    return None
+
+
+def cut_to_fit(n_items: int, cells_per_row: int, width: int, height: int) -> GridLayout | None:
+    """A layout that shows as many cells as the area holds, for areas too small for all."""
+    max_columns = columns_fitting(width)
+    if n_items < 1 or max_columns < 1 or height < 1:
+        return None
+    column_cells = height * cells_per_row
+    return GridLayout(n_items, column_cells, cells_per_row, max_columns, max_rows=height)

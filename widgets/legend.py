@@ -1,0 +1,56 @@
+"""The colour key under a heatmap: the scale from its low to its high value, and "no data"."""
+
+from __future__ import annotations
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from widgets import palette
+
+SWATCH = "█"
+
+
+class Legend(Widget):
+    """One line: ``low ████████ high  █ no data  █ selected``."""
+
+    DEFAULT_CSS = """
+    Legend { height: 1; width: 1fr; }
+    """
+
+    def __init__(self, bad: str, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.bad = bad
+        self.low_text = ""
+        self.high_text = ""
+        self.note = ""
+
+    def set_scale(self, low_text: str, high_text: str, note: str = "") -> None:
+        """Label the ends of the scale; ``note`` follows the key (e.g. "per node, worst GPU")."""
+        if (low_text, high_text, note) != (self.low_text, self.high_text, self.note):
+            self.low_text, self.high_text, self.note = low_text, high_text, note
+            self.refresh()
+
+    def render(self) -> Text:
+        levels = range(palette.LEVELS)
+        ordered = list(reversed(levels)) if self.bad == "low" else list(levels)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{self.low_text} ")
+        if self.app.no_color:
+            text.append("".join(palette.glyph(level) for level in ordered), Style(underline=True))
+            text.append(f" {self.high_text}  {palette.MISSING_GLYPH} no data")
+        else:
+            for level in ordered:
+                text.append(SWATCH, Style(color=_color(level)))
+            text.append(f" {self.high_text}  ")
+            text.append(SWATCH, Style(color=_color(palette.MISSING)))
+            text.append(" no data  ")
+            text.append(SWATCH, Style(color=_color(palette.CURSOR)))
+            text.append(" selected")
+        if self.note:
+            text.append(f"  {self.note}", Style(dim=True))
+        return text
+
+
+def _color(level: int) -> str:
+    return f"color({palette.color_number(level)})"

@@ -1,0 +1,86 @@
+"""Colour scale: values quantised into a few levels, drawn from a fixed table of styles.
+
+Level 0 is the healthy end of a metric and the last level its bad ("hot") end, whichever
+direction is bad. Colours are exact xterm-256 entries so truecolor, 256-colour terminals
+and tmux's own down-sampling all show the same picture. "No data" and the cursor have
+colours of their own, outside the scale. Without colour (NO_COLOR) each level is a glyph
+of increasing density instead.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rich.color import Color
+from rich.style import Style
+
+# Cool to hot: calm blues and greens for healthy cells, orange and red for bad ones.
+SCALE_COLORS = (24, 30, 35, 106, 178, 208, 202, 196)
+LEVELS = len(SCALE_COLORS)
+MISSING = LEVELS  # a rank with no data
+CURSOR = LEVELS + 1  # the selected rank
+EMPTY = LEVELS + 2  # no rank here (past the end of a partly filled column)
+MISSING_COLOR = 244
+CURSOR_COLOR = 201
+
+SCALE_GLYPHS = (" ", "·", ":", "░", "▒", "▒", "▓", "█")
+MISSING_GLYPH = "×"
+EMPTY_GLYPH = " "
+
+# A value must pass a bucket edge by this share of a bucket before its level changes,
+# so noise around an edge does not repaint the row on every poll.
+HYSTERESIS = 0.3
+
+
+def quantise(value: float, low: float, high: float, bad: str, previous: int = -1) -> int:
+    """The level of ``value`` on a ``low``..``high`` scale; MISSING for NaN.
+
+    ``previous`` is the level the cell showed last; it is kept while the value stays within
+    the hysteresis margin of that bucket.
+    """
+    if value != value:
+        return MISSING
+    span = high - low
+    share = (value - low) / span if span > 0 else 0.0
+    share = min(max(share, 0.0), 1.0)
+    if bad == "low":
+        share = 1.0 - share
+    level = min(int(share * LEVELS), LEVELS - 1)
+    if 0 <= previous < LEVELS and level != previous:
+        margin = HYSTERESIS / LEVELS
+        if previous / LEVELS - margin <= share <= (previous + 1) / LEVELS + margin:
+            return previous
+    return level
+
+
+def color_number(level: int) -> int | None:
+    """The xterm-256 colour of a level, or None for an empty cell."""
+    if level < LEVELS:
+        return SCALE_COLORS[level]
+    return {MISSING: MISSING_COLOR, CURSOR: CURSOR_COLOR}.get(level)
+
+
+@lru_cache(maxsize=None)
+def _color(level: int) -> Color | None:
+    number = color_number(level)
+    return None if number is None else Color.from_ansi(number)
+
+
+@lru_cache(maxsize=None)
+def half_block_style(top: int, bottom: int) -> Style:
+    """The style of a "▀" character whose top half shows ``top`` and bottom half ``bottom``."""
+    return Style.from_color(_color(top), _color(bottom))
+
+
+@lru_cache(maxsize=None)
+def glyph(level: int) -> str:
+    """The character that stands for a level when there is no colour."""
+    if level < LEVELS:
+        return SCALE_GLYPHS[level]
+    return {MISSING: MISSING_GLYPH, CURSOR: "◆"}.get(level, EMPTY_GLYPH)
+
+
+@lru_cache(maxsize=None)
+def glyph_style(level: int) -> Style:
+    """The style of a glyph cell: plain, or reversed for the cursor."""
+    return Style(reverse=True) if level == CURSOR else Style()

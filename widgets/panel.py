@@ -1,0 +1,48 @@
+"""A heatmap with its title, its summary line and its colour key, in one bordered box."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+
+from widgets.heatmap import Heatmap
+from widgets.legend import Legend
+
+MODE_NOTES = {
+    "rank": "",
+    "zoom": "zoomed: z to zoom out",
+    "node": "per node, worst GPU: z to zoom",
+    "cut": "per node, worst GPU; too small for all",
+}
+
+
+class MetricPanel(Vertical):
+    """Title in the top border, min / median / max in the bottom border."""
+
+    def __init__(self, metric_id: str, title: str, bad: str, n_ranks: int, gpus_per_node: int,
+                 *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="metric-panel")
+        self.metric_id = metric_id
+        self.border_title = title
+        self.heatmap = Heatmap(n_ranks, gpus_per_node, bad)
+        self.legend = Legend(bad)
+
+    def compose(self) -> ComposeResult:
+        yield self.heatmap
+        yield self.legend
+
+    def show(self, metric_id: str, title: str, bad: str, values: Sequence[float],
+             scale: tuple[float, float] | None, summary: str, ends: tuple[str, str]) -> None:
+        """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against)."""
+        if metric_id != self.metric_id:
+            self.metric_id = metric_id
+            self.heatmap.bad = self.legend.bad = bad
+            self.heatmap.forget_levels()
+            self.legend.refresh()
+        self.border_title = title
+        self.border_subtitle = summary
+        low, high = scale if scale is not None else (0.0, 1.0)
+        self.heatmap.update_values(values, low, high)
+        self.legend.set_scale(*ends, MODE_NOTES.get(self.heatmap.mode, ""))
