@@ -73,7 +73,7 @@ class RanktopApp(App[None]):
         """Fetch one frame and hand it to the screens (through the message queue)."""
         try:
             frame = await self.source.poll()
-        except Exception:  # noqa: BLE001 - any source failure becomes a status, not a crash
+        except Exception:
             self.post_message(PollFailed(self.source.status()))
             return
         self.post_message(FrameReady(frame, self.source.status()))

@@ -141,7 +141,8 @@ def _build(raw: Mapping[str, Any], origin: Path, user_file: Path | None) -> Sett
     demo = _Reader(origin, top.table_of("demo"), "demo.")
     metrics_table = top.table_of("metrics")
     metrics = {
-        name: _metric(_Reader(origin, _table(origin, metrics_table, name), f"metrics.{name}."), name)
+        name: _metric(_Reader(origin, _table(origin, metrics_table, name), f"metrics.{name}."),
+                      name)
         for name in metrics_table
     }
     maps = tuple(display.table.get("maps", ()))
@@ -195,5 +196,5 @@ def _scale(reader: _Reader) -> tuple[float, float] | None:
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
     )
     if not numeric or not value[0] < value[1]:
-        raise reader.fail("scale", f"must be \"auto\" or [low, high] with low < high (got {value!r})")
+        raise reader.fail("scale", f'must be "auto" or [low, high] with low < high (got {value!r})')
     return float(value[0]), float(value[1])

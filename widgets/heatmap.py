@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.geometry import Region
 from textual.message import Message
@@ -21,6 +22,7 @@ from widgets import palette
 from widgets.layout import GridLayout, cut_to_fit, fit, fit_nodes
 
 HALF_BLOCK = "▀"
+PLAIN = Style()
 
 
 class Heatmap(Widget):
@@ -52,6 +54,7 @@ class Heatmap(Widget):
         self._item_levels: list[int] = []
         self._rows: dict[int, Strip] = {}
         self._x_offset = 0
+        self._y_offset = 0
 
     # -- what the app calls ------------------------------------------------------------
 
@@ -84,6 +87,11 @@ class Heatmap(Widget):
         """Show the nodes around ``node`` rank by rank, or (None) the whole job again."""
         self.zoom_node = node
         self._relayout()
+
+    def level_of(self, rank: int) -> int:
+        """The level drawn for ``rank``'s cell (its node's, when aggregated); EMPTY if hidden."""
+        item = self._item_of(rank)
+        return self._item_levels[item] if 0 <= item < len(self._item_levels) else palette.EMPTY
 
     def item_count(self) -> int:
         return 0 if self.layout_grid is None else self.layout_grid.visible_items
@@ -130,6 +138,7 @@ class Heatmap(Widget):
             self.mode = "cut"
         self.layout_grid = grid
         self._x_offset = max(0, (width - grid.width) // 2) if grid else 0
+        self._y_offset = max(0, (height - grid.rows) // 2) if grid else 0
         self._item_levels = []
         self._refresh_items()
         self.refresh()
@@ -177,7 +186,7 @@ class Heatmap(Widget):
         rows = {self.layout_grid.position(i)[1] for i in items if 0 <= i < self.item_count()}
         for y in rows:
             self._rows.pop(y, None)
-            self.refresh(Region(0, y, self.size.width, 1))
+            self.refresh(Region(0, y + self._y_offset, self.size.width, 1))
 
     # -- drawing -----------------------------------------------------------------------
 
@@ -186,6 +195,7 @@ class Heatmap(Widget):
         self._rows.clear()
 
     def render_line(self, y: int) -> Strip:
+        y -= self._y_offset
         strip = self._rows.get(y)
         if strip is None:
             strip = self._draw_row(y)
@@ -194,13 +204,13 @@ class Heatmap(Widget):
 
     def _draw_row(self, y: int) -> Strip:
         grid = self.layout_grid
-        cells = grid.cells_in_row(y) if grid is not None and y < grid.rows else None
+        cells = grid.cells_in_row(y) if grid is not None and 0 <= y < grid.rows else None
         if cells is None:
             return Strip.blank(self.size.width, self.rich_style)
         cursor = self._item_of(self.cursor_rank)
         chars = [self._cell(cell, cursor) for cell in cells]
-        segments = [Segment(" " * self._x_offset)] if self._x_offset else []
-        run_text, run_style = "", None
+        segments = [Segment(" " * self._x_offset, PLAIN)] if self._x_offset else []
+        run_text, run_style = "", PLAIN
         for text, style in chars:
             if style == run_style:
                 run_text += text
@@ -212,15 +222,15 @@ class Heatmap(Widget):
             segments.append(Segment(run_text, run_style))
         return Strip(segments, self._x_offset + len(chars))
 
-    def _cell(self, items: tuple[int, ...], cursor: int):
+    def _cell(self, items: tuple[int, ...], cursor: int) -> tuple[str, Style]:
         if not items:
-            return " ", None
+            return " ", PLAIN
         levels = [self._level(item, cursor) for item in items]
         if len(levels) == 1:
             level = levels[0]
             if level == palette.CURSOR:
                 return palette.glyph(self._item_levels[cursor]), palette.glyph_style(level)
-            return palette.glyph(level), None
+            return palette.glyph(level), PLAIN
         return HALF_BLOCK, palette.half_block_style(levels[0], levels[1])
 
     def _level(self, item: int, cursor: int) -> int:
@@ -233,10 +243,10 @@ class Heatmap(Widget):
     def on_click(self, event: events.Click) -> None:
         if self.layout_grid is None:
             return
-        x = event.x - self._x_offset
-        item = self.layout_grid.item_at(x, event.y, 0)
+        x, y = event.x - self._x_offset, event.y - self._y_offset
+        item = self.layout_grid.item_at(x, y, 0)
         if item is not None and item == self._item_of(self.cursor_rank):
-            item = self.layout_grid.item_at(x, event.y, 1) or item
+            item = self.layout_grid.item_at(x, y, 1) or item
         if item is not None:
             ranks = self.ranks_of_item(item)
             self.post_message(self.RankClicked(ranks[0]))

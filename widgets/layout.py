@@ -68,7 +68,7 @@ class GridLayout:
         return min(self.n_items, whole_bands * self.columns_per_band * self.column_cells)
 
     def position(self, item: int) -> tuple[int, int, int]:
-        """(x, text row, half) of a cell; half is 0 for the top of a half-block, 1 for the bottom."""
+        """(x, text row, half) of a cell; half 0 is the top of a half-block, 1 the bottom."""
         column, within = divmod(item, self.column_cells)
         band, band_column = divmod(column, self.columns_per_band)
         y = band * (self.column_rows + 1) + within // self.cells_per_row
@@ -113,7 +113,7 @@ class GridLayout:
         column, within = divmod(item, self.column_cells)
         if dy:
             within += dy
-            band, band_column = divmod(column, self.columns_per_band)
+            band = column // self.columns_per_band
             if within >= self.column_cells and band + 1 < self.bands:
                 column, within = column + self.columns_per_band, 0
             elif within < 0 and band > 0:
@@ -123,9 +123,7 @@ class GridLayout:
             band_start = column - column % self.columns_per_band
             column = max(band_start, min(column + dx, band_start + self.columns_per_band - 1))
         target = column * self.column_cells + within
-        if target >= self.n_items:
-            return item if dx or dy > 0 else self.n_items - 1
-        return target
+        return item if target >= self.n_items else target
 
 
 def fit(n_items: int, column_cells: int, cells_per_row: int, width: int,

@@ -23,32 +23,35 @@ class Legend(Widget):
         self.bad = bad
         self.low_text = ""
         self.high_text = ""
-        self.note = ""
 
-    def set_scale(self, low_text: str, high_text: str, note: str = "") -> None:
-        """Label the ends of the scale; ``note`` follows the key (e.g. "per node, worst GPU")."""
-        if (low_text, high_text, note) != (self.low_text, self.high_text, self.note):
-            self.low_text, self.high_text, self.note = low_text, high_text, note
+    def set_scale(self, low_text: str, high_text: str) -> None:
+        """Label the ends of the scale."""
+        if (low_text, high_text) != (self.low_text, self.high_text):
+            self.low_text, self.high_text = low_text, high_text
             self.refresh()
 
     def render(self) -> Text:
+        """The scale, then as many of the keys for "no data" and the cursor as fit."""
         levels = range(palette.LEVELS)
         ordered = list(reversed(levels)) if self.bad == "low" else list(levels)
-        text = Text(no_wrap=True, overflow="ellipsis")
+        text = Text(no_wrap=True, overflow="crop")
         text.append(f"{self.low_text} ")
         if self.app.no_color:
             text.append("".join(palette.glyph(level) for level in ordered), Style(underline=True))
-            text.append(f" {self.high_text}  {palette.MISSING_GLYPH} no data")
+            text.append(f" {self.high_text}")
+            keys = [(palette.MISSING_GLYPH, Style(), "no data")]
         else:
             for level in ordered:
                 text.append(SWATCH, Style(color=_color(level)))
-            text.append(f" {self.high_text}  ")
-            text.append(SWATCH, Style(color=_color(palette.MISSING)))
-            text.append(" no data  ")
-            text.append(SWATCH, Style(color=_color(palette.CURSOR)))
-            text.append(" selected")
-        if self.note:
-            text.append(f"  {self.note}", Style(dim=True))
+            text.append(f" {self.high_text}")
+            keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data"),
+                    (SWATCH, Style(color=_color(palette.CURSOR)), "selected")]
+        for mark, style, words in keys:
+            if text.cell_len + len(words) + 4 > self.size.width:
+                break
+            text.append("  ")
+            text.append(mark, style)
+            text.append(f" {words}")
         return text
 
 

@@ -9,7 +9,7 @@ of increasing density instead.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from rich.color import Color
 from rich.style import Style
@@ -60,19 +60,19 @@ def color_number(level: int) -> int | None:
     return {MISSING: MISSING_COLOR, CURSOR: CURSOR_COLOR}.get(level)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _color(level: int) -> Color | None:
     number = color_number(level)
     return None if number is None else Color.from_ansi(number)
 
 
-@lru_cache(maxsize=None)
+@cache
 def half_block_style(top: int, bottom: int) -> Style:
     """The style of a "▀" character whose top half shows ``top`` and bottom half ``bottom``."""
     return Style.from_color(_color(top), _color(bottom))
 
 
-@lru_cache(maxsize=None)
+@cache
 def glyph(level: int) -> str:
     """The character that stands for a level when there is no colour."""
     if level < LEVELS:
@@ -80,7 +80,7 @@ def glyph(level: int) -> str:
     return {MISSING: MISSING_GLYPH, CURSOR: "◆"}.get(level, EMPTY_GLYPH)
 
 
-@lru_cache(maxsize=None)
+@cache
 def glyph_style(level: int) -> Style:
     """The style of a glyph cell: plain, or reversed for the cursor."""
     return Style(reverse=True) if level == CURSOR else Style()

@@ -12,9 +12,9 @@ from widgets.legend import Legend
 
 MODE_NOTES = {
     "rank": "",
-    "zoom": "zoomed: z to zoom out",
-    "node": "per node, worst GPU: z to zoom",
-    "cut": "per node, worst GPU; too small for all",
+    "zoom": "zoomed",
+    "node": "per node",
+    "cut": "per node, cut",
 }
 
 
@@ -41,8 +41,9 @@ class MetricPanel(Vertical):
             self.heatmap.bad = self.legend.bad = bad
             self.heatmap.forget_levels()
             self.legend.refresh()
-        self.border_title = title
         self.border_subtitle = summary
         low, high = scale if scale is not None else (0.0, 1.0)
         self.heatmap.update_values(values, low, high)
-        self.legend.set_scale(*ends, MODE_NOTES.get(self.heatmap.mode, ""))
+        self.legend.set_scale(*ends)
+        note = MODE_NOTES.get(self.heatmap.mode, "")
+        self.border_title = f"{title} · {note}" if note else title

@@ -15,7 +15,7 @@ from tui.metrics import ScaleTracker, format_value, summarise
 from tui.model import Frame, RankMap, SourceStatus, is_missing
 from tui.screens import cluster_lines
 from tui.screens.jump import JumpScreen
-from tui.settings import Settings
+from tui.settings import MetricDef, Settings
 from widgets.heatmap import Heatmap
 from widgets.panel import MetricPanel
 
@@ -33,7 +33,7 @@ class ClusterScreen(Screen):
                 tooltip="Move the cursor to the previous node"),
         Binding("right,l", "move(1,0)", "Right", show=False, id="cursor.right",
                 tooltip="Move the cursor to the next node"),
-        Binding("1", "solo(0)", "One map", key_display="1-4", id="map.1",
+        Binding("1", "solo(0)", "Map", key_display="1-4", id="map.1",
                 tooltip="Show map 1 full size (2, 3, 4: the others)"),
         Binding("2", "solo(1)", "Map 2", show=False, id="map.2",
                 tooltip="Show map 2 full size"),
@@ -41,12 +41,12 @@ class ClusterScreen(Screen):
                 tooltip="Show map 3 full size"),
         Binding("4", "solo(3)", "Map 4", show=False, id="map.4",
                 tooltip="Show map 4 full size"),
-        Binding("0", "all_maps", "All maps", id="map.all",
+        Binding("0", "all_maps", "All", id="map.all",
                 tooltip="Show all four maps"),
-        Binding("c", "flip_step", "Step/compute", id="map.compute",
+        Binding("c", "flip_step", "Compute", id="map.compute",
                 tooltip="Flip the step-time map to compute time and back (stragglers show there)"),
-        Binding("z", "zoom", "Zoom node", id="map.zoom",
-                tooltip="Zoom into the selected node's neighbourhood, rank by rank; again to zoom out"),
+        Binding("z", "zoom", "Zoom", id="map.zoom",
+                tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
                 tooltip="Jump to a rank number, host name or host:gpu"),
         Binding("p", "pause", "Pause", id="app.pause",
@@ -118,10 +118,7 @@ class ClusterScreen(Screen):
             panel.show(metric.id, title, metric.bad, (), None, "not exported", ("", ""))
             return
         scale = self.trackers[metric.id].update(values)
-        summary = summarise(values)
-        text = "no data" if summary is None else " · ".join(
-            f"{name} {format_value(metric, v)}" for name, v in zip(("min", "med", "max"), summary)
-        )
+        text = summary_text(metric, summarise(values), panel.size.width - 6)
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale, text, ends)
 
@@ -222,3 +219,16 @@ class ClusterScreen(Screen):
             m: format_value(self.settings.metrics[m], self.frame.value(m, self.cursor))
             for m in self.frame.values if m in self.settings.metrics
         }
+
+
+def summary_text(metric: MetricDef, summary: tuple[float, float, float] | None,
+                 room: int) -> str:
+    """"min · med · max", or where that does not fit, the median and the worst end."""
+    if summary is None:
+        return "no data"
+    names = ("min", "med", "max")
+    parts = [f"{name} {format_value(metric, v)}" for name, v in zip(names, summary, strict=True)]
+    text = " · ".join(parts)
+    if len(text) > room:
+        text = " · ".join(parts[1:] if metric.bad == "high" else parts[:2])
+    return text

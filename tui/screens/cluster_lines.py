@@ -16,7 +16,10 @@ STATUS_ORDER = (
     "nvlink", "memory_used", "ecc_dbe", "xid", "step_time", "compute_time",
 )
 HEALTH_STYLES = {
-    Health.OK: "green", Health.SLOW: "yellow", Health.STALE: "bold yellow", Health.ERROR: "bold red",
+    Health.OK: "green",
+    Health.SLOW: "yellow",
+    Health.STALE: "bold yellow",
+    Health.ERROR: "bold red",
 }
 # A job whose step counter has not moved for this long is called out as not progressing.
 NO_PROGRESS_SECONDS = 10.0

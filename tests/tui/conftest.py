@@ -1,0 +1,42 @@
+"""A demo app on a fixed clock, and a way to read the screen as text."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.app import RanktopApp
+from tui.scenario import load_scenario
+from tui.settings import load_settings
+from tui.simulate import SimCluster
+from tui.sources.demo import DemoSource
+
+START = 1_800_000_000.0
+
+
+class FakeClock:
+    """Wall-clock seconds that only move when a test moves them."""
+
+    def __init__(self, seconds_into_demo: float = 0.0) -> None:
+        self.now = START + seconds_into_demo
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8) -> RanktopApp:
+    """The demo at ``at`` seconds into its scenario, with polls driven by the test."""
+    clock = FakeClock()
+    source = DemoSource(SimCluster(nodes, gpus, seed=7, scenario=load_scenario()), clock)
+    clock.now = START + at
+    return RanktopApp(load_settings(), source, clock=clock, poll=False)
+
+
+def screen_text(app: RanktopApp) -> str:
+    """What the terminal shows, one line per row."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("NO_COLOR", raising=False)

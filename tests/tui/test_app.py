@@ -1,0 +1,228 @@
+"""The demo console driven with real keys: what a user sees after each one."""
+
+from __future__ import annotations
+
+from statistics import median
+
+from tests.tui.conftest import START, make_app, screen_text
+from tui.screens.help import HelpScreen
+from tui.screens.jump import JumpScreen
+from widgets import palette
+from widgets.panel import MetricPanel
+
+
+def heatmap(app, index):
+    return app.screen.query_one(f"#map-{index}", MetricPanel).heatmap
+
+
+async def started(app, pilot):
+    await app.poll_once()
+    await pilot.pause()
+
+
+async def test_the_demo_shows_every_rank_in_four_maps_at_120x40():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        text = screen_text(app)
+        assert "llama-70b-pretrain" in text
+        assert "ranks 512/512 up" in text
+        for title in ("SM activity", "GPU temperature", "NVLink bandwidth", "Step time"):
+            assert title in text
+        assert "min " in text and "med " in text and "max " in text
+        for index in range(4):
+            hm = heatmap(app, index)
+            assert hm.mode == "rank"
+            assert hm.item_count() == 512
+            assert all(hm.level_of(r) < palette.LEVELS or r == 0 for r in range(512))
+        assert "rank 0 gpu-node-000 GPU 0" in text
+        assert "? Help" in text and "q Quit" in text
+
+
+async def test_80x24_aggregates_four_maps_and_one_map_shows_every_rank():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        assert heatmap(app, 0).mode == "node"
+        assert "per node" in screen_text(app)
+        await pilot.press("1")
+        assert heatmap(app, 0).mode == "rank"
+        assert heatmap(app, 0).item_count() == 512
+        assert not app.screen.query_one("#map-1").display
+        assert "GPU temperature" not in screen_text(app)
+        await pilot.press("2")
+        assert heatmap(app, 1).mode == "rank"
+        assert "GPU temperature" in screen_text(app)
+        await pilot.press("0")
+        assert all(app.screen.query_one(f"#map-{i}").display for i in range(4))
+        assert "GPU temperature" in screen_text(app) and "SM activity" in screen_text(app)
+
+
+async def test_arrows_and_vim_keys_move_one_cursor_shared_by_every_map():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("right")
+        assert "rank 8 gpu-node-001 GPU 0" in screen_text(app)
+        await pilot.press("down", "j")
+        assert "rank 10 gpu-node-001 GPU 2" in screen_text(app)
+        await pilot.press("k", "h")
+        assert "rank 1 gpu-node-000 GPU 1" in screen_text(app)
+        await pilot.press("left", "up", "up")  # at the top-left corner nothing moves
+        assert "rank 0 gpu-node-000 GPU 0" in screen_text(app)
+        await pilot.press("l")
+        assert {heatmap(app, i).level_of(8) for i in range(4)} == {palette.CURSOR} or all(
+            heatmap(app, i).cursor_rank == 8 for i in range(4))
+
+
+async def test_clicking_a_cell_selects_its_rank():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        hm = heatmap(app, 1)
+        x, y, _ = hm.layout_grid.position(37)
+        await pilot.click(hm, offset=(x + hm._x_offset, y + hm._y_offset))
+        await pilot.pause()
+        assert "rank 36 gpu-node-004 GPU 4" in screen_text(app)
+        await pilot.click(hm, offset=(x + hm._x_offset, y + hm._y_offset))  # again: the lower half
+        await pilot.pause()
+        assert "rank 37 gpu-node-004 GPU 5" in screen_text(app)
+
+
+async def test_slash_jumps_to_a_rank_or_a_host_and_says_when_nothing_matches():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash")
+        assert isinstance(app.screen, JumpScreen)
+        await pilot.press(*"37", "enter")
+        await pilot.pause()
+        assert "rank 37 gpu-node-004 GPU 5" in screen_text(app)
+        await pilot.press("slash", *"gpu-node-010", "enter")
+        await pilot.pause()
+        assert "rank 80 gpu-node-010 GPU 0" in screen_text(app)
+        await pilot.press("slash", *"nosuchhost", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, JumpScreen)
+        assert "No rank or host matches 'nosuchhost'" in screen_text(app)
+        await pilot.press("escape")
+        assert "rank 80 gpu-node-010 GPU 0" in screen_text(app)
+
+
+async def test_pause_freezes_the_screen_and_says_so_until_resumed():
+    app = make_app(at=20.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        step_before = app.cluster.frame.job["step"]
+        await pilot.press("p")
+        assert "PAUSED" in screen_text(app)
+        app.clock.now = START + 30.0
+        await started(app, pilot)
+        assert app.cluster.frame.job["step"] == step_before
+        assert "PAUSED" in screen_text(app)
+        await pilot.press("p")
+        assert "PAUSED" not in screen_text(app)
+        assert app.cluster.frame.job["step"] > step_before
+
+
+async def test_help_lists_every_key_and_closes():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for words in ("Jump to a rank", "Freeze the screen", "Quit ranktop", "Show every key",
+                      "Flip the step-time map", "Zoom into", "previous node"):
+            assert words in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_q_quits():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app._exit  # the app is on its way out
+    assert app.return_code == 0
+
+
+async def test_a_thermally_throttled_rank_is_hot_and_named_with_its_throttle_reason():
+    app = make_app(at=40.0)  # rank 37 throttles from 6 s to 66 s
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        temperature = heatmap(app, 1)
+        assert temperature.level_of(37) >= palette.LEVELS - 2
+        assert median(temperature.level_of(r) for r in range(512)) <= 3
+        await pilot.press("slash", *"37", "enter")
+        await pilot.pause()
+        assert "HW thermal" in screen_text(app)
+
+
+async def test_a_dead_rank_is_missing_in_every_map_and_counted_in_the_header():
+    app = make_app(at=190.0)  # rank 455 dies at 172 s for 48 s
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        text = screen_text(app)
+        assert "ranks 511/512 up" in text and "1 missing" in text
+        assert all(heatmap(app, i).level_of(455) == palette.MISSING for i in range(4))
+        await pilot.press("slash", *"455", "enter")
+        await pilot.pause()
+        assert "no data from this rank" in screen_text(app)
+
+
+async def test_the_straggler_shows_in_compute_time_after_c():
+    app = make_app(at=90.0)  # rank 201 straggles from 50 s to 110 s
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        step = heatmap(app, 3)
+        assert max(step.level_of(r) for r in range(512)) - step.level_of(201) <= 1
+        await pilot.press("c")
+        assert "Compute time" in screen_text(app)
+        assert heatmap(app, 3).level_of(201) >= 3
+        assert median(heatmap(app, 3).level_of(r) for r in range(512)) <= 1
+        await pilot.press("c")
+        assert "Step time" in screen_text(app)
+
+
+async def test_zoom_shows_the_cursor_node_rank_by_rank_in_a_small_terminal():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", *"300", "enter", "z")
+        await pilot.pause()
+        hm = heatmap(app, 0)
+        assert hm.mode == "zoom"
+        assert hm.level_of(300) == palette.CURSOR or hm.cursor_rank == 300
+        assert hm.window_start <= 300 < hm.window_start + hm.item_count()
+        assert "zoomed" in screen_text(app)
+        await pilot.press("z")
+        assert heatmap(app, 0).mode == "node"
+
+
+async def test_resizing_down_to_40x12_and_back_never_crashes():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        for size in ((80, 24), (40, 12), (20, 6), (40, 12), (120, 40)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            await pilot.press("right", "down")
+            assert "rank" in screen_text(app)
+        assert heatmap(app, 0).mode == "rank"
+        assert heatmap(app, 0).item_count() == 512
+
+
+async def test_no_color_draws_levels_as_glyphs(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(at=190.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("1")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "▀" not in text
+        assert palette.MISSING_GLYPH in text  # the dead rank
+        assert heatmap(app, 0).item_count() == 512

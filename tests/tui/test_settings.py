@@ -1,0 +1,88 @@
+"""Settings: defaults load, a user file overrides, and every error names file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.settings import ConfigError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_name_the_four_maps_and_their_bad_directions():
+    settings = load_settings()
+    assert settings.maps == ("sm_active", "temperature", "nvlink", "step_time")
+    metrics = settings.metrics
+    assert metrics["temperature"].bad == "high"
+    assert metrics["sm_active"].bad == "low"
+    assert metrics["nvlink"].bad == "low"
+    assert metrics["step_time"].bad == "high"
+    assert metrics["step_time"].scale is None  # auto
+    assert metrics["temperature"].warn == 82
+    assert settings.refresh_seconds == 2.0
+    assert (settings.demo.nodes, settings.demo.gpus_per_node) == (64, 8)
+
+
+def test_a_user_file_overrides_single_keys(tmp_path):
+    path = write(tmp_path, "[display]\nrefresh_seconds = 5\n[metrics.temperature]\nwarn = 85\n")
+    settings = load_settings(path)
+    assert settings.refresh_seconds == 5
+    assert settings.metrics["temperature"].warn == 85
+    assert settings.metrics["temperature"].title == "GPU temperature"
+    assert settings.config_file == path
+
+
+def test_the_xdg_config_file_is_read(tmp_path, monkeypatch):
+    folder = tmp_path / "xdg2" / "ranktop"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text("[demo]\nnodes = 3\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg2"))
+    assert load_settings().demo.nodes == 3
+
+
+def test_flags_override_the_file(tmp_path):
+    path = write(tmp_path, "[demo]\nnodes = 3\n")
+    assert load_settings(path, {"demo": {"nodes": 9}}).demo.nodes == 9
+
+
+@pytest.mark.parametrize("text,key,problem", [
+    ("[display]\nrefresh_seconds = 'fast'\n", "display.refresh_seconds", "must be a number"),
+    ("[display]\nrefresh_seconds = 0\n", "display.refresh_seconds", "between"),
+    ("[display]\nmaps = ['sm_active']\n", "display.maps", "exactly four"),
+    ("[display]\nmaps = ['a', 'b', 'c', 'd']\n", "display.maps", "unknown metric 'a'"),
+    ("[metrics.temperature]\nbad = 'up'\n", "metrics.temperature.bad", '"high" or "low"'),
+    ("[metrics.temperature]\nscale = [90, 30]\n", "metrics.temperature.scale", "low < high"),
+    ("[demo]\nnodes = 0\n", "demo.nodes", "between 1"),
+    ("[demo]\ngpus_per_node = 2.5\n", "demo.gpus_per_node", "whole number"),
+    ("[metrics]\ntemperature = 3\n", "metrics.temperature", "must be a table"),
+])
+def test_errors_name_the_file_the_key_and_the_problem(tmp_path, text, key, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    message = str(caught.value)
+    assert str(path) in message
+    assert key in message
+    assert problem in message
+
+
+def test_unreadable_files_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="no such file"):
+        load_settings(tmp_path / "absent.toml")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings(write(tmp_path, "[display\n"))
+    bad_bytes = tmp_path / "bytes.toml"
+    bad_bytes.write_bytes(b"\xff\xfe[display]")
+    with pytest.raises(ConfigError):
+        load_settings(bad_bytes)
