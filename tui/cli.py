@@ -96,16 +96,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_demo(settings: Settings, mouse: bool = True) -> int:
     from tui.app import RanktopApp
-    from tui.scenario import ScenarioError, load_scenario
-    from tui.simulate import SimCluster
-    from tui.sources.demo import DemoSource
+    from tui.scenario import ScenarioError
+    from tui.sources.demo import demo_source
 
     try:
-        scenario = load_scenario()
+        source = demo_source(settings.demo)
     except ScenarioError as error:
         print(f"ranktop: scenario error: {error}", file=sys.stderr)
         return 2
-    demo = settings.demo
-    cluster = SimCluster(demo.nodes, demo.gpus_per_node, demo.seed, scenario)
-    RanktopApp(settings, DemoSource(cluster)).run(mouse=mouse)
+    RanktopApp(settings, source).run(mouse=mouse)
     return 0

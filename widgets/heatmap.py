@@ -23,6 +23,8 @@ from widgets.layout import GridLayout, cut_to_fit, fit, fit_nodes
 
 HALF_BLOCK = "▀"
 PLAIN = Style()
+LABEL = Style(dim=True)
+CURSOR_MARK = "◆"
 
 
 class Heatmap(Widget):
@@ -31,6 +33,13 @@ class Heatmap(Widget):
     DEFAULT_CSS = """
     Heatmap { height: 1fr; width: 1fr; }
     """
+
+    class Relaid(Message):
+        """The map was laid out anew (resize, zoom): ``mode`` may have changed."""
+
+        def __init__(self, mode: str) -> None:
+            super().__init__()
+            self.mode = mode
 
     class RankClicked(Message):
         """The user clicked a cell."""
@@ -112,46 +121,58 @@ class Heatmap(Widget):
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
 
+    def _shapes(self) -> list[tuple[int, int]]:
+        """Cell shapes to try, biggest first: (characters wide, cells per text row)."""
+        if self.app.no_color:
+            return [(2, 1), (1, 1)]
+        return [(2, 1), (1, 1), (1, 2)]
+
     def _relayout(self) -> None:
         width, height = self.size
-        half = 1 if self.app.no_color else 2
         g = self.gpus_per_node
         n_nodes = -(-self.n_ranks // g)
         self.window_start = 0
         grid = None
         if self.zoom_node is None:
-            grid = fit(self.n_ranks, g, half, width, height)
             self.mode = "rank"
+            grid = self._first_fit(lambda w, per_row: fit(self.n_ranks, g, per_row, width, height, w))
         else:
-            nodes = self._window_nodes(width, height, half)
-            if nodes:
-                first = (self.zoom_node // nodes) * nodes
-                self.window_start = first * g
-                count = min(nodes * g, self.n_ranks - self.window_start)
-                grid = fit(count, g, half, width, height)
-                self.mode = "zoom"
+            self.mode = "zoom"
+            grid = self._zoom_window(width, height)
         if grid is None:
-            grid = fit_nodes(n_nodes, half, width, height)
             self.mode = "node"
+            grid = fit_nodes(n_nodes, self._shapes(), width, height)
         if grid is None:
-            grid = cut_to_fit(n_nodes, half, width, height)
             self.mode = "cut"
+            grid = cut_to_fit(n_nodes, self._shapes()[-1][1], width, height)
         self.layout_grid = grid
         self._x_offset = max(0, (width - grid.width) // 2) if grid else 0
         self._y_offset = max(0, (height - grid.rows) // 2) if grid else 0
         self._item_levels = []
+        self._rows.clear()
         self._refresh_items()
         self.refresh()
+        self.post_message(self.Relaid(self.mode))
 
-    def _window_nodes(self, width: int, height: int, half: int) -> int:
-        """How many whole nodes fit at full resolution."""
+    def _first_fit(self, fitter) -> GridLayout | None:
+        for cell_width, per_row in self._shapes():
+            grid = fitter(cell_width, per_row)
+            if grid is not None:
+                return grid
+        return None
+
+    def _zoom_window(self, width: int, height: int) -> GridLayout | None:
+        """The most whole nodes around ``zoom_node`` that fit at full resolution."""
+        g = self.gpus_per_node
+        cell_width, per_row = self._shapes()[-1]
         nodes = 0
-        while nodes < self.n_ranks and fit((nodes + 1) * self.gpus_per_node, self.gpus_per_node,
-                                            half, width, height):
+        while nodes * g < self.n_ranks and fit((nodes + 1) * g, g, per_row, width, height):
             nodes += 1
-            if nodes * self.gpus_per_node >= self.n_ranks:
-                break
-        return nodes
+        if not nodes:
+            return None
+        self.window_start = (self.zoom_node // nodes) * nodes * g
+        count = min(nodes * g, self.n_ranks - self.window_start)
+        return fit(count, g, per_row, width, height, cell_width)
 
     # -- mapping between ranks and cells -------------------------------------------------
 
@@ -209,7 +230,7 @@ class Heatmap(Widget):
             return Strip.blank(self.size.width, self.rich_style)
         cursor = self._item_of(self.cursor_rank)
         chars = [self._cell(cell, cursor) for cell in cells]
-        segments = [Segment(" " * self._x_offset, PLAIN)] if self._x_offset else []
+        segments = [Segment(self._margin_label(grid, y), LABEL)] if self._x_offset else []
         run_text, run_style = "", PLAIN
         for text, style in chars:
             if style == run_style:
@@ -220,18 +241,31 @@ class Heatmap(Widget):
             run_text, run_style = text, style
         if run_text:
             segments.append(Segment(run_text, run_style))
-        return Strip(segments, self._x_offset + len(chars))
+        return Strip(segments, self._x_offset + len(chars)).apply_style(self.rich_style)
+
+    def _margin_label(self, grid: GridLayout, y: int) -> str:
+        """The first node of a band, right-aligned in the left margin of its first row."""
+        band, row = divmod(y, grid.column_rows + 1)
+        label = ""
+        if row == 0:
+            first_item = band * grid.columns_per_band * grid.column_cells
+            label = f"n{self.ranks_of_item(first_item)[0] // self.gpus_per_node} "
+        return label.rjust(self._x_offset) if len(label) <= self._x_offset else " " * self._x_offset
 
     def _cell(self, items: tuple[int, ...], cursor: int) -> tuple[str, Style]:
         if not items:
             return " ", PLAIN
         levels = [self._level(item, cursor) for item in items]
-        if len(levels) == 1:
-            level = levels[0]
-            if level == palette.CURSOR:
-                return palette.glyph(self._item_levels[cursor]), palette.glyph_style(level)
-            return palette.glyph(level), PLAIN
-        return HALF_BLOCK, palette.half_block_style(levels[0], levels[1])
+        if len(levels) == 2:
+            return HALF_BLOCK, palette.half_block_style(levels[0], levels[1])
+        level = levels[0]
+        if not self.app.no_color:
+            if level == palette.CURSOR:  # a whole cell keeps its colour under a marker
+                return CURSOR_MARK, palette.cursor_block_style(self._item_levels[cursor])
+            return " ", palette.block_style(level)
+        if level == palette.CURSOR:
+            return palette.glyph(self._item_levels[cursor]), palette.glyph_style(level)
+        return palette.glyph(level), PLAIN
 
     def _level(self, item: int, cursor: int) -> int:
         if item < 0 or item >= len(self._item_levels):

@@ -2,30 +2,33 @@
 
 Cells are stacked in columns (a column is one node's GPUs, or several whole nodes when
 aggregated); columns sit side by side with a blank column after every ``GAP_EVERY``; when
-the columns do not fit the width they wrap into bands separated by a blank row. With
-half-blocks, one text row holds two cells of a column.
+the columns do not fit the width they wrap into bands separated by a blank row. A cell is
+``cell_width`` characters wide; with half-blocks one text row holds two cells of a column,
+otherwise one. Bigger cells are used where the area allows them.
 
 Pure arithmetic: no Textual, no I/O.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import ceil
 
 GAP_EVERY = 8
 
 
-def columns_fitting(width: int) -> int:
+def columns_fitting(width: int, cell_width: int = 1) -> int:
     """How many columns fit in ``width`` characters, counting the separating gaps."""
-    if width < 1:
-        return 0
-    return width - width // (GAP_EVERY + 1)
+    columns = max(0, width // cell_width)
+    while columns and column_x(columns - 1, cell_width) + cell_width > width:
+        columns -= 1
+    return columns
 
 
-def column_x(column: int) -> int:
+def column_x(column: int, cell_width: int = 1) -> int:
     """The x offset of a column within its band."""
-    return column + column // GAP_EVERY
+    return column * cell_width + column // GAP_EVERY
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class GridLayout:
     cells_per_row: int
     columns_per_band: int
     max_rows: int | None = None  # set when the grid was cut to fit: rows past it are not drawn
+    cell_width: int = 1
 
     @property
     def column_rows(self) -> int:
@@ -57,7 +61,8 @@ class GridLayout:
 
     @property
     def width(self) -> int:
-        return column_x(min(self.columns_per_band, self.n_columns) - 1) + 1
+        last = min(self.columns_per_band, self.n_columns) - 1
+        return column_x(last, self.cell_width) + self.cell_width
 
     @property
     def visible_items(self) -> int:
@@ -72,7 +77,7 @@ class GridLayout:
         column, within = divmod(item, self.column_cells)
         band, band_column = divmod(column, self.columns_per_band)
         y = band * (self.column_rows + 1) + within // self.cells_per_row
-        return column_x(band_column), y, within % self.cells_per_row
+        return column_x(band_column, self.cell_width), y, within % self.cells_per_row
 
     def cells_in_row(self, y: int) -> list[tuple[int, ...]] | None:
         """The items drawn in text row ``y``: one tuple per x (empty for a gap), or None for a
@@ -87,10 +92,11 @@ class GridLayout:
             if band_column and band_column % GAP_EVERY == 0:
                 cells.append(())
             base = (first_column + band_column) * self.column_cells + row * self.cells_per_row
-            cells.append(tuple(
+            cell = tuple(
                 self._item(base + k, row * self.cells_per_row + k)
                 for k in range(self.cells_per_row)
-            ))
+            )
+            cells.extend([cell] * self.cell_width)
         return cells
 
     def _item(self, item: int, within: int) -> int:
@@ -127,9 +133,9 @@ class GridLayout:
 
 
 def fit(n_items: int, column_cells: int, cells_per_row: int, width: int,
-        height: int) -> GridLayout | None:
+        height: int, cell_width: int = 1) -> GridLayout | None:
     """The layout of ``n_items`` cells in columns of ``column_cells``, or None if it cannot fit."""
-    max_columns = columns_fitting(width)
+    max_columns = columns_fitting(width, cell_width)
     if n_items < 1 or max_columns < 1 or height < 1:
         return None
     n_columns = ceil(n_items / column_cells)
@@ -138,19 +144,23 @@ def fit(n_items: int, column_cells: int, cells_per_row: int, width: int,
     rounded = ceil(per_band / GAP_EVERY) * GAP_EVERY
     if rounded <= max_columns and ceil(n_columns / rounded) == bands:
         per_band = rounded
-    layout = GridLayout(n_items, column_cells, cells_per_row, per_band)
+    layout = GridLayout(n_items, column_cells, cells_per_row, per_band, cell_width=cell_width)
     return layout if layout.rows <= height else None
 
 
-def fit_nodes(n_nodes: int, cells_per_row: int, width: int, height: int) -> GridLayout | None:
-    """An aggregated layout, one cell per node, trying columns of 8 nodes first."""
-    tallest = max(1, height * cells_per_row)
+def fit_nodes(n_nodes: int, shapes: Sequence[tuple[int, int]], width: int,
+              height: int) -> GridLayout | None:
+    """An aggregated layout, one cell per node.
+
+    Columns of 8 nodes read best, so every cell shape (``(cell_width, cells_per_row)``,
+    biggest first) is tried with them before other column heights.
+    """
+    tallest = max(1, height * 2)
     for column_cells in (8, *range(10, tallest + 1, 2), *range(6, 0, -2)):
-        if column_cells > tallest:
-            continue
-        layout = fit(n_nodes, column_cells, cells_per_row, width, height)
-        if layout is not None:
-            return layout
+        for cell_width, cells_per_row in shapes:
+            layout = fit(n_nodes, column_cells, cells_per_row, width, height, cell_width)
+            if layout is not None:
+                return layout
     return None
 
 

@@ -45,7 +45,7 @@ class Legend(Widget):
                 text.append(SWATCH, Style(color=_color(level)))
             text.append(f" {self.high_text}")
             keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data"),
-                    (SWATCH, Style(color=_color(palette.CURSOR)), "selected")]
+                    ("◆", Style(color="color(231)", bgcolor=_color(palette.CURSOR)), "selected")]
         for mark, style, words in keys:
             if text.cell_len + len(words) + 4 > self.size.width:
                 break

@@ -22,6 +22,7 @@ CURSOR = LEVELS + 1  # the selected rank
 EMPTY = LEVELS + 2  # no rank here (past the end of a partly filled column)
 MISSING_COLOR = 244
 CURSOR_COLOR = 201
+CURSOR_MARK_COLOR = 231
 
 SCALE_GLYPHS = (" ", "·", ":", "░", "▒", "▒", "▓", "█")
 MISSING_GLYPH = "×"
@@ -70,6 +71,18 @@ def _color(level: int) -> Color | None:
 def half_block_style(top: int, bottom: int) -> Style:
     """The style of a "▀" character whose top half shows ``top`` and bottom half ``bottom``."""
     return Style.from_color(_color(top), _color(bottom))
+
+
+@cache
+def block_style(level: int) -> Style:
+    """The style of a whole-character cell: the level's colour as background."""
+    return Style.from_color(None, _color(level))
+
+
+@cache
+def cursor_block_style(level: int) -> Style:
+    """The style of the selected whole-character cell: a bright mark over its own colour."""
+    return Style.from_color(Color.from_ansi(CURSOR_MARK_COLOR), _color(level)) + Style(bold=True)
 
 
 @cache

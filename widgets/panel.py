@@ -25,6 +25,7 @@ class MetricPanel(Vertical):
                  *, id: str | None = None) -> None:
         super().__init__(id=id, classes="metric-panel")
         self.metric_id = metric_id
+        self.title = title
         self.border_title = title
         self.heatmap = Heatmap(n_ranks, gpus_per_node, bad)
         self.legend = Legend(bad)
@@ -41,9 +42,16 @@ class MetricPanel(Vertical):
             self.heatmap.bad = self.legend.bad = bad
             self.heatmap.forget_levels()
             self.legend.refresh()
+        self.title = title
         self.border_subtitle = summary
         low, high = scale if scale is not None else (0.0, 1.0)
         self.heatmap.update_values(values, low, high)
         self.legend.set_scale(*ends)
+        self._show_title()
+
+    def on_heatmap_relaid(self, message: Heatmap.Relaid) -> None:
+        self._show_title()
+
+    def _show_title(self) -> None:
         note = MODE_NOTES.get(self.heatmap.mode, "")
-        self.border_title = f"{title} · {note}" if note else title
+        self.border_title = f"{self.title} · {note}" if note else self.title

@@ -5,10 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tui.app import RanktopApp
-from tui.scenario import load_scenario
-from tui.settings import load_settings
-from tui.simulate import SimCluster
-from tui.sources.demo import DemoSource
+from tui.settings import DemoSettings, load_settings
+from tui.sources.demo import demo_source
 
 START = 1_800_000_000.0
 
@@ -16,8 +14,8 @@ START = 1_800_000_000.0
 class FakeClock:
     """Wall-clock seconds that only move when a test moves them."""
 
-    def __init__(self, seconds_into_demo: float = 0.0) -> None:
-        self.now = START + seconds_into_demo
+    def __init__(self, now: float) -> None:
+        self.now = now
 
     def __call__(self) -> float:
         return self.now
@@ -25,9 +23,8 @@ class FakeClock:
 
 def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8) -> RanktopApp:
     """The demo at ``at`` seconds into its scenario, with polls driven by the test."""
-    clock = FakeClock()
-    source = DemoSource(SimCluster(nodes, gpus, seed=7, scenario=load_scenario()), clock)
-    clock.now = START + at
+    clock = FakeClock(START + at)
+    source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START)
     return RanktopApp(load_settings(), source, clock=clock, poll=False)
 
 

@@ -96,7 +96,7 @@ def test_rank_layout_that_cannot_fit_returns_none():
 
 
 def test_nodes_aggregate_when_ranks_do_not_fit():
-    grid = fit_nodes(64, 2, width=38, height=7)
+    grid = fit_nodes(64, [(1, 2)], width=38, height=7)
     assert grid is not None
     assert grid.n_items == 64
     assert grid.rows <= 7 and grid.width <= 38
@@ -105,7 +105,7 @@ def test_nodes_aggregate_when_ranks_do_not_fit():
 
 def test_16384_ranks_aggregate_to_2048_nodes_on_a_full_screen():
     assert fit(16384, 8, 2, width=118, height=30) is None
-    grid = fit_nodes(2048, 2, width=118, height=30)
+    grid = fit_nodes(2048, [(1, 2)], width=118, height=30)
     assert grid is not None and grid.visible_items == 2048
 
 
@@ -121,7 +121,7 @@ def test_a_tiny_area_is_cut_and_says_how_many_cells_it_shows():
 
 @pytest.mark.parametrize("width,height", [(1, 1), (3, 1), (5, 2), (40, 12), (200, 60)])
 def test_layouts_stay_inside_their_area(width, height):
-    for grid in (fit(512, 8, 2, width, height), fit_nodes(64, 2, width, height),
+    for grid in (fit(512, 8, 2, width, height), fit_nodes(64, [(2, 1), (1, 2)], width, height),
                  cut_to_fit(64, 1, width, height)):
         if grid is None:
             continue
@@ -130,3 +130,17 @@ def test_layouts_stay_inside_their_area(width, height):
         for y in range(grid.rows):
             cells = grid.cells_in_row(y)
             assert cells is None or len(cells) <= width
+
+
+def test_wide_cells_take_two_characters_each():
+    grid = fit(512, 8, 1, width=118, height=33, cell_width=2)
+    assert grid is not None
+    assert grid.position(8) == (2, 0, 0)
+    assert grid.position(8 * 8) == (17, 0, 0)  # after eight nodes, a gap
+    assert grid.item_at(2, 0) == grid.item_at(3, 0) == 8
+    assert grid.width == 32 * 2 + 3
+
+
+def test_node_view_prefers_columns_of_eight_nodes():
+    grid = fit_nodes(64, [(2, 1), (1, 1), (1, 2)], width=38, height=6)
+    assert grid is not None and grid.column_cells == 8

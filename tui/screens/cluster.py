@@ -113,7 +113,7 @@ class ClusterScreen(Screen):
         index = int(panel.id.rsplit("-", 1)[1])
         metric = self.settings.metrics[self.map_metrics[index]]
         values = frame.values.get(metric.id)
-        title = f"{index + 1} {metric.title} ({metric.unit})"
+        title = f"{index + 1} {metric.title}"
         if values is None:
             panel.show(metric.id, title, metric.bad, (), None, "not exported", ("", ""))
             return
@@ -141,8 +141,9 @@ class ClusterScreen(Screen):
 
     def _refresh_rank_status(self) -> None:
         rank = self.rank_map.ranks[self.cursor]
-        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics)
-        self.query_one("#rank-status", Static).update(text)
+        status = self.query_one("#rank-status", Static)
+        width = status.size.width - 2 or self.app.size.width - 2
+        status.update(cluster_lines.rank_status(rank, self.frame, self.settings.metrics, width))
 
     # -- cursor ------------------------------------------------------------------------
 

@@ -11,9 +11,10 @@ from tui.metrics import format_value
 from tui.model import Frame, Health, Rank, SourceStatus, is_missing
 from tui.settings import MetricDef
 
+# Most telling first: a narrow pane cuts the status line from the end.
 STATUS_ORDER = (
-    "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
-    "nvlink", "memory_used", "ecc_dbe", "xid", "step_time", "compute_time",
+    "sm_active", "temperature", "nvlink", "step_time", "compute_time", "throttle_reasons",
+    "xid", "ecc_dbe", "sm_clock", "power", "gpu_util", "memory_used",
 )
 HEALTH_STYLES = {
     Health.OK: "green",
@@ -91,9 +92,13 @@ def _age(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef]) -> Text:
-    """The selected rank: who it is, then its value of every metric."""
-    text = Text(overflow="fold")
+def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef],
+                width: int = 0) -> Text:
+    """The selected rank: who it is, then its value of every metric.
+
+    Each "name value" pair is kept whole: a line breaks between pairs once ``width`` is used.
+    """
+    text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"rank {rank.rank}", "bold reverse")
     text.append(f" {rank.host} GPU {rank.gpu} ", "bold")
     if frame is None:
@@ -102,13 +107,20 @@ def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef
     if not up:
         text.append(" no data from this rank ", "bold reverse red")
         return text
+    line_length = text.cell_len
     for metric_id in STATUS_ORDER:
         metric = metrics.get(metric_id)
         if metric is None or metric_id not in frame.values:
             continue
         value = frame.value(metric_id, rank.rank)
+        shown = format_value(metric, value)
+        pair_length = len(metric.short) + len(shown) + 2
+        if width and line_length + pair_length > width:
+            text.append("\n")
+            line_length = 0
         text.append(f" {metric.short} ", "dim")
-        text.append(format_value(metric, value), _breach_style(metric, value))
+        text.append(shown, _breach_style(metric, value))
+        line_length += pair_length
     return text
 
 

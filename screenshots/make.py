@@ -1,0 +1,76 @@
+"""Regenerate the README's SVG screenshots from the running demo.
+
+    .venv/bin/python screenshots/make.py
+
+The demo runs on a fixed seed and a frozen clock, so the same code always draws the same
+pictures: a diff in these files is a change in what users see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from tui.app import RanktopApp  # noqa: E402
+from tui.settings import load_settings  # noqa: E402
+from tui.sources.demo import demo_source  # noqa: E402
+
+START = 1_800_000_000.0
+
+# (file, terminal size, seconds into the scenario, keys pressed before the picture)
+SHOTS = [
+    # a GPU thermally throttling (rank 37) while another rank straggles (rank 201)
+    ("cluster-120x40.svg", (120, 40), 60.0, ["slash", *"37", "enter"]),
+    # the four maps aggregated per node in a small pane
+    ("cluster-80x24.svg", (80, 24), 60.0, ["slash", *"37", "enter"]),
+    # one map full size in a small pane: every rank again
+    ("cluster-80x24-temperature.svg", (80, 24), 60.0, ["2", "slash", *"37", "enter"]),
+    # a rank has died: its cells are missing and the job has stopped making progress
+    ("cluster-rank-down-120x40.svg", (120, 40), 200.0, []),
+    # the straggler shows in compute time, not in step time
+    ("cluster-compute-120x40.svg", (120, 40), 90.0, ["c", "slash", *"201", "enter"]),
+    ("help-120x40.svg", (120, 40), 60.0, ["question_mark"]),
+]
+
+
+class FrozenClock:
+    """Wall-clock seconds that move only when set."""
+
+    now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str]) -> None:
+    settings = load_settings()
+    clock = FrozenClock()
+    source = demo_source(settings.demo, clock, started=START)
+    app = RanktopApp(settings, source, clock=clock, poll=False)
+    async with app.run_test(size=size) as pilot:
+        # Polls over the last 20 s, as a live session would have had them.
+        for offset in (-20.0, -10.0, 0.0):
+            clock.now = START + at + offset
+            await app.poll_once()
+            await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.pause()
+        svg = app.export_screenshot(title=f"ranktop --demo ({size[0]}x{size[1]})")
+    (HERE / name).write_text(svg)
+    print(f"wrote screenshots/{name}")
+
+
+def main() -> None:
+    os.environ.pop("NO_COLOR", None)
+    os.environ["XDG_CONFIG_HOME"] = str(HERE / "no-user-config")  # the shipped defaults only
+    for shot in SHOTS:
+        asyncio.run(shoot(*shot))
+
+
+if __name__ == "__main__":
+    main()
