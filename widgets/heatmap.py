@@ -135,7 +135,7 @@ class Heatmap(Widget):
         grid = None
         if self.zoom_node is None:
             self.mode = "rank"
-            grid = self._first_fit(lambda w, per_row: fit(self.n_ranks, g, per_row, width, height, w))
+            grid = self._fit_ranks(width, height)
         else:
             self.mode = "zoom"
             grid = self._zoom_window(width, height)
@@ -154,9 +154,10 @@ class Heatmap(Widget):
         self.refresh()
         self.post_message(self.Relaid(self.mode))
 
-    def _first_fit(self, fitter) -> GridLayout | None:
+    def _fit_ranks(self, width: int, height: int) -> GridLayout | None:
+        """Every rank in its own cell, in the biggest cell shape that fits."""
         for cell_width, per_row in self._shapes():
-            grid = fitter(cell_width, per_row)
+            grid = fit(self.n_ranks, self.gpus_per_node, per_row, width, height, cell_width)
             if grid is not None:
                 return grid
         return None
