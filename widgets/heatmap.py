@@ -231,6 +231,9 @@ class Heatmap(Widget):
             return Strip.blank(self.size.width, self.rich_style)
         cursor = self._item_of(self.cursor_rank)
         chars = [self._cell(cell, cursor) for cell in cells]
+        for x in range(1, len(chars)):  # a wide cell carries the cursor mark once
+            if chars[x][0] == CURSOR_MARK and cells[x] is cells[x - 1]:
+                chars[x] = (" ", chars[x][1])
         segments = [Segment(self._margin_label(grid, y), LABEL)] if self._x_offset else []
         run_text, run_style = "", PLAIN
         for text, style in chars:

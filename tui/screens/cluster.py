@@ -84,6 +84,9 @@ class ClusterScreen(Screen):
         self._refresh_header()
         self._refresh_rank_status()
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._refresh_rank_status)
+
     # -- data --------------------------------------------------------------------------
 
     def show_frame(self, frame: Frame, status: SourceStatus) -> None:
