@@ -1,8 +1,8 @@
 """One metric of every rank as a grid of half-block cells, drawn through the Line API.
 
 A cell keeps its place across refreshes (rank order, a node's GPUs in one column). When
-the ranks do not fit, each cell becomes a node showing its worst GPU, and ``zoom`` shows
-the nodes around one at full resolution. Only the text rows whose levels changed are
+the ranks do not fit, each cell becomes a node (or 2, 4, ... nodes) showing its worst GPU,
+and ``zoom`` shows the nodes around one at full resolution. Only the text rows whose levels changed are
 repainted; equal neighbours are merged into one segment to keep the bytes per refresh low.
 """
 
@@ -56,6 +56,7 @@ class Heatmap(Widget):
         self.bad = bad
         self.cursor_rank = 0
         self.zoom_node: int | None = None
+        self.nodes_per_cell = 1  # when aggregated: whole nodes behind each cell
         self.mode = "rank"
         self.layout_grid: GridLayout | None = None
         self.window_start = 0  # first rank shown when zoomed
@@ -112,8 +113,8 @@ class Heatmap(Widget):
         item = self._item_of(self.cursor_rank)
         target = self.layout_grid.move(max(item, 0), dx, dy)
         if self.mode in ("node", "cut"):
-            gpu = self.cursor_rank % self.gpus_per_node
-            return min(target * self.gpus_per_node + gpu, self.n_ranks - 1)
+            within = self.cursor_rank % self._ranks_per_cell
+            return min(target * self._ranks_per_cell + within, self.n_ranks - 1)
         return min(self.window_start + target, self.n_ranks - 1)
 
     # -- layout ------------------------------------------------------------------------
@@ -139,12 +140,16 @@ class Heatmap(Widget):
         else:
             self.mode = "zoom"
             grid = self._zoom_window(width, height)
-        if grid is None:
+        self.nodes_per_cell = 1
+        while grid is None and self.nodes_per_cell <= n_nodes:
             self.mode = "node"
-            grid = fit_nodes(n_nodes, self._shapes(), width, height)
+            cells = -(-n_nodes // self.nodes_per_cell)
+            grid = fit_nodes(cells, self._shapes(), width, height)
+            if grid is None:
+                self.nodes_per_cell *= 2
         if grid is None:
             self.mode = "cut"
-            grid = cut_to_fit(n_nodes, self._shapes()[-1][1], width, height)
+            grid = cut_to_fit(cells, self._shapes()[-1][1], width, height)
         self.layout_grid = grid
         self._x_offset = max(0, (width - grid.width) // 2) if grid else 0
         self._y_offset = max(0, (height - grid.rows) // 2) if grid else 0
@@ -180,18 +185,23 @@ class Heatmap(Widget):
     def _node_of(self, rank: int) -> int:
         return rank // self.gpus_per_node
 
+    @property
+    def _ranks_per_cell(self) -> int:
+        """Ranks behind one aggregated cell: its nodes' GPUs."""
+        return self.gpus_per_node * self.nodes_per_cell
+
     def _in_window(self, rank: int) -> bool:
         return self.window_start <= rank < self.window_start + self.item_count()
 
     def _item_of(self, rank: int) -> int:
         if self.mode in ("node", "cut"):
-            return self._node_of(rank)
+            return rank // self._ranks_per_cell
         return rank - self.window_start if self._in_window(rank) else -1
 
     def ranks_of_item(self, item: int) -> range:
         if self.mode in ("node", "cut"):
-            start = item * self.gpus_per_node
-            return range(start, min(start + self.gpus_per_node, self.n_ranks))
+            start = item * self._ranks_per_cell
+            return range(start, min(start + self._ranks_per_cell, self.n_ranks))
         return range(self.window_start + item, self.window_start + item + 1)
 
     def _refresh_items(self) -> None:

@@ -54,4 +54,6 @@ class MetricPanel(Vertical):
 
     def _show_title(self) -> None:
         note = MODE_NOTES.get(self.heatmap.mode, "")
+        if note.startswith("per node") and self.heatmap.nodes_per_cell > 1:
+            note = note.replace("per node", f"per {self.heatmap.nodes_per_cell} nodes")
         self.border_title = f"{self.title} · {note}" if note else self.title

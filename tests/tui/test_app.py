@@ -226,3 +226,25 @@ async def test_no_color_draws_levels_as_glyphs(monkeypatch):
         assert "▀" not in text
         assert palette.MISSING_GLYPH in text  # the dead rank
         assert heatmap(app, 0).item_count() == 512
+
+
+async def test_16384_ranks_aggregate_per_node_and_zoom_back_to_ranks():
+    app = make_app(at=40.0, nodes=2048, gpus=8)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        temperature = heatmap(app, 1)
+        assert temperature.mode == "node"
+        assert temperature.nodes_per_cell == 2  # a quarter of the screen: two nodes a cell
+        assert temperature.item_count() == 1024
+        assert "ranks 16384/16384 up" in screen_text(app)
+        assert "per 2 nodes" in screen_text(app)
+        # rank 37 (node 4) throttles: its cell shows the worst GPU
+        assert temperature.level_of(37) >= palette.LEVELS - 2
+        await pilot.press("2")
+        assert heatmap(app, 1).nodes_per_cell == 1
+        assert heatmap(app, 1).item_count() == 2048
+        assert heatmap(app, 1).level_of(37) >= palette.LEVELS - 2
+        await pilot.press("slash", *"37", "enter", "z")
+        await pilot.pause()
+        assert heatmap(app, 1).mode == "zoom"
+        assert heatmap(app, 1).window_start <= 37 < heatmap(app, 1).window_start + 64
