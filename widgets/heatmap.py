@@ -2,8 +2,9 @@
 
 A cell keeps its place across refreshes (rank order, a node's GPUs in one column). When
 the ranks do not fit, each cell becomes a node (or 2, 4, ... nodes) showing its worst GPU,
-and ``zoom`` shows the nodes around one at full resolution. Only the text rows whose levels changed are
-repainted; equal neighbours are merged into one segment to keep the bytes per refresh low.
+and ``zoom`` shows the nodes around one at full resolution. Only the text rows whose
+levels changed are repainted; equal neighbours are merged into one segment to keep the
+bytes per refresh low.
 """
 
 from __future__ import annotations
