@@ -12,6 +12,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 
+from tui.commands import RanktopCommands
 from tui.model import Frame, SourceStatus
 from tui.screens.cluster import ClusterScreen
 from tui.screens.help import HelpScreen
@@ -40,6 +41,7 @@ class PollFailed(Message):
 class RanktopApp(App[None]):
     CSS_PATH = "ranktop.tcss"
     TITLE = "ranktop"
+    COMMANDS = App.COMMANDS | {RanktopCommands}
     BINDING_GROUP_TITLE = "Everywhere"
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
@@ -57,6 +59,7 @@ class RanktopApp(App[None]):
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
 
     def on_mount(self) -> None:
+        self.set_keymap(dict(self.settings.keymap))
         self.push_screen(self.cluster)
         if self.polling:
             self.poll_forever()

@@ -99,6 +99,12 @@ def run_demo(settings: Settings, mouse: bool = True) -> int:
     from tui.scenario import ScenarioError
     from tui.sources.demo import demo_source
 
+    unknown = sorted(set(settings.keymap) - binding_ids())
+    if unknown:
+        known = ", ".join(sorted(binding_ids()))
+        print(f"ranktop: configuration error: {settings.config_file}: keys: unknown binding id "
+              f"{unknown[0]!r} (known: {known})", file=sys.stderr)
+        return 2
     try:
         source = demo_source(settings.demo)
     except ScenarioError as error:
@@ -106,3 +112,16 @@ def run_demo(settings: Settings, mouse: bool = True) -> int:
         return 2
     RanktopApp(settings, source).run(mouse=mouse)
     return 0
+
+
+def binding_ids() -> set[str]:
+    """Every binding id a user keymap may name."""
+    from textual.binding import Binding
+
+    from tui.app import RanktopApp
+    from tui.screens.cluster import ClusterScreen
+    from tui.screens.help import HelpScreen
+    from tui.screens.jump import JumpScreen
+
+    screens = (RanktopApp, ClusterScreen, HelpScreen, JumpScreen)
+    return {b.id for s in screens for b in s.BINDINGS if isinstance(b, Binding) and b.id}

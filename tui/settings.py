@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ class Settings:
     step_alternate: str
     metrics: Mapping[str, MetricDef]
     demo: DemoSettings
+    keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys
     config_file: Path | None = None
 
 
@@ -161,8 +162,14 @@ def _build(raw: Mapping[str, Any], origin: Path, user_file: Path | None) -> Sett
             gpus_per_node=demo.integer("gpus_per_node", 1, 64),
             seed=demo.integer("seed", 0, 2**63),
         ),
+        keymap=_keymap(_Reader(origin, top.table_of("keys"), "keys.")),
         config_file=user_file,
     )
+
+
+def _keymap(reader: _Reader) -> dict[str, str]:
+    """``[keys]``: binding ids to comma-separated keys, e.g. ``"app.pause" = "space"``."""
+    return {binding_id: reader.text(binding_id) for binding_id in reader.table}
 
 
 def _table(origin: Path, parent: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -248,3 +248,34 @@ async def test_16384_ranks_aggregate_per_node_and_zoom_back_to_ranks():
         await pilot.pause()
         assert heatmap(app, 1).mode == "zoom"
         assert heatmap(app, 1).window_start <= 37 < heatmap(app, 1).window_start + 64
+
+
+async def test_a_user_keymap_rebinds_a_key_by_its_id(tmp_path):
+    from dataclasses import replace
+
+    app = make_app()
+    app.settings = replace(app.settings, keymap={"app.pause": "space"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("space")
+        assert "PAUSED" in screen_text(app)
+        await pilot.press("p")  # the old key no longer pauses
+        assert "PAUSED" in screen_text(app)
+        await pilot.press("question_mark")
+        assert "space" in screen_text(app)
+
+
+async def test_the_command_palette_goes_to_a_rank_and_shows_a_metric():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("ctrl+p", *"201")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "rank 201 gpu-node-025 GPU 1" in screen_text(app)
+        await pilot.press("ctrl+p", *"show GPU temperature")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.cluster.solo == 1

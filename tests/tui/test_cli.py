@@ -70,3 +70,11 @@ def test_the_data_layer_and_the_cli_import_no_textual():
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_an_unknown_binding_id_in_the_keymap_is_named(tmp_path, capsys):
+    config = tmp_path / "keys.toml"
+    config.write_text('[keys]\n"app.nonsense" = "x"\n')
+    assert main(["--demo", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "app.nonsense" in err and "app.pause" in err

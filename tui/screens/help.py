@@ -3,7 +3,7 @@ so the list cannot drift from what the keys do."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from rich.table import Table
 from textual.app import ComposeResult
@@ -26,7 +26,9 @@ class HelpScreen(ModalScreen[None]):
             ("Everywhere", self.app.BINDINGS),
         ]
         with VerticalScroll(id="help-box"):
-            yield Static(key_table(groups, self.app.get_key_display), id="help-keys")
+            keymap = getattr(self.app, "settings", None)
+            keymap = keymap.keymap if keymap is not None else {}
+            yield Static(key_table(groups, self.app.get_key_display, keymap), id="help-keys")
             yield Static("Esc, ? or q closes this screen.", id="help-footer")
 
     def action_close(self) -> None:
@@ -34,8 +36,10 @@ class HelpScreen(ModalScreen[None]):
 
 
 def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
-              key_display: Callable[[Binding], str]) -> Table:
-    """Two columns, keys and what they do, one block per group of bindings."""
+              key_display: Callable[[Binding], str],
+              keymap: Mapping[str, str]) -> Table:
+    """Two columns, keys and what they do, one block per group of bindings; ``keymap``
+    (binding id -> keys) holds the user's own keys."""
     table = Table(box=None, show_header=False, padding=(0, 2))
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
@@ -44,9 +48,9 @@ def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
         for binding in bindings:
             if not isinstance(binding, Binding):
                 continue
-            keys = ", ".join(
-                key_display(Binding(key, binding.action)) for key in binding.key.split(",")
-            )
+            keys = keymap.get(binding.id or "", binding.key)
+            keys = ", ".join(key_display(Binding(key.strip(), binding.action))
+                             for key in keys.split(","))
             table.add_row(keys, binding.tooltip or binding.description)
         table.add_row("", "")
     return table
