@@ -68,6 +68,8 @@ class ClusterScreen(Screen):
         self.cursor = 0
         self.solo: int | None = None
         self._last_step: tuple[float, float] | None = None  # (step, time it was first seen)
+        self._ranks_up = 0
+        self._step_seconds = float("nan")
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -98,6 +100,9 @@ class ClusterScreen(Screen):
             return
         self.frame = frame
         self._track_progress(frame)
+        self._ranks_up = sum(frame.ranks_up(len(self.rank_map)))
+        step_summary = summarise(frame.values.get("step_time", ()))
+        self._step_seconds = step_summary[1] if step_summary else float("nan")
         with self.app.batch_update():
             for panel in self.panels:
                 self._draw_panel(panel, frame)
@@ -133,12 +138,11 @@ class ClusterScreen(Screen):
             self._last_step = (step, frame.time)
 
     def _refresh_header(self) -> None:
-        frame = self.frame
-        up = sum(frame.ranks_up(len(self.rank_map))) if frame is not None else 0
         view = cluster_lines.JobView(
-            job_name=self.job_name, status=self.status, frame=frame, n_ranks=len(self.rank_map),
-            ranks_up=up, now=self.app.clock(), paused=self.paused,
+            job_name=self.job_name, status=self.status, frame=self.frame,
+            n_ranks=len(self.rank_map), ranks_up=self._ranks_up, now=self.app.clock(), paused=self.paused,
             step_stuck_since=self._last_step[1] if self._last_step else None,
+            step_seconds=self._step_seconds,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view))
 

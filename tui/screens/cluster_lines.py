@@ -38,6 +38,7 @@ class JobView:
     now: float
     paused: bool
     step_stuck_since: float | None
+    step_seconds: float = float("nan")  # the job's median step time
 
 
 def header(view: JobView) -> Text:
@@ -75,6 +76,8 @@ def _job_values(view: JobView) -> Text:
         stuck = view.frame.time - view.step_stuck_since
         if stuck >= NO_PROGRESS_SECONDS:
             text.append(f"  no progress for {_age(stuck)}", "bold red")
+    if not is_missing(view.step_seconds):
+        text.append(f"  {view.step_seconds:.2f} s/step")
     tokens = job.get("tokens_per_s", float("nan"))
     if not is_missing(tokens):
         text.append(f"  {tokens / 1e6:.2f} M tok/s")
