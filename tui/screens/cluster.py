@@ -140,7 +140,8 @@ class ClusterScreen(Screen):
     def _refresh_header(self) -> None:
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
-            n_ranks=len(self.rank_map), ranks_up=self._ranks_up, now=self.app.clock(), paused=self.paused,
+            n_ranks=len(self.rank_map), ranks_up=self._ranks_up, now=self.app.clock(),
+            paused=self.paused,
             step_stuck_since=self._last_step[1] if self._last_step else None,
             step_seconds=self._step_seconds,
         )
