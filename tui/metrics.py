@@ -57,9 +57,14 @@ def format_value(metric: MetricDef, value: float) -> str:
 def _scaled(value: float, step: float, units: Sequence[str]) -> str:
     for unit in units[:-1]:
         if abs(value) < step:
-            return f"{value:.0f} {unit}" if unit == units[0] else f"{value:.1f} {unit}"
+            return f"{value:.{_decimals(value, unit == units[0])}f} {unit}"
         value /= step
-    return f"{value:.1f} {units[-1]}"
+    return f"{value:.{_decimals(value, False)}f} {units[-1]}"
+
+
+def _decimals(value: float, whole: bool) -> int:
+    """Three significant digits are plenty on a heatmap: 312 GB/s, 31.2 GB/s."""
+    return 0 if whole or abs(value) >= 100 else 1
 
 
 def summarise(values: Sequence[float]) -> tuple[float, float, float] | None:

@@ -1,4 +1,9 @@
-"""The colour key under a heatmap: the scale from its low to its high value, and "no data"."""
+"""The line under a heatmap: its colour scale, the keys for "no data" and the cursor, and the
+job's min / median / max on the right.
+
+It is one line of its own so that a new summary every poll repaints this line only, not the
+map above it.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,11 @@ from textual.widget import Widget
 from widgets import palette
 
 SWATCH = "█"
+SUMMARY_STYLE = Style(dim=True)
 
 
 class Legend(Widget):
-    """One line: ``low ████████ high  █ no data  █ selected``."""
+    """``low ████████ high  █ no data  ◆ selected      min 85% · med 88% · max 91%``."""
 
     DEFAULT_CSS = """
     Legend { height: 1; width: 1fr; }
@@ -21,38 +27,57 @@ class Legend(Widget):
     def __init__(self, bad: str, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.bad = bad
-        self.low_text = ""
-        self.high_text = ""
+        self.ends = ("", "")
+        self.summaries: tuple[str, ...] = ()
 
     def set_scale(self, low_text: str, high_text: str) -> None:
         """Label the ends of the scale."""
-        if (low_text, high_text) != (self.low_text, self.high_text):
-            self.low_text, self.high_text = low_text, high_text
+        if (low_text, high_text) != self.ends:
+            self.ends = (low_text, high_text)
+            self.refresh()
+
+    def set_summary(self, *choices: str) -> None:
+        """The summary, as alternatives from longest to shortest; the first that fits shows."""
+        if choices != self.summaries:
+            self.summaries = choices
             self.refresh()
 
     def render(self) -> Text:
-        """The scale, then as many of the keys for "no data" and the cursor as fit."""
-        levels = range(palette.LEVELS)
-        ordered = list(reversed(levels)) if self.bad == "low" else list(levels)
-        text = Text(no_wrap=True, overflow="crop")
-        text.append(f"{self.low_text} ")
-        if self.app.no_color:
-            text.append("".join(palette.glyph(level) for level in ordered), Style(underline=True))
-            text.append(f" {self.high_text}")
-            keys = [(palette.MISSING_GLYPH, Style(), "no data")]
-        else:
-            for level in ordered:
-                text.append(SWATCH, Style(color=_color(level)))
-            text.append(f" {self.high_text}")
-            keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data"),
-                    ("◆", Style(color="color(231)", bgcolor=_color(palette.CURSOR)), "selected")]
-        for mark, style, words in keys:
-            if text.cell_len + len(words) + 4 > self.size.width:
+        width = self.size.width
+        text = self._scale()
+        summary = next((s for s in self.summaries if text.cell_len + len(s) + 2 <= width), "")
+        room = width - len(summary) - 2 if summary else width
+        for mark, style, words in self._keys():
+            if text.cell_len + len(words) + len(mark) + 3 > room:
                 break
             text.append("  ")
             text.append(mark, style)
             text.append(f" {words}")
+        if summary:
+            text.append(" " * max(2, width - text.cell_len - len(summary)))
+            text.append(summary, SUMMARY_STYLE)
+        text.no_wrap, text.overflow = True, "crop"
         return text
+
+    def _scale(self) -> Text:
+        levels = range(palette.LEVELS)
+        ordered = list(reversed(levels)) if self.bad == "low" else list(levels)
+        low, high = self.ends
+        text = Text(f"{low} ")
+        if self.app.no_color:
+            text.append("".join(palette.glyph(level) for level in ordered), Style(underline=True))
+        else:
+            for level in ordered:
+                text.append(SWATCH, Style(color=_color(level)))
+        text.append(f" {high}")
+        return text
+
+    def _keys(self) -> list[tuple[str, Style, str]]:
+        if self.app.no_color:
+            return [(palette.MISSING_GLYPH, Style(), "no data")]
+        cursor = Style(color="color(231)", bgcolor=_color(palette.CURSOR))
+        return [(SWATCH, Style(color=_color(palette.MISSING)), "no data"),
+                ("◆", cursor, "selected")]
 
 
 def _color(level: int) -> str:

@@ -19,7 +19,7 @@ MODE_NOTES = {
 
 
 class MetricPanel(Vertical):
-    """Title in the top border, min / median / max in the bottom border."""
+    """Title in the top border; the legend line carries the scale and min / median / max."""
 
     def __init__(self, metric_id: str, title: str, bad: str, n_ranks: int, gpus_per_node: int,
                  *, id: str | None = None) -> None:
@@ -35,25 +35,32 @@ class MetricPanel(Vertical):
         yield self.legend
 
     def show(self, metric_id: str, title: str, bad: str, values: Sequence[float],
-             scale: tuple[float, float] | None, summary: str, ends: tuple[str, str]) -> None:
-        """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against)."""
+             scale: tuple[float, float] | None, summaries: Sequence[str],
+             ends: tuple[str, str]) -> None:
+        """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against).
+
+        ``summaries`` are the min / median / max line from longest to shortest form.
+        """
         if metric_id != self.metric_id:
             self.metric_id = metric_id
             self.heatmap.bad = self.legend.bad = bad
             self.heatmap.forget_levels()
             self.legend.refresh()
         self.title = title
-        self.border_subtitle = summary
         low, high = scale if scale is not None else (0.0, 1.0)
         self.heatmap.update_values(values, low, high)
         self.legend.set_scale(*ends)
+        self.legend.set_summary(*summaries)
         self._show_title()
 
     def on_heatmap_relaid(self, message: Heatmap.Relaid) -> None:
         self._show_title()
 
     def _show_title(self) -> None:
+        # Setting a border title repaints the whole panel, so only a real change sets it.
         note = MODE_NOTES.get(self.heatmap.mode, "")
         if note.startswith("per node") and self.heatmap.nodes_per_cell > 1:
             note = note.replace("per node", f"per {self.heatmap.nodes_per_cell} nodes")
-        self.border_title = f"{self.title} · {note}" if note else self.title
+        title = f"{self.title} · {note}" if note else self.title
+        if title != self.border_title:
+            self.border_title = title

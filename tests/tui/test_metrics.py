@@ -13,7 +13,9 @@ METRICS = load_settings().metrics
 def test_values_read_in_their_units():
     assert format_value(METRICS["sm_active"], 87.4) == "87%"
     assert format_value(METRICS["temperature"], 88.2) == "88°C"
-    assert format_value(METRICS["nvlink"], 312.5e9) == "312.5 GB/s"
+    assert format_value(METRICS["nvlink"], 312.5e9) == "312 GB/s"
+    assert format_value(METRICS["nvlink"], 31.25e9) == "31.2 GB/s"
+    assert format_value(METRICS["nvlink"], 12.0) == "12 B/s"
     assert format_value(METRICS["memory_used"], 71000) == "69.3 GiB"
     assert format_value(METRICS["step_time"], 1.123) == "1.12 s"
     assert format_value(METRICS["xid"], 79.0) == "79"

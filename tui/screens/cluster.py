@@ -69,6 +69,7 @@ class ClusterScreen(Screen):
         self.solo: int | None = None
         self._last_step: tuple[float, float] | None = None  # (step, time it was first seen)
         self._ranks_up = 0
+        self._status_lines = 0
         self._step_seconds = float("nan")
 
     def compose(self) -> ComposeResult:
@@ -123,12 +124,12 @@ class ClusterScreen(Screen):
         values = frame.values.get(metric.id)
         title = f"{index + 1} {metric.title}"
         if values is None:
-            panel.show(metric.id, title, metric.bad, (), None, "not exported", ("", ""))
+            panel.show(metric.id, title, metric.bad, (), None, ("not exported",), ("", ""))
             return
         scale = self.trackers[metric.id].update(values)
-        text = summary_text(metric, summarise(values), panel.size.width - 6)
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
-        panel.show(metric.id, title, metric.bad, values, scale, text, ends)
+        panel.show(metric.id, title, metric.bad, values, scale,
+                   summary_texts(metric, summarise(values)), ends)
 
     def _track_progress(self, frame: Frame) -> None:
         step = frame.job.get("step", float("nan"))
@@ -145,13 +146,16 @@ class ClusterScreen(Screen):
             step_stuck_since=self._last_step[1] if self._last_step else None,
             step_seconds=self._step_seconds,
         )
-        self.query_one("#header", Static).update(cluster_lines.header(view))
+        self.query_one("#header", Static).update(cluster_lines.header(view), layout=False)
 
     def _refresh_rank_status(self) -> None:
         rank = self.rank_map.ranks[self.cursor]
         status = self.query_one("#rank-status", Static)
         width = status.size.width - 2 or self.app.size.width - 2
-        status.update(cluster_lines.rank_status(rank, self.frame, self.settings.metrics, width))
+        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics, width)
+        lines = text.plain.count("\n") + 1
+        status.update(text, layout=lines != self._status_lines)  # layout only when its height moves
+        self._status_lines = lines
 
     # -- cursor ------------------------------------------------------------------------
 
@@ -230,14 +234,13 @@ class ClusterScreen(Screen):
         }
 
 
-def summary_text(metric: MetricDef, summary: tuple[float, float, float] | None,
-                 room: int) -> str:
-    """"min · med · max", or where that does not fit, the median and the worst end."""
+def summary_texts(metric: MetricDef, summary: tuple[float, float, float] | None,
+                  ) -> tuple[str, ...]:
+    """"min · med · max", then shorter forms: the median and the worst end, the worst end."""
     if summary is None:
-        return "no data"
+        return ("no data",)
     names = ("min", "med", "max")
     parts = [f"{name} {format_value(metric, v)}" for name, v in zip(names, summary, strict=True)]
-    text = " · ".join(parts)
-    if len(text) > room:
-        text = " · ".join(parts[1:] if metric.bad == "high" else parts[:2])
-    return text
+    worst = parts[2] if metric.bad == "high" else parts[0]
+    pair = " · ".join(parts[1:] if metric.bad == "high" else parts[:2])
+    return " · ".join(parts), pair, worst
