@@ -279,3 +279,15 @@ async def test_the_command_palette_goes_to_a_rank_and_shows_a_metric():
         await pilot.press("enter")
         await pilot.pause()
         assert app.cluster.solo == 1
+
+
+async def test_typing_q_or_question_mark_in_the_jump_prompt_does_not_quit_or_open_help():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", "q", "question_mark", "p")
+        assert isinstance(app.screen, JumpScreen)
+        assert app.screen.query_one("#jump-input").value == "q?p"
+        assert not app.cluster.paused
+        await pilot.press("escape")
+        assert app.is_running
