@@ -6,23 +6,23 @@ Every error names the file, the key and what is wrong, so the CLI can print it a
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui.config_reader import Reader, merge, read_toml
 from tui.paths import shipped_config_dir, user_config_file
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from tui.source_settings import (
+    PrometheusSettings,
+    RankSettings,
+    environment_overrides,
+    prometheus_settings,
+    rank_settings,
+)
 
 BAD_DIRECTIONS = ("high", "low")
-
-
-class ConfigError(Exception):
-    """A configuration problem, phrased for the user."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class MetricDef:
     bad: str
     warn: float | None
     digits: int
+    queries: tuple[MetricQuery, ...] = ()  # PromQL, tried per GPU in order
+
+
+@dataclass(frozen=True)
+class MetricQuery:
+    """One way of reading a metric from Prometheus; ``shows`` names it on screen."""
+
+    promql: str
+    shows: str
 
 
 @dataclass(frozen=True)
@@ -54,98 +63,37 @@ class Settings:
     metrics: Mapping[str, MetricDef]
     demo: DemoSettings
     keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys
+    prometheus: PrometheusSettings | None = None
+    job_metrics: Mapping[str, str] = field(default_factory=dict)  # header value -> PromQL
+    ranks: RankSettings | None = None
     config_file: Path | None = None
 
 
 def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None,
-                  ) -> Settings:
-    """Defaults, then the user's file (``config_file`` or the XDG one), then ``overrides``."""
+                  environ: Mapping[str, str] | None = None,
+                  flag_names: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then the user's file (``config_file`` or the XDG one), then ``RANKTOP_*``
+    variables of ``environ``, then ``overrides`` (from flags, named in ``flag_names``)."""
+    environ = os.environ if environ is None else environ
     default_path = shipped_config_dir() / "default.toml"
-    merged = _read_toml(default_path)
+    merged = read_toml(default_path)
     origin = default_path
     user_path = config_file or user_config_file()
     if config_file is not None or user_path.is_file():
-        merged = _merge(merged, _read_toml(user_path))
+        merged = merge(merged, read_toml(user_path))
         origin = user_path
+    from_environment, provenance = environment_overrides(environ)
+    merged = merge(merged, from_environment)
     if overrides:
-        merged = _merge(merged, overrides)
-    return _build(merged, origin, user_path if user_path.is_file() else None)
+        merged = merge(merged, overrides)
+    provenance.update(flag_names or {})
+    top = Reader(origin, merged, "", provenance)
+    return _build(top, environ, user_path if user_path.is_file() else None)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, not a TOML file") from None
-    except PermissionError:
-        raise ConfigError(f"{path}: permission denied") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not valid UTF-8 text") from None
-
-
-def _merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-class _Reader:
-    """Reads typed values out of one TOML table, naming file and key in errors."""
-
-    def __init__(self, origin: Path, table: Mapping[str, Any], prefix: str) -> None:
-        self.origin, self.table, self.prefix = origin, table, prefix
-
-    def fail(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.origin}: {self.prefix}{key}: {problem}")
-
-    def number(self, key: str, low: float, high: float) -> float:
-        value = self.table.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise self.fail(key, f"must be a number (got {value!r})")
-        if not low <= value <= high:
-            raise self.fail(key, f"must be between {low:g} and {high:g} (got {value:g})")
-        return float(value)
-
-    def integer(self, key: str, low: int, high: int) -> int:
-        value = self.table.get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"must be a whole number (got {value!r})")
-        if not low <= value <= high:
-            raise self.fail(key, f"must be between {low} and {high} (got {value})")
-        return value
-
-    def text(self, key: str, default: str | None = None) -> str:
-        value = self.table.get(key, default)
-        if not isinstance(value, str) or not value:
-            raise self.fail(key, f"must be a non-empty string (got {value!r})")
-        return value
-
-    def table_of(self, key: str) -> Mapping[str, Any]:
-        value = self.table.get(key, {})
-        if not isinstance(value, Mapping):
-            raise self.fail(key, "must be a table")
-        return value
-
-
-def _build(raw: Mapping[str, Any], origin: Path, user_file: Path | None) -> Settings:
-    top = _Reader(origin, raw, "")
-    display = _Reader(origin, top.table_of("display"), "display.")
-    demo = _Reader(origin, top.table_of("demo"), "demo.")
-    metrics_table = top.table_of("metrics")
-    metrics = {
-        name: _metric(_Reader(origin, _table(origin, metrics_table, name), f"metrics.{name}."),
-                      name)
-        for name in metrics_table
-    }
+def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> Settings:
+    display, demo, metrics_reader = top.child("display"), top.child("demo"), top.child("metrics")
+    metrics = {name: _metric(metrics_reader.child(name), name) for name in metrics_reader.table}
     maps = tuple(display.table.get("maps", ()))
     if len(maps) != 4 or not all(isinstance(m, str) for m in maps):
         raise display.fail("maps", "must list exactly four metric names")
@@ -162,24 +110,20 @@ def _build(raw: Mapping[str, Any], origin: Path, user_file: Path | None) -> Sett
             gpus_per_node=demo.integer("gpus_per_node", 1, 64),
             seed=demo.integer("seed", 0, 2**63),
         ),
-        keymap=_keymap(_Reader(origin, top.table_of("keys"), "keys.")),
+        keymap=_keymap(top.child("keys")),
+        prometheus=prometheus_settings(top.child("prometheus"), environ),
+        job_metrics={key: jobs.text(key) for key in (jobs := top.child("job_metrics")).table},
+        ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
     )
 
 
-def _keymap(reader: _Reader) -> dict[str, str]:
+def _keymap(reader: Reader) -> dict[str, str]:
     """``[keys]``: binding ids to comma-separated keys, e.g. ``"app.pause" = "space"``."""
     return {binding_id: reader.text(binding_id) for binding_id in reader.table}
 
 
-def _table(origin: Path, parent: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    value = parent[name]
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{origin}: metrics.{name}: must be a table")
-    return value
-
-
-def _metric(reader: _Reader, name: str) -> MetricDef:
+def _metric(reader: Reader, name: str) -> MetricDef:
     bad = reader.text("bad")
     if bad not in BAD_DIRECTIONS:
         raise reader.fail("bad", f"must be \"high\" or \"low\" (got {bad!r})")
@@ -192,10 +136,18 @@ def _metric(reader: _Reader, name: str) -> MetricDef:
         bad=bad,
         warn=reader.number("warn", -math.inf, math.inf) if "warn" in reader.table else None,
         digits=reader.integer("digits", 0, 6) if "digits" in reader.table else 1,
+        queries=_queries(reader),
     )
 
 
-def _scale(reader: _Reader) -> tuple[float, float] | None:
+def _queries(reader: Reader) -> tuple[MetricQuery, ...]:
+    promql, shows = reader.texts("promql"), reader.texts("shows")
+    if shows and len(shows) != len(promql):
+        raise reader.fail("shows", f"must name each of the {len(promql)} promql entries")
+    return tuple(MetricQuery(q, s) for q, s in zip(promql, shows or promql, strict=True))
+
+
+def _scale(reader: Reader) -> tuple[float, float] | None:
     value = reader.table.get("scale", "auto")
     if value == "auto":
         return None
