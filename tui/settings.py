@@ -112,10 +112,14 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         ),
         keymap=_keymap(top.child("keys")),
         prometheus=prometheus_settings(top.child("prometheus"), environ),
-        job_metrics={key: jobs.text(key) for key in (jobs := top.child("job_metrics")).table},
+        job_metrics=_job_metrics(top.child("job_metrics")),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
     )
+
+
+def _job_metrics(reader: Reader) -> dict[str, str]:
+    return {key: reader.text(key) for key in reader.table}
 
 
 def _keymap(reader: Reader) -> dict[str, str]:
