@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from tui.settings import ConfigError, Settings, load_settings
+from tui.config_reader import ConfigError
+from tui.settings import Settings, load_settings
 
 COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tui.settings import ConfigError, load_settings
+from tui.config_reader import ConfigError
+from tui.settings import load_settings
 
 
 @pytest.fixture(autouse=True)
