@@ -80,6 +80,8 @@ class Frame:
     time: float
     values: Mapping[str, Sequence[float]]
     job: Mapping[str, float] = field(default_factory=dict)
+    stale: frozenset[int] = frozenset()  # ranks whose newest sample is too old to trust
+    shows: Mapping[str, str] = field(default_factory=dict)  # metric -> which query it shows
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)
@@ -113,3 +115,4 @@ class SourceStatus:
     since: float
     message: str = ""
     last_ok: float | None = None
+    detail: str = ""  # e.g. where the rank map came from and how many ranks matched

@@ -9,7 +9,7 @@ bytes per refresh low.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -69,14 +69,19 @@ class Heatmap(Widget):
 
     # -- what the app calls ------------------------------------------------------------
 
-    def update_values(self, values: Sequence[float], low: float, high: float) -> None:
-        """Show a new frame of values (NaN for no data) on a ``low``..``high`` scale."""
+    def update_values(self, values: Sequence[float], low: float, high: float,
+                      stale: Collection[int] = ()) -> None:
+        """Show a new frame of values (NaN for no data) on a ``low``..``high`` scale;
+        ``stale`` ranks are drawn as stale whatever their value."""
         previous = self._rank_levels
         self._rank_levels = [
             palette.quantise(values[r] if r < len(values) else float("nan"), low, high,
                              self.bad, previous[r])
             for r in range(self.n_ranks)
         ]
+        for rank in stale:
+            if 0 <= rank < self.n_ranks and self._rank_levels[rank] != palette.MISSING:
+                self._rank_levels[rank] = palette.STALE
         self._refresh_items()
 
     def forget_levels(self) -> None:

@@ -29,6 +29,7 @@ class Legend(Widget):
         self.bad = bad
         self.ends = ("", "")
         self.summaries: tuple[str, ...] = ()
+        self.show_stale = False  # the key for stale cells, once a source can mark them
 
     def set_scale(self, low_text: str, high_text: str) -> None:
         """Label the ends of the scale."""
@@ -74,10 +75,13 @@ class Legend(Widget):
 
     def _keys(self) -> list[tuple[str, Style, str]]:
         if self.app.no_color:
-            return [(palette.MISSING_GLYPH, Style(), "no data")]
+            stale = [(palette.STALE_GLYPH, Style(), "stale")] if self.show_stale else []
+            return [(palette.MISSING_GLYPH, Style(), "no data"), *stale]
         cursor = Style(color="color(231)", bgcolor=_color(palette.CURSOR))
-        return [(SWATCH, Style(color=_color(palette.MISSING)), "no data"),
-                ("◆", cursor, "selected")]
+        keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data")]
+        if self.show_stale:
+            keys.append((SWATCH, Style(color=_color(palette.STALE)), "stale"))
+        return [*keys, ("◆", cursor, "selected")]
 
 
 def _color(level: int) -> str:

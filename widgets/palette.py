@@ -17,15 +17,19 @@ from rich.style import Style
 # Cool to hot: calm blues and greens for healthy cells, orange and red for bad ones.
 SCALE_COLORS = (24, 30, 35, 106, 178, 208, 202, 196)
 LEVELS = len(SCALE_COLORS)
-MISSING = LEVELS  # a rank with no data
-CURSOR = LEVELS + 1  # the selected rank
-EMPTY = LEVELS + 2  # no rank here (past the end of a partly filled column)
+# Past the scale, in the order a node's worst GPU is chosen: stale, then missing.
+STALE = LEVELS  # a rank whose newest data is too old to trust
+MISSING = LEVELS + 1  # a rank with no data
+CURSOR = LEVELS + 2  # the selected rank
+EMPTY = LEVELS + 3  # no rank here (past the end of a partly filled column)
+STALE_COLOR = 60
 MISSING_COLOR = 244
 CURSOR_COLOR = 201
 CURSOR_MARK_COLOR = 231
 
 SCALE_GLYPHS = (" ", "·", ":", "░", "▒", "▒", "▓", "█")
 MISSING_GLYPH = "×"
+STALE_GLYPH = "?"
 EMPTY_GLYPH = " "
 
 # A value must pass a bucket edge by this share of a bucket before its level changes,
@@ -58,7 +62,7 @@ def color_number(level: int) -> int | None:
     """The xterm-256 colour of a level, or None for an empty cell."""
     if level < LEVELS:
         return SCALE_COLORS[level]
-    return {MISSING: MISSING_COLOR, CURSOR: CURSOR_COLOR}.get(level)
+    return {STALE: STALE_COLOR, MISSING: MISSING_COLOR, CURSOR: CURSOR_COLOR}.get(level)
 
 
 @cache
@@ -90,7 +94,7 @@ def glyph(level: int) -> str:
     """The character that stands for a level when there is no colour."""
     if level < LEVELS:
         return SCALE_GLYPHS[level]
-    return {MISSING: MISSING_GLYPH, CURSOR: "◆"}.get(level, EMPTY_GLYPH)
+    return {STALE: STALE_GLYPH, MISSING: MISSING_GLYPH}.get(level, EMPTY_GLYPH)
 
 
 @cache

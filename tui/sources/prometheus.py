@@ -1,0 +1,213 @@
+"""Prometheus as a source: one query per metric per poll returns every rank.
+
+The job's own per-rank metrics name the ranks (or a rank-map file, the Slurm node list, or
+the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else by host and
+GPU. A poll that fails keeps the last good frame on screen, marked stale, and says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Sequence
+
+from tui import promql, ranks
+from tui.model import MISSING, Frame, Health, RankMap, SourceStatus
+from tui.settings import Settings
+from tui.sources.prom_client import PromClient, QueryError, Sample
+
+# DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
+DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
+DCGM_FP_BLANK = 140737488355328.0
+SLOW_SECONDS = 5.0
+UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
+
+
+class PrometheusSource:
+    """Frames of a training job read from any PromQL-compatible API."""
+
+    def __init__(self, settings: Settings, client: PromClient | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.prom = settings.prometheus
+        self.rank_settings = settings.ranks
+        self.client = client or PromClient(self.prom)
+        self.clock = clock
+        self.name = f"Prometheus {self.prom.url}"
+        self.job_name = self.prom.job or "all jobs"
+        self.rank_map = UNKNOWN
+        self._join = ranks.DcgmJoin(UNKNOWN)
+        self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
+        self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
+        self._last: Frame | None = None
+        self._status = SourceStatus(self.name, Health.STALE, since=clock(),
+                                    message="waiting for the first poll")
+
+    async def poll(self) -> Frame:
+        return await asyncio.to_thread(self.poll_now)
+
+    def status(self) -> SourceStatus:
+        return self._status
+
+    def poll_now(self) -> Frame:
+        """One blocking poll; raises QueryError when nothing at all could be read."""
+        started = self.clock()
+        answers, failures = self._run_queries()
+        if not answers:
+            self._fail(failures[0] if failures else QueryError("no queries", ""))
+        self._learn_ranks(answers)
+        frame = self._frame(answers, started)
+        self._last = frame
+        self._report(frame, failures, self.clock() - started)
+        return frame
+
+    # -- querying ----------------------------------------------------------------------
+
+    def queries(self) -> dict[str, str]:
+        """Every query of a poll, by what it is for."""
+        metrics = {
+            f"metric:{m.id}": promql.metric_query(m.queries, self._dcgm, self._job)
+            for m in self.settings.metrics.values() if m.queries
+        }
+        jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
+                for k, q in self.settings.job_metrics.items()}
+        fresh = {
+            "fresh:dcgm": promql.freshness_query("DCGM_FI_DEV_GPU_TEMP", self._dcgm),
+            "fresh:job": promql.freshness_query(self.rank_settings.step_metric, self._job),
+        }
+        return {**metrics, **jobs, **fresh}
+
+    def _run_queries(self) -> tuple[dict[str, list[Sample]], list[QueryError]]:
+        answers: dict[str, list[Sample]] = {}
+        failures: list[QueryError] = []
+        for key, expression in self.queries().items():
+            try:
+                answers[key] = self.client.query(expression)
+            except QueryError as error:
+                failures.append(error)
+                if error.kind in ("connection refused", "cannot connect", "timed out", "TLS"):
+                    break  # the server is not there: no use asking the rest
+        return answers, failures
+
+    def _fail(self, error: QueryError) -> None:
+        now = self.clock()
+        since = self._status.since if self._status.health is not Health.OK else now
+        health = Health.STALE if self._last is not None else Health.ERROR
+        self._status = SourceStatus(self.name, health, since=since, message=str(error),
+                                    last_ok=self._status.last_ok, detail=self._status.detail)
+        raise error
+
+    # -- ranks -------------------------------------------------------------------------
+
+    def _learn_ranks(self, answers: dict[str, list[Sample]]) -> None:
+        """Resolve the rank map, again whenever a better source for it appears."""
+        step_series = [s.labels for s in answers.get("metric:step_time", [])]
+        rs = self.rank_settings
+        learned = ranks.from_job_series(step_series, rs.rank_label, rs.host_label,
+                                        rs.local_gpu_label, rs.uuid_label)
+        if learned is None and self.rank_map.source in (UNKNOWN.source, ranks.FROM_DCGM):
+            learned = self._fallback_ranks(answers)
+        if learned is not None and _differs(learned, self.rank_map):
+            self.rank_map = learned
+            self._join = ranks.DcgmJoin(learned)
+
+    def _fallback_ranks(self, answers: dict[str, list[Sample]]) -> RankMap | None:
+        rs = self.rank_settings
+        try:
+            if rs.rank_map_file is not None:
+                return ranks.from_file(rs.rank_map_file)
+            if rs.slurm_nodelist:
+                return ranks.from_slurm(rs.slurm_nodelist, rs.gpus_per_node)
+        except ranks.RankMapError as error:
+            raise QueryError("rank map", str(error)) from None
+        return ranks.from_dcgm(s.labels for s in answers.get("metric:temperature", []))
+
+    def _rank_of(self, labels: dict[str, str]) -> int | None:
+        rank_text = labels.get(self.rank_settings.rank_label)
+        if rank_text is not None and rank_text.isdigit():
+            return int(rank_text)
+        return self._join.rank_of(labels)
+
+    # -- the frame ---------------------------------------------------------------------
+
+    def _frame(self, answers: dict[str, list[Sample]], now: float) -> Frame:
+        n = len(self.rank_map)
+        values: dict[str, list[float]] = {}
+        shows: dict[str, str] = {}
+        for metric in self.settings.metrics.values():
+            key = f"metric:{metric.id}"
+            if key not in answers:  # its query failed: keep what it showed last
+                if self._last is not None and metric.id in self._last.values:
+                    values[metric.id] = list(self._last.values[metric.id])
+                continue
+            if answers[key]:
+                values[metric.id], shows[metric.id] = self._per_rank(answers[key], metric, n)
+        job = {k.split(":", 1)[1]: _scalar(v) for k, v in answers.items() if k.startswith("job:")}
+        return Frame(time=now, values=values, job=job, stale=self._stale(answers, now, n),
+                     shows=shows)
+
+    def _per_rank(self, samples: Sequence[Sample], metric, n: int) -> tuple[list[float], str]:
+        values = [MISSING] * n
+        ways: dict[str, int] = {}
+        for sample in samples:
+            rank = self._rank_of(sample.labels)
+            if rank is None or rank >= n:
+                continue
+            values[rank] = _clean(sample.value)
+            way = sample.labels.get(promql.WAY_LABEL, "0")
+            ways[way] = ways.get(way, 0) + 1
+        return values, _ways_shown(metric.queries, ways)
+
+    def _stale(self, answers: dict[str, list[Sample]], now: float, n: int) -> frozenset[int]:
+        newest = [-math.inf] * n
+        for key in ("fresh:dcgm", "fresh:job"):
+            for sample in answers.get(key, []):
+                rank = self._rank_of(sample.labels)
+                if rank is not None and rank < n:
+                    newest[rank] = max(newest[rank], sample.value)
+        limit = now - self.rank_settings.stale_after_seconds
+        return frozenset(r for r, t in enumerate(newest) if -math.inf < t < limit)
+
+    def _report(self, frame: Frame, failures: list[QueryError], took: float) -> None:
+        matched = sum(1 for r in range(len(self.rank_map))
+                      if not math.isnan(frame.value("temperature", r)))
+        detail = f"ranks: {self.rank_map.source}; {matched}/{len(self.rank_map)} with DCGM data"
+        now = self.clock()
+        if failures:
+            health, message = Health.SLOW, (f"partial: {len(failures)} of "
+                                            f"{len(self.queries())} queries failed "
+                                            f"({failures[0]}); those maps keep their last values")
+        elif not any(frame.values.values()):
+            health, message = Health.ERROR, f"no series for job {self.job_name!r}"
+        elif took > max(SLOW_SECONDS, self.settings.refresh_seconds):
+            health, message = Health.SLOW, f"slow: the poll took {took:.1f} s"
+        else:
+            health, message = Health.OK, ""
+        since = self._status.since if self._status.health is health else now
+        self._status = SourceStatus(self.name, health, since=since, message=message,
+                                    last_ok=now, detail=detail)
+
+
+def _clean(value: float) -> float:
+    """NaN for DCGM's blank sentinels and for infinities."""
+    if math.isinf(value) or value >= DCGM_FP_BLANK or value >= DCGM_INT_BLANK:
+        return MISSING
+    return value
+
+
+def _scalar(samples: Sequence[Sample]) -> float:
+    return _clean(samples[0].value) if samples else MISSING
+
+
+def _ways_shown(queries, ways: dict[str, int]) -> str:
+    """The name of the way most GPUs were read ("+ others" when they differ)."""
+    if len(queries) < 2 or not ways:
+        return ""
+    best = max(ways, key=ways.get)
+    index = int(best) if best.isdigit() and int(best) < len(queries) else 0
+    return queries[index].shows + (" + others" if len(ways) > 1 else "")
+
+
+def _differs(new: RankMap, old: RankMap) -> bool:
+    return new.source != old.source or new.ranks != old.ranks
