@@ -81,7 +81,9 @@ class RanktopApp(App[None]):
             return
         self.post_message(FrameReady(frame, self.source.status()))
 
-    def on_frame_ready(self, message: FrameReady) -> None:
+    async def on_frame_ready(self, message: FrameReady) -> None:
+        if self.source.rank_map is not self.cluster.rank_map:
+            await self.cluster.use_rank_map(self.source.rank_map)
         self.cluster.show_frame(message.frame, message.status)
 
     def on_poll_failed(self, message: PollFailed) -> None:

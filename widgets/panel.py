@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -36,7 +36,7 @@ class MetricPanel(Vertical):
 
     def show(self, metric_id: str, title: str, bad: str, values: Sequence[float],
              scale: tuple[float, float] | None, summaries: Sequence[str],
-             ends: tuple[str, str]) -> None:
+             ends: tuple[str, str], stale: Collection[int] = ()) -> None:
         """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against).
 
         ``summaries`` are the min / median / max line from longest to shortest form.
@@ -48,7 +48,8 @@ class MetricPanel(Vertical):
             self.legend.refresh()
         self.title = title
         low, high = scale if scale is not None else (0.0, 1.0)
-        self.heatmap.update_values(values, low, high)
+        self.heatmap.update_values(values, low, high, stale)
+        self.legend.show_stale = bool(stale)
         self.legend.set_scale(*ends)
         self.legend.set_summary(*summaries)
         self._show_title()

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tui.metrics import ScaleTracker, format_value, summarise
-from tui.model import Frame, RankMap, SourceStatus, is_missing
+from tui.model import Frame, Health, RankMap, SourceStatus, is_missing
 from tui.screens import cluster_lines
 from tui.screens.jump import JumpScreen
 from tui.settings import MetricDef, Settings
@@ -92,9 +92,17 @@ class ClusterScreen(Screen):
 
     # -- data --------------------------------------------------------------------------
 
+    async def use_rank_map(self, rank_map: RankMap) -> None:
+        """The source learned (or re-learned) the job's ranks: lay the maps out anew."""
+        self.rank_map = rank_map
+        self.cursor = min(self.cursor, max(0, len(rank_map) - 1))
+        await self.recompose()
+        self._apply_solo()
+
     def show_frame(self, frame: Frame, status: SourceStatus) -> None:
         """A new poll arrived; drawn at once unless paused."""
         self.status = status
+        self.set_class(status.health is Health.STALE, "-stale")
         if self.paused:
             self.pending = frame
             self._refresh_header()
@@ -112,6 +120,7 @@ class ClusterScreen(Screen):
 
     def show_status(self, status: SourceStatus) -> None:
         self.status = status
+        self.set_class(status.health is Health.STALE, "-stale")
         self._refresh_header()
 
     @property
@@ -122,14 +131,15 @@ class ClusterScreen(Screen):
         index = int(panel.id.rsplit("-", 1)[1])
         metric = self.settings.metrics[self.map_metrics[index]]
         values = frame.values.get(metric.id)
-        title = f"{index + 1} {metric.title}"
+        shows = frame.shows.get(metric.id)
+        title = f"{index + 1} {metric.title}" + (f" ({shows})" if shows else "")
         if values is None:
             panel.show(metric.id, title, metric.bad, (), None, ("not exported",), ("", ""))
             return
         scale = self.trackers[metric.id].update(values)
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale,
-                   summary_texts(metric, summarise(values)), ends)
+                   summary_texts(metric, summarise(values)), ends, frame.stale)
 
     def _track_progress(self, frame: Frame) -> None:
         step = frame.job.get("step", float("nan"))
@@ -149,8 +159,11 @@ class ClusterScreen(Screen):
         self.query_one("#header", Static).update(cluster_lines.header(view), layout=False)
 
     def _refresh_rank_status(self) -> None:
-        rank = self.rank_map.ranks[self.cursor]
         status = self.query_one("#rank-status", Static)
+        if not self.rank_map.ranks:
+            status.update(f"no ranks known yet ({self.rank_map.source})")
+            return
+        rank = self.rank_map.ranks[self.cursor]
         width = status.size.width - 2 or self.app.size.width - 2
         text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics, width)
         lines = text.plain.count("\n") + 1

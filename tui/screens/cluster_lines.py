@@ -42,28 +42,43 @@ class JobView:
 
 
 def header(view: JobView) -> Text:
+    """Two lines: the job and how fresh its data is; the ranks and the job's progress."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("ranktop ", "bold")
     line.append(view.job_name, "bold cyan")
+    if view.paused:
+        line.append("  ")
+        line.append(" PAUSED: p to resume ", "bold reverse yellow")
     line.append("  ")
-    line.append(f"● {view.status.name}", HEALTH_STYLES[view.status.health])
-    if view.status.message:
-        line.append(f": {view.status.message}", HEALTH_STYLES[view.status.health])
+    line.append_text(_health(view))
     if view.frame is not None:
         age = max(0.0, view.now - view.frame.time)
         line.append(f"  data {_age(age)} old", "bold yellow" if age > 30 else "dim")
     else:
         line.append("  waiting for the first poll…", "dim")
-    if view.paused:
-        line.append("  ")
-        line.append(" PAUSED: p to resume ", "bold reverse yellow")
+    line.append(f"  {view.status.name}", "dim")
     line.append("\n")
     missing = view.n_ranks - view.ranks_up
     line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", "bold")
     if view.frame is not None and missing:
         line.append(f"  {missing} missing", "bold red")
     line.append(_job_values(view))
+    if view.status.detail:
+        line.append(f"  {view.status.detail}", "dim")
     return line
+
+
+def _health(view: JobView) -> Text:
+    """● ok, or what is wrong and for how long: "● STALE for 45 s: connection refused"."""
+    status = view.status
+    style = HEALTH_STYLES[status.health]
+    text = Text(f"● {status.health.value}", style)
+    if status.health is not Health.OK:
+        text = Text(f"● {status.health.value.upper()}", style)
+        text.append(f" for {_age(max(0.0, view.now - status.since))}", style)
+    if status.message:
+        text.append(f": {status.message}", style)
+    return text
 
 
 def _job_values(view: JobView) -> Text:
