@@ -50,11 +50,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ranktop",
         description="A live console of every rank of a distributed GPU training job.",
-        epilog="Try it on the embedded demo cluster: ranktop --demo",
+        epilog="Try it on the embedded demo cluster: ranktop --demo. Subcommands: "
+               "`ranktop simulate --port P` serves the demo cluster as dcgm-exporter and job "
+               "metrics for a Prometheus to scrape; `ranktop check-config` checks the "
+               "configuration, the connection and every query.",
     )
     parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
     parser.add_argument("--demo", action="store_true",
                         help="show the embedded simulated cluster, with its scripted faults")
+    parser.add_argument("--prometheus", metavar="URL",
+                        help="the Prometheus (or any PromQL API) to read; RANKTOP_PROMETHEUS_URL")
+    parser.add_argument("--job", metavar="NAME",
+                        help="the training job, as its metrics' training_job label; RANKTOP_JOB")
+    parser.add_argument("--rank-map", metavar="FILE",
+                        help="lines of rank,host,gpu, when the job's metrics carry no ranks")
+    parser.add_argument("--insecure", action="store_true", default=None,
+                        help="do not verify the server's TLS certificate")
     parser.add_argument("--nodes", type=_positive_int, help="demo: number of nodes (default 64)")
     parser.add_argument("--gpus-per-node", type=_positive_int,
                         help="demo: GPUs per node (default 8)")
@@ -70,29 +81,93 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _overrides(args: argparse.Namespace) -> dict:
-    demo = {key: value for key, value in (
-        ("nodes", args.nodes), ("gpus_per_node", args.gpus_per_node), ("seed", args.seed),
-    ) if value is not None}
-    display = {"refresh_seconds": args.refresh} if args.refresh is not None else {}
-    return {"demo": demo, "display": display}
+# flag -> (table, key): what each flag overrides, and how errors name it
+FLAG_KEYS = {
+    "nodes": ("demo", "nodes"), "gpus_per_node": ("demo", "gpus_per_node"),
+    "seed": ("demo", "seed"), "refresh": ("display", "refresh_seconds"),
+    "prometheus": ("prometheus", "url"), "job": ("prometheus", "job"),
+    "insecure": ("prometheus", "insecure"), "rank_map": ("ranks", "rank_map_file"),
+}
+
+
+def _overrides(args: argparse.Namespace) -> tuple[dict, dict[str, str]]:
+    overrides: dict[str, dict] = {}
+    names: dict[str, str] = {}
+    for attribute, (table, key) in FLAG_KEYS.items():
+        value = getattr(args, attribute)
+        if value is not None:
+            overrides.setdefault(table, {})[key] = value
+            names[f"{table}.{key}"] = f"--{attribute.replace('_', '-')}"
+    return overrides, names
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "simulate":
+        from tui.exporter import simulate_main
+
+        return simulate_main(argv[1:])
+    if argv and argv[0] == "check-config":
+        return _check_config(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.color_system and args.color_system != "auto":
         os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
+    settings = _settings(args)
+    if settings is None:
+        return 2
+    if args.demo:
+        return run_demo(settings, mouse=not args.no_mouse)
+    if settings.prometheus.url:
+        return run_prometheus(settings, mouse=not args.no_mouse)
+    print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
+          "cluster, or `ranktop --prometheus URL --job NAME` for a real one; "
+          "`ranktop --help` lists the options.", file=sys.stderr)
+    return 2
+
+
+def _settings(args: argparse.Namespace) -> Settings | None:
+    """The settings, or None after printing the configuration error."""
+    overrides, names = _overrides(args)
     try:
-        settings = load_settings(args.config, _overrides(args))
+        return load_settings(args.config, overrides, flag_names=names)
     except ConfigError as error:
         print(f"ranktop: configuration error: {error}", file=sys.stderr)
+        return None
+
+
+def _check_config(argv: list[str]) -> int:
+    parser = build_parser()
+    parser.prog = "ranktop check-config"
+    parser.description = ("Print the resolved configuration (secrets hidden), check the "
+                          "connection and run every query, saying how many ranks each returned.")
+    settings = _settings(parser.parse_args(argv))
+    if settings is None:
         return 2
-    if not args.demo:
-        print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
-              "cluster; `ranktop --help` lists the options.", file=sys.stderr)
+    from tui.check_config import check_config
+
+    return check_config(settings, sys.stdout)
+
+
+def run_prometheus(settings: Settings, mouse: bool = True) -> int:
+    unknown = _unknown_keys(settings)
+    if unknown:
         return 2
-    return run_demo(settings, mouse=not args.no_mouse)
+    from tui.app import RanktopApp
+    from tui.sources.prometheus import PrometheusSource
+
+    RanktopApp(settings, PrometheusSource(settings)).run(mouse=mouse)
+    return 0
+
+
+def _unknown_keys(settings: Settings) -> list[str]:
+    """Binding ids in the user's keymap that name no key, after saying so."""
+    unknown = sorted(set(settings.keymap) - binding_ids())
+    if unknown:
+        known = ", ".join(sorted(binding_ids()))
+        print(f"ranktop: configuration error: {settings.config_file}: keys: unknown binding id "
+              f"{unknown[0]!r} (known: {known})", file=sys.stderr)
+    return unknown
 
 
 def run_demo(settings: Settings, mouse: bool = True) -> int:
@@ -100,11 +175,7 @@ def run_demo(settings: Settings, mouse: bool = True) -> int:
     from tui.scenario import ScenarioError
     from tui.sources.demo import demo_source
 
-    unknown = sorted(set(settings.keymap) - binding_ids())
-    if unknown:
-        known = ", ".join(sorted(binding_ids()))
-        print(f"ranktop: configuration error: {settings.config_file}: keys: unknown binding id "
-              f"{unknown[0]!r} (known: {known})", file=sys.stderr)
+    if _unknown_keys(settings):
         return 2
     try:
         source = demo_source(settings.demo)

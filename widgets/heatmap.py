@@ -147,6 +147,7 @@ class Heatmap(Widget):
             self.mode = "zoom"
             grid = self._zoom_window(width, height)
         self.nodes_per_cell = 1
+        cells = n_nodes
         while grid is None and self.nodes_per_cell <= n_nodes:
             self.mode = "node"
             cells = -(-n_nodes // self.nodes_per_cell)
