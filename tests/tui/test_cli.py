@@ -78,3 +78,27 @@ def test_an_unknown_binding_id_in_the_keymap_is_named(tmp_path, capsys):
     assert main(["--demo", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "app.nonsense" in err and "app.pause" in err
+
+
+def test_a_bad_prometheus_url_names_the_flag(capsys):
+    assert main(["--prometheus", "localhost:9090"]) == 2
+    assert "--prometheus: prometheus.url: must be an http:// or https:// URL" in (
+        capsys.readouterr().err)
+
+
+def test_check_config_reports_an_unreachable_server_and_exits_1(capsys):
+    code = main(["check-config", "--prometheus", "http://127.0.0.1:9", "--job", "j"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "prometheus     http://127.0.0.1:9" in out
+    assert "FAILED: connection refused" in out
+
+
+def test_check_config_never_prints_secrets(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RANKTOP_BEARER_TOKEN", "tok-123-secret")
+    monkeypatch.setenv("RANKTOP_PASSWORD", "pw-456-secret")
+    monkeypatch.setenv("RANKTOP_USERNAME", "me")
+    main(["check-config", "--prometheus", "http://127.0.0.1:9"])
+    out = capsys.readouterr().out
+    assert "bearer token ***" in out and "password ***" in out
+    assert "tok-123-secret" not in out and "pw-456-secret" not in out

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tui.exporter import (
     ExportOptions,
@@ -26,8 +27,6 @@ from tui.exporter import (
 )
 from tui.scenario import load_scenario
 from tui.simulate import SimCluster
-
-parser = pytest.importorskip("prometheus_client.parser")
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
@@ -52,7 +51,7 @@ def cluster() -> SimCluster:
 
 def families(text: str) -> dict[str, list]:
     """Family name -> samples, as prometheus_client parses the text format."""
-    return {f.name: (f.type, f.samples) for f in parser.text_string_to_metric_families(text)}
+    return {f.name: (f.type, f.samples) for f in text_string_to_metric_families(text)}
 
 
 def scrape(cluster: SimCluster, t: float, **options) -> dict[str, list]:
@@ -212,11 +211,11 @@ def fetch(url: str) -> tuple[int, str, str]:
 
 def test_the_server_answers_on_an_ephemeral_port(cluster):
     clock = FixedClock()
-    server = make_server(cluster, ExportOptions(), "127.0.0.1", 0, clock=clock)
+    server = make_server(cluster, ExportOptions(), "127.0.0.1", 0, clock=clock, start=10.0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        clock.now += 40.0  # t = 40 s since the server started
+        clock.now += 30.0  # t = 10 + 30 s since the server started
         status, kind, body = fetch(server.url)
         assert status == 200 and "version=0.0.4" in kind
         temp = one(families(body), "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
@@ -245,6 +244,8 @@ def test_a_port_in_use_exits_2_with_one_line(capsys):
     (["--nodes", "0"], "--nodes"),
     (["--hostname-label", "HOST"], "invalid choice"),
     (["--bogus"], "unrecognized arguments"),
+    (["--start", "-5"], "--start"),
+    (["--scenario", "/nonexistent/scenario.toml"], "cannot read"),
 ])
 def test_bad_flags_exit_2_with_one_line(capsys, argv, words):
     assert simulate_main(argv) == 2

@@ -87,3 +87,48 @@ def test_unreadable_files_are_config_errors(tmp_path):
     bad_bytes.write_bytes(b"\xff\xfe[display]")
     with pytest.raises(ConfigError):
         load_settings(bad_bytes)
+
+
+def test_environment_variables_set_keys_and_flags_beat_them(tmp_path):
+    environ = {"RANKTOP_PROMETHEUS_URL": "http://env:9090", "RANKTOP_JOB": "from-env",
+               "RANKTOP_REFRESH_SECONDS": "5", "RANKTOP_INSECURE": "yes"}
+    settings = load_settings(environ=environ)
+    assert settings.prometheus.url == "http://env:9090"
+    assert settings.prometheus.job == "from-env"
+    assert settings.refresh_seconds == 5
+    assert settings.prometheus.insecure is True
+    flagged = load_settings(overrides={"prometheus": {"job": "from-flag"}}, environ=environ)
+    assert flagged.prometheus.job == "from-flag"
+
+
+def test_errors_name_the_variable_or_flag_a_bad_value_came_from():
+    with pytest.raises(ConfigError, match="environment variable RANKTOP_PROMETHEUS_URL"):
+        load_settings(environ={"RANKTOP_PROMETHEUS_URL": "prom:9090"})
+    with pytest.raises(ConfigError, match="RANKTOP_INSECURE: must be true or false"):
+        load_settings(environ={"RANKTOP_INSECURE": "maybe"})
+    with pytest.raises(ConfigError, match="--prometheus: prometheus.url"):
+        load_settings(overrides={"prometheus": {"url": "ftp://x"}}, environ={},
+                      flag_names={"prometheus.url": "--prometheus"})
+
+
+def test_secrets_come_from_files_or_variables_and_never_print(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    path = write(tmp_path, f'[prometheus]\nbearer_token_file = "{token}"\nusername = "me"\n')
+    settings = load_settings(path, environ={"RANKTOP_PASSWORD": "hunter2"})
+    assert settings.prometheus.bearer_token.value == "s3cret-token"
+    assert settings.prometheus.password.value == "hunter2"
+    shown = repr(settings) + str(settings.prometheus)
+    assert "s3cret-token" not in shown and "hunter2" not in shown
+    assert "***" in shown
+
+
+def test_a_missing_secret_or_ca_file_is_named(tmp_path):
+    path = write(tmp_path, '[prometheus]\nca_bundle = "/nonexistent/ca.pem"\n')
+    with pytest.raises(ConfigError, match="prometheus.ca_bundle: no such file"):
+        load_settings(path, environ={})
+
+
+def test_slurm_node_list_defaults_to_the_job_environment():
+    settings = load_settings(environ={"SLURM_JOB_NODELIST": "gpu-[01-04]"})
+    assert settings.ranks.slurm_nodelist == "gpu-[01-04]"
