@@ -6,6 +6,7 @@ dotted key (``display.refresh_seconds``) to where it came from when that is not 
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,6 +48,39 @@ def merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+# Tables whose keys are the user's own names (binding ids, header values).
+FREE_TABLES = ("keys", "job_metrics")
+
+
+def check_known_keys(user: Mapping[str, Any], defaults: Mapping[str, Any], path: Path,
+                     prefix: str = "") -> None:
+    """A key the defaults do not have is a typo until proven otherwise: name it.
+
+    A new ``[metrics.<name>]`` table may use the keys of any shipped metric.
+    """
+    for key, value in user.items():
+        dotted = f"{prefix}{key}"
+        if prefix.rstrip(".") in FREE_TABLES:
+            continue
+        known = defaults.get(key)
+        if known is None and prefix == "metrics.":
+            known = _union_of_tables(defaults.values())
+        if known is None:
+            hint = difflib.get_close_matches(key, list(defaults), n=1)
+            also = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(f"{path}: {dotted}: unknown key{also}")
+        if isinstance(value, Mapping) and isinstance(known, Mapping):
+            check_known_keys(value, known, path, f"{dotted}.")
+
+
+def _union_of_tables(tables: Any) -> dict[str, Any]:
+    union: dict[str, Any] = {}
+    for table in tables:
+        if isinstance(table, Mapping):
+            union.update(table)
+    return union
 
 
 class Reader:

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import argparse
 import errno
+import math
 import re
 import signal
-import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from tui.model import Rank
 from tui.scenario import ScenarioError, load_scenario
@@ -135,14 +136,10 @@ class MetricsRenderer:
             ("training_job", self.job), ("rank", str(r.rank)), ("local_rank", str(r.gpu)),
             ("hostname", r.host), ("gpu_uuid", r.uuid),
         ]) for r in ranks]
-        self._families = [f for f in DCGM_FAMILIES if self._wanted(f)]
-
-    def _wanted(self, family: Family) -> bool:
-        if family.name == "DCGM_FI_PROF_SM_ACTIVE":
-            return self.options.sm_active
-        if family.name.startswith("DCGM_FI_PROF_NVLINK_"):
-            return self.options.nvlink_bytes
-        return True
+        left_out = {"DCGM_FI_PROF_SM_ACTIVE"} if not self.options.sm_active else set()
+        if not self.options.nvlink_bytes:
+            left_out |= {"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"}
+        self._families = [f for f in DCGM_FAMILIES if f.name not in left_out]
 
     def _dcgm_labels(self, rank: Rank) -> list[tuple[str, str]]:
         return [
@@ -204,34 +201,31 @@ def render_metrics(cluster: SimCluster, t: float, options: ExportOptions | None 
 
 
 class MetricsServer(ThreadingHTTPServer):
-    """Serves ``/metrics`` from a renderer; t is seconds since the server was made."""
+    """Serves ``/metrics`` from a renderer; t is seconds since the server was made + start."""
 
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], renderer: MetricsRenderer,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, start: float = 0.0) -> None:
         self.renderer = renderer
         self.clock = clock
-        self.started = clock()
+        self.started = clock() - start
         super().__init__(address, _Handler)
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
         return f"http://{host}:{port}/metrics"
-
-
-class _MetricsServer6(MetricsServer):
-    address_family = socket.AF_INET6
 
 
 def make_server(cluster: SimCluster, options: ExportOptions | None = None,
                 host: str = "127.0.0.1", port: int = 9400,
-                clock: Callable[[], float] = time.monotonic) -> MetricsServer:
-    """A bound, listening server (call serve_forever); raises OSError if the port is taken."""
-    kind = _MetricsServer6 if ":" in host else MetricsServer
-    return kind((host, port), MetricsRenderer(cluster, options), clock)
+                clock: Callable[[], float] = time.monotonic, start: float = 0.0) -> MetricsServer:
+    """A bound, listening server (call serve_forever); raises OSError if the port is taken.
+
+    The scenario runs from ``start`` seconds when the server is made.
+    """
+    return MetricsServer((host, port), MetricsRenderer(cluster, options), clock, start)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -269,27 +263,36 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (got {text!r})")
-    return int(text)
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or int(text) > 65535:
-        raise argparse.ArgumentTypeError(f"must be a port number 0-65535 (got {text!r})")
-    return int(text)
+def _number(kind: type, low: float, high: float, rule: str) -> Callable[[str], float]:
+    """An argparse type: a number of ``kind`` in [low, high], else an error naming ``rule``."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = math.nan
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {rule} (got {text!r})")
+        return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ranktop simulate", description="Serve the simulated cluster as "
                      "dcgm-exporter and per-rank training metrics for Prometheus to scrape.")
     add = parser.add_argument
-    add("--port", type=_port, default=9400, help="TCP port (default 9400; 0 picks a free one)")
+    add("--port", type=_number(int, 0, 65535, "a port number 0-65535"), default=9400,
+        help="TCP port (default 9400; 0 picks a free one)")
     add("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    add("--nodes", type=_count, default=64, help="number of nodes (default 64)")
-    add("--gpus-per-node", type=_count, default=8, help="GPUs per node (default 8)")
+    add("--nodes", type=_number(int, 1, 65536, "a whole number 1-65536"), default=64,
+        help="number of nodes (default 64)")
+    add("--gpus-per-node", type=_number(int, 1, 64, "a whole number 1-64"), default=8,
+        help="GPUs per node (default 8)")
     add("--seed", type=int, default=7, help="random seed (default 7)")
+    add("--scenario", type=Path, metavar="FILE",
+        help="scenario file (default: the shipped scenario.toml)")
+    add("--start", type=_number(float, 0, 1e9, "a number of seconds >= 0"), default=0.0,
+        metavar="SECONDS",
+        help="scenario time to begin at (default 0; e.g. 125: just before the ECC error)")
     add("--job", help="training_job label (default: the scenario's name)")
     add("--hostname-label", choices=("Hostname", "hostname"), default="Hostname",
         help="host label of the DCGM series: released dcgm-exporter says Hostname (default)")
@@ -318,8 +321,9 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
     options = ExportOptions(args.job, args.hostname_label, not args.no_sm_active,
                             not args.no_nvlink_bytes, args.kubernetes)
     try:
-        cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, load_scenario())
-        server = make_server(cluster, options, args.host, args.port)
+        scenario = load_scenario(args.scenario)
+        cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, scenario)
+        server = make_server(cluster, options, args.host, args.port, start=args.start)
     except ScenarioError as error:
         print(f"ranktop simulate: scenario error: {error}", file=sys.stderr)
         return 2

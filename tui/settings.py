@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.config_reader import Reader, merge, read_toml
+from tui.config_reader import Reader, check_known_keys, merge, read_toml
 from tui.paths import shipped_config_dir, user_config_file
 from tui.source_settings import (
     PrometheusSettings,
@@ -80,7 +80,9 @@ def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] 
     origin = default_path
     user_path = config_file or user_config_file()
     if config_file is not None or user_path.is_file():
-        merged = merge(merged, read_toml(user_path))
+        user = read_toml(user_path)
+        check_known_keys(user, merged, user_path)
+        merged = merge(merged, user)
         origin = user_path
     from_environment, provenance = environment_overrides(environ)
     merged = merge(merged, from_environment)

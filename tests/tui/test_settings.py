@@ -106,7 +106,7 @@ def test_errors_name_the_variable_or_flag_a_bad_value_came_from():
         load_settings(environ={"RANKTOP_PROMETHEUS_URL": "prom:9090"})
     with pytest.raises(ConfigError, match="RANKTOP_INSECURE: must be true or false"):
         load_settings(environ={"RANKTOP_INSECURE": "maybe"})
-    with pytest.raises(ConfigError, match="--prometheus: prometheus.url"):
+    with pytest.raises(ConfigError, match=r"--prometheus: prometheus\.url"):
         load_settings(overrides={"prometheus": {"url": "ftp://x"}}, environ={},
                       flag_names={"prometheus.url": "--prometheus"})
 
@@ -125,10 +125,34 @@ def test_secrets_come_from_files_or_variables_and_never_print(tmp_path):
 
 def test_a_missing_secret_or_ca_file_is_named(tmp_path):
     path = write(tmp_path, '[prometheus]\nca_bundle = "/nonexistent/ca.pem"\n')
-    with pytest.raises(ConfigError, match="prometheus.ca_bundle: no such file"):
+    with pytest.raises(ConfigError, match=r"prometheus\.ca_bundle: no such file"):
         load_settings(path, environ={})
 
 
 def test_slurm_node_list_defaults_to_the_job_environment():
     settings = load_settings(environ={"SLURM_JOB_NODELIST": "gpu-[01-04]"})
     assert settings.ranks.slurm_nodelist == "gpu-[01-04]"
+
+
+def test_an_unknown_key_is_named_with_a_suggestion(tmp_path):
+    path = write(tmp_path, '[prometheus]\nulr = "http://x:9090"\n')
+    with pytest.raises(ConfigError, match=r"prometheus\.ulr: unknown key \(did you mean .url.\?\)"):
+        load_settings(path, environ={})
+    with pytest.raises(ConfigError, match="nonsense: unknown key"):
+        load_settings(write(tmp_path, "nonsense = 1\n"), environ={})
+
+
+def test_a_new_metric_may_use_any_metric_key(tmp_path):
+    path = write(tmp_path, '[metrics.pcie]\ntitle = "PCIe"\nbad = "low"\nunit = "B/s"\n'
+                           'promql = "DCGM_FI_PROF_PCIE_TX_BYTES{dcgm}"\n')
+    assert load_settings(path, environ={}).metrics["pcie"].queries[0].promql.startswith("DCGM")
+
+
+@pytest.mark.parametrize("name", ["slurm.toml", "kubernetes.toml"])
+def test_the_example_configs_use_only_known_keys(name):
+    from tui.config_reader import check_known_keys, read_toml
+    from tui.paths import shipped_config_dir
+
+    defaults = read_toml(shipped_config_dir() / "default.toml")
+    example = shipped_config_dir() / "examples" / name
+    check_known_keys(read_toml(example), defaults, example)
