@@ -132,10 +132,10 @@ class DcgmJoin:
         self.by_place = {(r.host, r.gpu): r.rank for r in rank_map.ranks}
 
     def rank_of(self, labels: Labels) -> int | None:
-        for key in DCGM_UUID_LABELS:
-            uuid = labels.get(key)
-            if uuid and uuid in self.by_uuid:
-                return self.by_uuid[uuid]
+        uuid = next((labels[k] for k in DCGM_UUID_LABELS if labels.get(k)), "")
+        if uuid and self.by_uuid:
+            # The job named its GPUs: a GPU it did not name is another job's, wherever it is.
+            return self.by_uuid.get(uuid)
         gpu = _whole(labels.get("gpu"))
         for key in DCGM_HOST_LABELS:
             host = labels.get(key)

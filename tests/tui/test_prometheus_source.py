@@ -83,7 +83,7 @@ def test_job_labels_name_the_ranks_and_dcgm_joins_by_uuid(source):
     assert len(source.rank_map) == 4
     assert frame.values["temperature"] == [60.0, 61.0, 62.0, 63.0]
     assert frame.job["step"] == 1234.0
-    assert "4/4 with DCGM data" in source.status().detail
+    assert "DCGM 4/4" in source.status().detail
     assert source.status().health is Health.OK
 
 

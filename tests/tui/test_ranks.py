@@ -89,6 +89,13 @@ def test_dcgm_series_join_by_uuid_first_then_host_and_gpu():
     # a container renumbered the GPU: the UUID still finds rank 5
     assert join.rank_of({"UUID": "GPU-1-1", "gpu": "0", "Hostname": "host1"}) == 5
     assert join.rank_of({"uuid": "GPU-0-2"}) == 2  # --use-old-namespace
-    assert join.rank_of({"hostname": "host1", "gpu": "3"}) == 7  # newer exporters
+    # another job's GPU on one of our hosts is not ours, whatever its index
+    assert join.rank_of({"UUID": "GPU-other", "gpu": "1", "Hostname": "host1"}) is None
+
+
+def test_without_uuids_dcgm_series_join_by_host_or_pod_and_gpu():
+    series = [{k: v for k, v in labels.items() if k != "gpu_uuid"} for labels in job_series()]
+    join = DcgmJoin(from_job(series))
+    assert join.rank_of({"UUID": "GPU-x", "hostname": "host1", "gpu": "3"}) == 7
     assert join.rank_of({"exported_pod": "host0", "gpu": "1"}) == 1  # Kubernetes pod names
     assert join.rank_of({"Hostname": "elsewhere", "gpu": "0"}) is None

@@ -172,7 +172,7 @@ class PrometheusSource:
     def _report(self, frame: Frame, failures: list[QueryError], took: float) -> None:
         matched = sum(1 for r in range(len(self.rank_map))
                       if not math.isnan(frame.value("temperature", r)))
-        detail = f"ranks: {self.rank_map.source}; {matched}/{len(self.rank_map)} with DCGM data"
+        detail = f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}"
         now = self.clock()
         if failures:
             health, message = Health.SLOW, (f"partial: {len(failures)} of "

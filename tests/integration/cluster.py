@@ -1,0 +1,120 @@
+"""A real Prometheus scraping `ranktop simulate`, started and stopped by the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+RULES = HERE.parent.parent / "config" / "prometheus" / "ranktop-alerts.yml"
+
+
+def require(binary: str) -> str:
+    """The binary's path; without it, skip (or, in CI, fail: CI must run these)."""
+    path = shutil.which(binary)
+    if path is None:
+        message = f"{binary} is not installed (.ci/run installs Debian's prometheus package)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(check, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError(f"gave up waiting for {what} after {timeout:g} s")
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        return json.load(answer)
+
+
+def instant(prometheus_url: str, promql: str) -> list:
+    query = urllib.parse.urlencode({"query": promql})
+    return get_json(f"{prometheus_url}/api/v1/query?{query}")["data"]["result"]
+
+
+class Simulator:
+    """`ranktop simulate` on a free port, 30 s into its scenario (the GPU is hot by then)."""
+
+    def __init__(self, scenario: Path, seed: int) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/metrics"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tui", "simulate", "--port", str(self.port),
+             "--seed", str(seed), "--scenario", str(scenario), "--start", "30"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        wait_for(lambda: urllib.request.urlopen(self.url, timeout=2).status == 200,
+                 f"ranktop simulate on port {self.port}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+class Prometheus:
+    """A Prometheus scraping ``targets`` every second, with ranktop's alerting rules."""
+
+    def __init__(self, folder: Path, targets: list[int], port: int | None = None) -> None:
+        self.binary = require("prometheus")
+        self.folder = folder
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = folder / "prometheus.yml"
+        config.write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"rule_files: ['{RULES}']\n"
+            "scrape_configs:\n"
+            "  - job_name: ranktop-simulate\n"
+            f"    static_configs: [{{targets: {[f'127.0.0.1:{p}' for p in targets]}}}]\n"
+        )
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, f"--config.file={self.folder / 'prometheus.yml'}",
+             f"--storage.tsdb.path={self.folder / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: urllib.request.urlopen(f"{self.url}/-/ready", timeout=2).status == 200,
+                 f"Prometheus on port {self.port}")
+
+    def wait_for_series(self, promql: str, count: int) -> None:
+        def enough() -> bool:
+            result = instant(self.url, promql)
+            return bool(result) and float(result[0]["value"][1]) >= count
+
+        wait_for(enough, f"{promql} >= {count}")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+            self.process = None

@@ -1,0 +1,115 @@
+"""ranktop against a real Prometheus scraping `ranktop simulate` every second."""
+
+from __future__ import annotations
+
+from statistics import median
+
+from tests.integration.cluster import Prometheus, get_json, wait_for
+from tests.integration.conftest import JOB_DEATH, JOB_FAULTS
+from tests.tui.conftest import screen_text
+from tui import ranks
+from tui.app import RanktopApp
+from tui.cli import main
+from tui.model import Health
+from tui.settings import load_settings
+from tui.sources.prometheus import PrometheusSource
+from widgets import palette
+from widgets.panel import MetricPanel
+
+
+def settings_for(prometheus: Prometheus, job: str):
+    return load_settings(overrides={"prometheus": {"url": prometheus.url, "job": job}},
+                         environ={})
+
+
+def heatmap(app, index):
+    return app.screen.query_one(f"#map-{index}", MetricPanel).heatmap
+
+
+async def polled(app, pilot):
+    await app.poll_once()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_the_app_shows_the_jobs_ranks_values_and_faults(prometheus):
+    source = PrometheusSource(settings_for(prometheus, JOB_FAULTS))
+    app = RanktopApp(source.settings, source, poll=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await polled(app, pilot)
+        text = screen_text(app)
+        assert "ranks 512/512 up" in text
+        assert "ranks from job metric labels, DCGM 512/512" in text
+        assert "SM activity (SM active)" in text
+        assert source.rank_map.source == ranks.FROM_JOB
+        assert source.rank_map.ranks[37].host == "gpu-node-004"
+        frame = app.cluster.frame
+        # rank 37 throttles: hot, thermal bits set, its cell at the hot end of the scale
+        assert frame.values["temperature"][37] > 84
+        assert int(frame.values["throttle_reasons"][37]) & 0x60 == 0x60
+        assert heatmap(app, 1).level_of(37) >= palette.LEVELS - 2
+        # rank 201 straggles: only compute time singles it out
+        compute = frame.values["compute_time"]
+        assert compute[201] > 1.35 * median(compute)
+        await pilot.press("slash", *"37", "enter")
+        assert "rank 37 gpu-node-004 GPU 5" in screen_text(app)
+        assert "HW thermal" in screen_text(app)
+
+
+async def test_a_dead_rank_is_missing_and_counted(prometheus):
+    source = PrometheusSource(settings_for(prometheus, JOB_DEATH))
+    app = RanktopApp(source.settings, source, poll=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await polled(app, pilot)
+        assert "ranks 511/512 up" in screen_text(app)
+        assert "1 missing" in screen_text(app)
+        assert all(heatmap(app, i).level_of(455) == palette.MISSING for i in range(4))
+
+
+def test_check_config_runs_every_query_against_the_server(prometheus, capsys):
+    code = main(["check-config", "--prometheus", prometheus.url, "--job", JOB_FAULTS])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ok: " in out
+    # both simulated jobs' GPUs answer; the job's 512 ranks are picked out of them
+    assert "metric:temperature       ok   1023 series" in out
+    assert "temperature           512 of 512 ranks" in out
+
+
+def test_the_shipped_alerting_rules_load_and_evaluate(prometheus):
+    def evaluated() -> bool:
+        groups = get_json(f"{prometheus.url}/api/v1/rules")["data"]["groups"]
+        rules = [rule for group in groups for rule in group["rules"]]
+        return len(rules) >= 7 and all(rule.get("lastEvaluation", "").startswith("20")
+                                       for rule in rules)
+
+    wait_for(evaluated, "every rule evaluated once")
+    groups = get_json(f"{prometheus.url}/api/v1/rules")["data"]["groups"]
+    assert {g["name"] for g in groups} >= {"ranktop-gpu", "ranktop-training"}
+    assert all(rule["health"] == "ok" for g in groups for rule in g["rules"])
+
+
+async def test_prometheus_killed_then_restarted_shows_stale_then_recovers(simulators,
+                                                                         tmp_path):
+    server = Prometheus(tmp_path, [simulators[0].port])
+    try:
+        server.wait_for_series("count(training_step_seconds)", 512)
+        source = PrometheusSource(settings_for(server, JOB_FAULTS))
+        app = RanktopApp(source.settings, source, poll=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await polled(app, pilot)
+            assert source.status().health is Health.OK
+            server.stop()
+            await polled(app, pilot)
+            text = screen_text(app)
+            assert "STALE" in text and "connection refused" in text
+            assert "ranks 512/512 up" in text  # the last good frame stays on screen
+            assert app.cluster.has_class("-stale")
+            server.start()
+            server.wait_for_series("count(training_step_seconds)", 512)
+            await polled(app, pilot)
+            assert source.status().health is Health.OK
+            assert "STALE" not in screen_text(app)
+            assert not app.cluster.has_class("-stale")
+    finally:
+        server.stop()
