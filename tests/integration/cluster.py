@@ -61,12 +61,13 @@ def instant(prometheus_url: str, promql: str) -> list:
 class Simulator:
     """`ranktop simulate` on a free port, 30 s into its scenario (the GPU is hot by then)."""
 
-    def __init__(self, scenario: Path, seed: int) -> None:
+    def __init__(self, scenario: Path, seed: int, nodes: int = 64) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tui", "simulate", "--port", str(self.port),
-             "--seed", str(seed), "--scenario", str(scenario), "--start", "30"],
+             "--seed", str(seed), "--scenario", str(scenario), "--start", "30",
+             "--nodes", str(nodes)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         wait_for(lambda: urllib.request.urlopen(self.url, timeout=2).status == 200,
@@ -80,14 +81,15 @@ class Simulator:
 class Prometheus:
     """A Prometheus scraping ``targets`` every second, with ranktop's alerting rules."""
 
-    def __init__(self, folder: Path, targets: list[int], port: int | None = None) -> None:
+    def __init__(self, folder: Path, targets: list[int], port: int | None = None,
+                 interval: str = "1s") -> None:
         self.binary = require("prometheus")
         self.folder = folder
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = folder / "prometheus.yml"
         config.write_text(
-            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"global: {{scrape_interval: {interval}, evaluation_interval: {interval}}}\n"
             f"rule_files: ['{RULES}']\n"
             "scrape_configs:\n"
             "  - job_name: ranktop-simulate\n"
@@ -106,12 +108,12 @@ class Prometheus:
         wait_for(lambda: urllib.request.urlopen(f"{self.url}/-/ready", timeout=2).status == 200,
                  f"Prometheus on port {self.port}")
 
-    def wait_for_series(self, promql: str, count: int) -> None:
+    def wait_for_series(self, promql: str, count: int, timeout: float = 30.0) -> None:
         def enough() -> bool:
             result = instant(self.url, promql)
             return bool(result) and float(result[0]["value"][1]) >= count
 
-        wait_for(enough, f"{promql} >= {count}")
+        wait_for(enough, f"{promql} >= {count}", timeout)
 
     def stop(self) -> None:
         if self.process is not None:

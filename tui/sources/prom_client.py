@@ -8,7 +8,8 @@ in a thread.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
 from urllib.parse import urlparse
 
 import requests
@@ -29,11 +30,31 @@ class QueryError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
-class Sample:
-    labels: dict[str, str]
+class Sample(NamedTuple):
+    labels: Mapping[str, str]
     value: float
     time: float
+
+
+class Vector:
+    """An instant vector as Prometheus sent it, read sample by sample without copying."""
+
+    def __init__(self, result: list) -> None:
+        self._result = result
+
+    def __len__(self) -> int:
+        return len(self._result)
+
+    def __bool__(self) -> bool:
+        return bool(self._result)
+
+    def __iter__(self) -> Iterator[Sample]:
+        try:
+            for item in self._result:
+                stamp, text = item["value"]
+                yield Sample(item["metric"], float(text), float(stamp))
+        except (KeyError, TypeError, ValueError):
+            raise QueryError("bad answer", "a sample without labels or value") from None
 
 
 class PromClient:
@@ -59,7 +80,7 @@ class PromClient:
         if password:
             self._secrets.append(password)
 
-    def query(self, promql: str) -> list[Sample]:
+    def query(self, promql: str) -> Vector:
         """The instant vector ``promql`` evaluates to now."""
         try:
             result = self._prometheus.custom_query(promql)
@@ -74,11 +95,13 @@ class PromClient:
             raise QueryError(kind, self._clean(self.settings.url)) from None
         except PrometheusApiClientException as error:
             raise _http_error(self._clean(str(error))) from None
+        except requests.exceptions.JSONDecodeError:
+            raise QueryError("bad answer", "not a Prometheus API response") from None
         except requests.exceptions.RequestException as error:
             raise QueryError("request failed", self._clean(_first_line(error))) from None
         except ValueError:
             raise QueryError("bad answer", "not a Prometheus API response") from None
-        return _samples(result)
+        return _vector(result)
 
     def _clean(self, text: str) -> str:
         for secret in self._secrets:
@@ -86,18 +109,10 @@ class PromClient:
         return re.sub(r"//[^/@\s]+@", "//***@", text)
 
 
-def _samples(result: object) -> list[Sample]:
+def _vector(result: object) -> Vector:
     if not isinstance(result, list):
         raise QueryError("bad answer", "expected an instant vector")
-    samples = []
-    for item in result:
-        try:
-            labels = {str(k): str(v) for k, v in item["metric"].items()}
-            stamp, text = item["value"]
-            samples.append(Sample(labels, float(text), float(stamp)))
-        except (KeyError, TypeError, ValueError):
-            raise QueryError("bad answer", "a sample without labels or value") from None
-    return samples
+    return Vector(result)
 
 
 def _http_error(text: str) -> QueryError:

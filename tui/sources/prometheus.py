@@ -10,17 +10,18 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 
 from tui import promql, ranks
 from tui.model import MISSING, Frame, Health, RankMap, SourceStatus
 from tui.settings import Settings
-from tui.sources.prom_client import PromClient, QueryError, Sample
+from tui.sources.prom_client import PromClient, QueryError, Sample, Vector
 
 # DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
 DCGM_FP_BLANK = 140737488355328.0
 SLOW_SECONDS = 5.0
+Answers = dict[str, Vector]  # query key -> what it returned
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
 
@@ -78,8 +79,8 @@ class PrometheusSource:
         }
         return {**metrics, **jobs, **fresh}
 
-    def _run_queries(self) -> tuple[dict[str, list[Sample]], list[QueryError]]:
-        answers: dict[str, list[Sample]] = {}
+    def _run_queries(self) -> tuple[Answers, list[QueryError]]:
+        answers: Answers = {}
         failures: list[QueryError] = []
         for key, expression in self.queries().items():
             try:
@@ -100,7 +101,7 @@ class PrometheusSource:
 
     # -- ranks -------------------------------------------------------------------------
 
-    def _learn_ranks(self, answers: dict[str, list[Sample]]) -> None:
+    def _learn_ranks(self, answers: Answers) -> None:
         """Resolve the rank map, again whenever a better source for it appears."""
         step_series = [s.labels for s in answers.get("metric:step_time", [])]
         rs = self.rank_settings
@@ -112,7 +113,7 @@ class PrometheusSource:
             self.rank_map = learned
             self._join = ranks.DcgmJoin(learned)
 
-    def _fallback_ranks(self, answers: dict[str, list[Sample]]) -> RankMap | None:
+    def _fallback_ranks(self, answers: Answers) -> RankMap | None:
         rs = self.rank_settings
         try:
             if rs.rank_map_file is not None:
@@ -131,7 +132,7 @@ class PrometheusSource:
 
     # -- the frame ---------------------------------------------------------------------
 
-    def _frame(self, answers: dict[str, list[Sample]], now: float) -> Frame:
+    def _frame(self, answers: Answers, now: float) -> Frame:
         n = len(self.rank_map)
         values: dict[str, list[float]] = {}
         shows: dict[str, str] = {}
@@ -147,7 +148,7 @@ class PrometheusSource:
         return Frame(time=now, values=values, job=job, stale=self._stale(answers, now, n),
                      shows=shows)
 
-    def _per_rank(self, samples: Sequence[Sample], metric, n: int) -> tuple[list[float], str]:
+    def _per_rank(self, samples: Iterable[Sample], metric, n: int) -> tuple[list[float], str]:
         values = [MISSING] * n
         ways: dict[str, int] = {}
         for sample in samples:
@@ -159,7 +160,7 @@ class PrometheusSource:
             ways[way] = ways.get(way, 0) + 1
         return values, _ways_shown(metric.queries, ways)
 
-    def _stale(self, answers: dict[str, list[Sample]], now: float, n: int) -> frozenset[int]:
+    def _stale(self, answers: Answers, now: float, n: int) -> frozenset[int]:
         newest = [-math.inf] * n
         for key in ("fresh:dcgm", "fresh:job"):
             for sample in answers.get(key, []):
@@ -196,8 +197,9 @@ def _clean(value: float) -> float:
     return value
 
 
-def _scalar(samples: Sequence[Sample]) -> float:
-    return _clean(samples[0].value) if samples else MISSING
+def _scalar(samples: Iterable[Sample]) -> float:
+    first = next(iter(samples), None)
+    return MISSING if first is None else _clean(first.value)
 
 
 def _ways_shown(queries, ways: dict[str, int]) -> str:
