@@ -18,7 +18,7 @@ class Scripted(BaseHTTPRequestHandler):
     delay = 0.0
     seen_headers: dict = {}
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server name
+    def do_POST(self) -> None:
         Scripted.seen_headers = dict(self.headers)
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         time.sleep(Scripted.delay)
