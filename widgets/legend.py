@@ -37,6 +37,12 @@ class Legend(Widget):
             self.ends = (low_text, high_text)
             self.refresh()
 
+    def set_stale_key(self, shown: bool) -> None:
+        """Explain the stale colour while some cells are stale."""
+        if shown != self.show_stale:
+            self.show_stale = shown
+            self.refresh()
+
     def set_summary(self, *choices: str) -> None:
         """The summary, as alternatives from longest to shortest; the first that fits shows."""
         if choices != self.summaries:
@@ -76,11 +82,11 @@ class Legend(Widget):
     def _keys(self) -> list[tuple[str, Style, str]]:
         if self.app.no_color:
             stale = [(palette.STALE_GLYPH, Style(), "stale")] if self.show_stale else []
-            return [(palette.MISSING_GLYPH, Style(), "no data"), *stale]
+            return [*stale, (palette.MISSING_GLYPH, Style(), "no data")]
         cursor = Style(color="color(231)", bgcolor=_color(palette.CURSOR))
         keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data")]
-        if self.show_stale:
-            keys.append((SWATCH, Style(color=_color(palette.STALE)), "stale"))
+        if self.show_stale:  # first, while there are stale cells to explain
+            keys.insert(0, (SWATCH, Style(color=_color(palette.STALE)), "stale"))
         return [*keys, ("◆", cursor, "selected")]
 
 

@@ -49,7 +49,7 @@ class MetricPanel(Vertical):
         self.title = title
         low, high = scale if scale is not None else (0.0, 1.0)
         self.heatmap.update_values(values, low, high, stale)
-        self.legend.show_stale = bool(stale)
+        self.legend.set_stale_key(bool(stale))
         self.legend.set_scale(*ends)
         self.legend.set_summary(*summaries)
         self._show_title()

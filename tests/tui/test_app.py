@@ -291,3 +291,24 @@ async def test_typing_q_or_question_mark_in_the_jump_prompt_does_not_quit_or_ope
         assert not app.cluster.paused
         await pilot.press("escape")
         assert app.is_running
+
+
+async def test_stale_ranks_are_drawn_stale_and_a_stale_source_frames_the_maps():
+    from dataclasses import replace
+
+    from tui.model import Health, SourceStatus
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        frame = replace(app.cluster.frame, stale=frozenset({5, 9}))
+        status = SourceStatus("test source", Health.STALE, since=app.clock() - 45,
+                              message="connection refused")
+        app.cluster.show_frame(frame, status)
+        await pilot.pause()
+        assert heatmap(app, 1).level_of(5) == palette.STALE
+        assert heatmap(app, 1).level_of(6) < palette.LEVELS
+        text = screen_text(app)
+        assert "STALE for 45.0 s: connection refused" in text
+        assert "stale" in text  # the legend's key appears once cells are stale
+        assert app.cluster.has_class("-stale")
