@@ -150,14 +150,27 @@ def _check_config(argv: list[str]) -> int:
 
 
 def run_prometheus(settings: Settings, mouse: bool = True) -> int:
-    unknown = _unknown_keys(settings)
-    if unknown:
+    if _unknown_keys(settings) or not _rank_map_readable(settings):
         return 2
     from tui.app import RanktopApp
     from tui.sources.prometheus import PrometheusSource
 
     RanktopApp(settings, PrometheusSource(settings)).run(mouse=mouse)
     return 0
+
+
+def _rank_map_readable(settings: Settings) -> bool:
+    """A rank-map file that cannot be used is a configuration error, said at start."""
+    if settings.ranks.rank_map_file is None:
+        return True
+    from tui.ranks import RankMapError, from_file
+
+    try:
+        from_file(settings.ranks.rank_map_file)
+    except RankMapError as error:
+        print(f"ranktop: configuration error: {error}", file=sys.stderr)
+        return False
+    return True
 
 
 def _unknown_keys(settings: Settings) -> list[str]:

@@ -102,3 +102,11 @@ def test_check_config_never_prints_secrets(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "bearer token ***" in out and "password ***" in out
     assert "tok-123-secret" not in out and "pw-456-secret" not in out
+
+
+def test_a_broken_rank_map_file_is_a_configuration_error(tmp_path, capsys):
+    rank_map = tmp_path / "ranks.csv"
+    rank_map.write_text("0,host-a\n")
+    code = main(["--prometheus", "http://127.0.0.1:9", "--rank-map", str(rank_map)])
+    assert code == 2
+    assert f"{rank_map}: line 1: expected 'rank,host,gpu'" in capsys.readouterr().err
