@@ -82,11 +82,14 @@ def _check_queries(source: PrometheusSource, out: TextIO) -> int:
     except QueryError as error:
         print(f"\nranks: could not poll: {error}", file=out)
         return 1
-    print(f"\n{source.status().detail}", file=out)
+    status = source.status()
+    print(f"\n{status.detail}", file=out)
+    if status.message:
+        print(f"  {status.health.value}: {status.message}", file=out)
     for metric, values in frame.values.items():
         count = sum(1 for v in values if v == v)
         print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
-    return 1 if failed else 0
+    return 1 if failed or not len(source.rank_map) else 0
 
 
 def _timed(call) -> float:
