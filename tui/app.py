@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from textual import work
 from textual.app import App
@@ -13,6 +13,9 @@ from textual.binding import Binding
 from textual.message import Message
 
 from tui.commands import RanktopCommands
+from tui.detect import Anomaly, Detectors
+from tui.events import EventLog
+from tui.journal import Journal
 from tui.model import Frame, SourceStatus
 from tui.screens.cluster import ClusterScreen
 from tui.screens.help import HelpScreen
@@ -23,10 +26,12 @@ from tui.sources.base import Source
 class FrameReady(Message):
     """A poll finished; a newer one waiting in the queue replaces an older one."""
 
-    def __init__(self, frame: Frame, status: SourceStatus) -> None:
+    def __init__(self, frame: Frame, status: SourceStatus,
+                 anomalies: Sequence[Anomaly] = ()) -> None:
         super().__init__()
         self.frame = frame
         self.status = status
+        self.anomalies = anomalies
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, FrameReady)
@@ -50,13 +55,16 @@ class RanktopApp(App[None]):
     ]
 
     def __init__(self, settings: Settings, source: Source,
-                 clock: Callable[[], float] = time.time, poll: bool = True) -> None:
+                 clock: Callable[[], float] = time.time, poll: bool = True,
+                 event_log: EventLog | None = None) -> None:
         super().__init__()
         self.settings = settings
         self.source = source
         self.clock = clock
         self.polling = poll
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
+        self.detectors = Detectors(settings.detect, source.rank_map)
+        self.journal = Journal(source.job_name, event_log)
 
     def on_mount(self) -> None:
         self.set_keymap(dict(self.settings.keymap))
@@ -79,12 +87,21 @@ class RanktopApp(App[None]):
         except Exception:
             self.post_message(PollFailed(self.source.status()))
             return
-        self.post_message(FrameReady(frame, self.source.status()))
+        anomalies = await asyncio.to_thread(self.detect, frame)
+        self.post_message(FrameReady(frame, self.source.status(), anomalies))
+
+    def detect(self, frame: Frame) -> list[Anomaly]:
+        """The anomalies active in ``frame`` (in the poll worker's thread, off the UI path)."""
+        if self.detectors.rank_map is not self.source.rank_map:
+            self.detectors = Detectors(self.settings.detect, self.source.rank_map)
+        anomalies = self.detectors.update(frame)
+        self.journal.update(frame.time, anomalies, self.source.rank_map)
+        return anomalies
 
     async def on_frame_ready(self, message: FrameReady) -> None:
         if self.source.rank_map is not self.cluster.rank_map:
             await self.cluster.use_rank_map(self.source.rank_map)
-        self.cluster.show_frame(message.frame, message.status)
+        self.cluster.show_frame(message.frame, message.status, message.anomalies)
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self.cluster.show_status(message.status)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -153,9 +154,11 @@ def run_prometheus(settings: Settings, mouse: bool = True) -> int:
     if _unknown_keys(settings) or not _rank_map_readable(settings):
         return 2
     from tui.app import RanktopApp
+    from tui.events import EventLog, default_log_path
     from tui.sources.prometheus import PrometheusSource
 
-    RanktopApp(settings, PrometheusSource(settings)).run(mouse=mouse)
+    log = EventLog(default_log_path())
+    RanktopApp(settings, PrometheusSource(settings), event_log=log).run(mouse=mouse)
     return 0
 
 
@@ -185,6 +188,7 @@ def _unknown_keys(settings: Settings) -> list[str]:
 
 def run_demo(settings: Settings, mouse: bool = True) -> int:
     from tui.app import RanktopApp
+    from tui.events import EventLog
     from tui.scenario import ScenarioError
     from tui.sources.demo import demo_source
 
@@ -195,7 +199,10 @@ def run_demo(settings: Settings, mouse: bool = True) -> int:
     except ScenarioError as error:
         print(f"ranktop: scenario error: {error}", file=sys.stderr)
         return 2
-    RanktopApp(settings, source).run(mouse=mouse)
+    # The demo's anomalies are not the user's history: they go to a throwaway log.
+    with tempfile.TemporaryDirectory(prefix="ranktop-demo-") as folder:
+        log = EventLog(Path(folder) / "events.jsonl")
+        RanktopApp(settings, source, event_log=log).run(mouse=mouse)
     return 0
 
 

@@ -56,6 +56,28 @@ class DemoSettings:
 
 
 @dataclass(frozen=True)
+class DetectSettings:
+    """Thresholds of the built-in detectors (``[detect]``)."""
+
+    temperature_c: float = 82
+    thermal_seconds: float = 10
+    sm_active_pct: float = 60
+    sm_stall_seconds: float = 60
+    job_stall_share: float = 0.5
+    job_stall_seconds: float = 20
+    straggler_factor: float = 1.25
+    straggler_mads: float = 5
+    straggler_seconds: float = 30
+    nvlink_fraction: float = 0.5
+    nvlink_seconds: float = 20
+    loss_rise: float = 0.25
+    loss_window_seconds: float = 120
+    throughput_fraction: float = 0.5
+    throughput_seconds: float = 20
+    throughput_window_seconds: float = 300
+
+
+@dataclass(frozen=True)
 class Settings:
     refresh_seconds: float
     maps: tuple[str, ...]
@@ -65,6 +87,7 @@ class Settings:
     keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys
     prometheus: PrometheusSettings | None = None
     job_metrics: Mapping[str, str] = field(default_factory=dict)  # header value -> PromQL
+    detect: DetectSettings = field(default_factory=DetectSettings)
     ranks: RankSettings | None = None
     config_file: Path | None = None
 
@@ -115,9 +138,19 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         keymap=_keymap(top.child("keys")),
         prometheus=prometheus_settings(top.child("prometheus"), environ),
         job_metrics=_job_metrics(top.child("job_metrics")),
+        detect=_detect(top.child("detect")),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
     )
+
+
+def _detect(reader: Reader) -> DetectSettings:
+    """Every threshold is a non-negative number; shares and fractions lie within 0..1."""
+    values = {}
+    for name in DetectSettings.__dataclass_fields__:
+        high = 1.0 if name.endswith(("share", "fraction")) else 1e9
+        values[name] = reader.number(name, 0, high)
+    return DetectSettings(**values)
 
 
 def _job_metrics(reader: Reader) -> dict[str, str]:

@@ -26,6 +26,8 @@ HALF_BLOCK = "▀"
 PLAIN = Style()
 LABEL = Style(dim=True)
 CURSOR_MARK = "◆"
+ANOMALY_MARK = "▲"
+ANOMALY_STYLE = Style(color="color(196)", bold=True)
 
 
 class Heatmap(Widget):
@@ -66,6 +68,8 @@ class Heatmap(Widget):
         self._rows: dict[int, Strip] = {}
         self._x_offset = 0
         self._y_offset = 0
+        self.marked: frozenset[int] = frozenset()  # ranks with an active anomaly
+        self._marks: dict[int, set[int]] = {}  # marker row -> x of each marked column
 
     # -- what the app calls ------------------------------------------------------------
 
@@ -83,6 +87,27 @@ class Heatmap(Widget):
             if 0 <= rank < self.n_ranks and self._rank_levels[rank] != palette.MISSING:
                 self._rank_levels[rank] = palette.STALE
         self._refresh_items()
+
+    def set_marks(self, ranks: frozenset[int]) -> None:
+        """Mark the columns of ``ranks`` (an active anomaly) with a ▲ in the row beneath."""
+        if ranks != self.marked:
+            self.marked = ranks
+            self._place_marks()
+
+    def _place_marks(self) -> None:
+        grid = self.layout_grid
+        old_rows = set(self._marks)
+        self._marks = {}
+        if grid is not None:
+            for rank in self.marked:
+                item = self._item_of(rank)
+                if 0 <= item < self.item_count():
+                    x, y, _ = grid.position(item)
+                    row = (y // (grid.column_rows + 1)) * (grid.column_rows + 1)
+                    self._marks.setdefault(row + grid.column_rows, set()).add(x)
+        for y in old_rows | set(self._marks):
+            self._rows.pop(y, None)
+            self.refresh(Region(0, y + self._y_offset, self.size.width, 1))
 
     def forget_levels(self) -> None:
         """Drop the remembered levels (the map now shows another metric)."""
@@ -163,6 +188,7 @@ class Heatmap(Widget):
         self._item_levels = []
         self._rows.clear()
         self._refresh_items()
+        self._place_marks()
         self.refresh()
         self.post_message(self.Relaid(self.mode))
 
@@ -243,6 +269,8 @@ class Heatmap(Widget):
 
     def _draw_row(self, y: int) -> Strip:
         grid = self.layout_grid
+        if y in self._marks:
+            return self._marker_row(y)
         cells = grid.cells_in_row(y) if grid is not None and 0 <= y < grid.rows else None
         if cells is None:
             return Strip.blank(self.size.width, self.rich_style)
@@ -263,6 +291,15 @@ class Heatmap(Widget):
         if run_text:
             segments.append(Segment(run_text, run_style))
         return Strip(segments, self._x_offset + len(chars)).apply_style(self.rich_style)
+
+    def _marker_row(self, y: int) -> Strip:
+        xs = sorted(self._marks[y])
+        segments, at = [], 0
+        for x in xs:
+            segments.append(Segment(" " * (self._x_offset + x - at), PLAIN))
+            segments.append(Segment(ANOMALY_MARK, ANOMALY_STYLE))
+            at = self._x_offset + x + 1
+        return Strip(segments, at).apply_style(self.rich_style)
 
     def _margin_label(self, grid: GridLayout, y: int) -> str:
         """The first node of a band, right-aligned in the left margin of its first row."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,11 +11,13 @@ from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from tui.detect import Anomaly
 from tui.metrics import ScaleTracker, format_value, summarise
 from tui.model import Frame, Health, RankMap, SourceStatus, is_missing
 from tui.screens import cluster_lines
 from tui.screens.jump import JumpScreen
 from tui.settings import MetricDef, Settings
+from widgets.anomaly_list import AnomalyList
 from widgets.heatmap import Heatmap
 from widgets.panel import MetricPanel
 
@@ -49,6 +51,10 @@ class ClusterScreen(Screen):
                 tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
                 tooltip="Jump to a rank number, host name or host:gpu"),
+        Binding("n", "next_anomaly(1)", "Anomaly", id="anomaly.next",
+                tooltip="Move the cursor to the next anomaly's rank (most severe first)"),
+        Binding("N", "next_anomaly(-1)", "Previous anomaly", show=False, id="anomaly.previous",
+                tooltip="Move the cursor to the previous anomaly's rank"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
     ]
@@ -63,7 +69,9 @@ class ClusterScreen(Screen):
         self.map_metrics = list(settings.maps)
         self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
         self.frame: Frame | None = None
-        self.pending: Frame | None = None
+        self.pending: tuple[Frame, tuple[Anomaly, ...]] | None = None
+        self.anomalies: tuple[Anomaly, ...] = ()
+        self.current_anomaly: int | None = None
         self.paused = False
         self.cursor = 0
         self.solo: int | None = None
@@ -79,6 +87,7 @@ class ClusterScreen(Screen):
                 metric = self.settings.metrics[metric_id]
                 yield MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
                                   self.rank_map.gpus_per_node, id=f"map-{index}")
+        yield AnomalyList(id="anomalies")
         yield Static(id="rank-status")
         yield Footer()
 
@@ -99,15 +108,17 @@ class ClusterScreen(Screen):
         await self.recompose()
         self._apply_solo()
 
-    def show_frame(self, frame: Frame, status: SourceStatus) -> None:
+    def show_frame(self, frame: Frame, status: SourceStatus,
+                   anomalies: Sequence[Anomaly] = ()) -> None:
         """A new poll arrived; drawn at once unless paused."""
         self.status = status
         self.set_class(status.health is Health.STALE, "-stale")
         if self.paused:
-            self.pending = frame
+            self.pending = (frame, tuple(anomalies))
             self._refresh_header()
             return
         self.frame = frame
+        self._show_anomalies(anomalies)
         self._track_progress(frame)
         self._ranks_up = sum(frame.ranks_up(len(self.rank_map)))
         step_summary = summarise(frame.values.get("step_time", ()))
@@ -190,6 +201,57 @@ class ClusterScreen(Screen):
     def _clicked(self, event: Heatmap.RankClicked) -> None:
         self.select(event.rank)
 
+    # -- anomalies ---------------------------------------------------------------------
+
+    def _show_anomalies(self, anomalies: Sequence[Anomaly]) -> None:
+        previous = self._current_key()
+        self.anomalies = tuple(anomalies)
+        keys = [a.key for a in self.anomalies]
+        self.current_anomaly = keys.index(previous) if previous in keys else None
+        self._draw_anomalies()
+        marked = frozenset(a.rank for a in self.anomalies if a.rank is not None)
+        for panel in self.panels:
+            panel.heatmap.set_marks(marked)
+
+    def _current_key(self) -> tuple[str, int | None] | None:
+        if self.current_anomaly is None or self.current_anomaly >= len(self.anomalies):
+            return None
+        return self.anomalies[self.current_anomaly].key
+
+    def _draw_anomalies(self) -> None:
+        rows = [(a.severity, self._describe(a)) for a in self.anomalies]
+        box = self.query_one("#anomalies", AnomalyList)
+        box.border_title = f"anomalies ({len(rows)}): n / N to visit" if rows else "anomalies"
+        box.set_rows(rows, self.current_anomaly)
+
+    def _describe(self, anomaly: Anomaly) -> str:
+        where = "the whole job"
+        if anomaly.rank is not None and anomaly.rank < len(self.rank_map):
+            rank = self.rank_map.ranks[anomaly.rank]
+            where = f"rank {rank.rank} {rank.host} GPU {rank.gpu}"
+        return f"{where}  {anomaly.kind.replace('_', ' ')}: {anomaly.summary}"
+
+    def action_next_anomaly(self, step: int) -> None:
+        if not self.anomalies:
+            self.app.notify("No active anomalies.", timeout=3)
+            return
+        if self.current_anomaly is None:
+            index = 0 if step > 0 else len(self.anomalies) - 1
+        else:
+            index = (self.current_anomaly + step) % len(self.anomalies)
+        self._visit(index)
+
+    @on(AnomalyList.Selected)
+    def _anomaly_clicked(self, event: AnomalyList.Selected) -> None:
+        self._visit(event.index)
+
+    def _visit(self, index: int) -> None:
+        self.current_anomaly = index
+        self._draw_anomalies()
+        rank = self.anomalies[index].rank
+        if rank is not None:
+            self.select(rank)
+
     def action_jump(self) -> None:
         self.app.push_screen(JumpScreen(self.rank_map), self._jumped)
 
@@ -233,8 +295,8 @@ class ClusterScreen(Screen):
         self.paused = not self.paused
         self.set_class(self.paused, "-paused")
         if not self.paused and self.pending is not None:
-            frame, self.pending = self.pending, None
-            self.show_frame(frame, self.status)
+            (frame, anomalies), self.pending = self.pending, None
+            self.show_frame(frame, self.status, anomalies)
         self._refresh_header()
 
     def metric_values(self) -> Mapping[str, str]:
