@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -71,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus-per-node", type=_positive_int,
                         help="demo: GPUs per node (default 8)")
     parser.add_argument("--seed", type=int, help="demo: random seed (same seed, same cluster)")
+    parser.add_argument("--demo-start", type=float, default=0.0, metavar="SECONDS",
+                        help="demo: begin this many seconds into the fault scenario")
     parser.add_argument("--refresh", type=_seconds, metavar="SECONDS",
                         help="seconds between polls (default 2)")
     parser.add_argument("--config", type=Path, metavar="FILE",
@@ -110,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return simulate_main(argv[1:])
     if argv and argv[0] == "check-config":
         return _check_config(argv[1:])
+    if argv and argv[0] == "report":
+        return _report(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.color_system and args.color_system != "auto":
@@ -118,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if settings is None:
         return 2
     if args.demo:
-        return run_demo(settings, mouse=not args.no_mouse)
+        return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start)
     if settings.prometheus.url:
         return run_prometheus(settings, mouse=not args.no_mouse)
     print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
@@ -148,6 +153,50 @@ def _check_config(argv: list[str]) -> int:
     from tui.check_config import check_config
 
     return check_config(settings, sys.stdout)
+
+
+def _report(argv: list[str]) -> int:
+    parser = build_parser()
+    parser.prog = "ranktop report"
+    parser.description = ("Poll for --duration seconds (default: one poll) and print what is "
+                          "wrong: exit 0 when healthy, 1 when anomalies are active, 2 on a "
+                          "usage or configuration error.")
+    parser.add_argument("--duration", type=float, default=0.0, metavar="SECONDS",
+                        help="keep polling this long before reporting")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    args = parser.parse_args(argv)
+    settings = _settings(args)
+    if settings is None:
+        return 2
+    source = _report_source(settings, args)
+    if source is None:
+        return 2
+    from tui.report import as_json, as_text, collect, exit_code
+
+    findings = collect(settings, source, max(0.0, args.duration))
+    print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")
+    return exit_code(findings)
+
+
+def _report_source(settings: Settings, args: argparse.Namespace):
+    """The source a report reads, or None after saying why there is none."""
+    if args.demo:
+        from tui.scenario import ScenarioError
+        from tui.sources.demo import demo_source
+
+        try:
+            return demo_source(settings.demo, started=time.time() - args.demo_start)
+        except ScenarioError as error:
+            print(f"ranktop: scenario error: {error}", file=sys.stderr)
+            return None
+    if settings.prometheus.url and _rank_map_readable(settings):
+        from tui.sources.prometheus import PrometheusSource
+
+        return PrometheusSource(settings)
+    if not settings.prometheus.url:
+        print("ranktop report: no data source given (--demo, or --prometheus URL)",
+              file=sys.stderr)
+    return None
 
 
 def run_prometheus(settings: Settings, mouse: bool = True) -> int:
@@ -186,7 +235,7 @@ def _unknown_keys(settings: Settings) -> list[str]:
     return unknown
 
 
-def run_demo(settings: Settings, mouse: bool = True) -> int:
+def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0) -> int:
     from tui.app import RanktopApp
     from tui.events import EventLog
     from tui.scenario import ScenarioError
@@ -195,7 +244,7 @@ def run_demo(settings: Settings, mouse: bool = True) -> int:
     if _unknown_keys(settings):
         return 2
     try:
-        source = demo_source(settings.demo)
+        source = demo_source(settings.demo, started=time.time() - demo_start)
     except ScenarioError as error:
         print(f"ranktop: scenario error: {error}", file=sys.stderr)
         return 2
