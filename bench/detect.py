@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui.detect import Detectors  # noqa: E402
-from tui.scenario import load_scenario  # noqa: E402
-from tui.settings import load_settings  # noqa: E402
-from tui.simulate import SimCluster  # noqa: E402
+from tui.detect import Detectors
+from tui.scenario import load_scenario
+from tui.settings import load_settings
+from tui.simulate import SimCluster
 
 POLL = 2.0
 # Which anomaly each scripted fault should raise (rank 300's node starts at rank 296).
@@ -43,7 +43,7 @@ def latencies(settings) -> None:
         key = EXPECTED[fault.effect]
         hits = [t for t, since in shown.get(key, []) if since >= fault.start and t < fault.end]
         latency = f"{hits[0] - fault.start:5.0f} s" if hits else "  not detected"
-        print(f"  {fault.effect:<17} {str(key):<22} {latency}   (fault lasts {fault.duration:g} s)")
+        print(f"  {fault.effect:<17} {key!s:<22} {latency}   (fault lasts {fault.duration:g} s)")
 
 
 def false_alarms(settings, hours: float = 1.0) -> None:
