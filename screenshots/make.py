@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -35,7 +36,12 @@ SHOTS = [
     # the straggler shows in compute time, not in step time
     ("cluster-compute-120x40.svg", (120, 40), 90.0, ["c", "slash", *"201", "enter"]),
     ("help-120x40.svg", (120, 40), 60.0, ["question_mark"]),
+    # Enter on a cell: the rank the others are waiting for, its log tail and alerts
+    ("rank-455-hang-120x40.svg", (120, 40), 210.0, ["slash", *"455", "enter", "enter"]),
+    # the evidence behind the hang verdict
+    ("hang-evidence-120x40.svg", (120, 40), 210.0, ["e"]),
 ]
+LOGS = Path("/tmp/ranktop-screenshot-logs")  # a fixed place: its path shows on screen
 
 
 class FrozenClock:
@@ -50,7 +56,8 @@ class FrozenClock:
 async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str]) -> None:
     settings = load_settings()
     clock = FrozenClock()
-    source = demo_source(settings.demo, clock, started=START)
+    shutil.rmtree(LOGS, ignore_errors=True)
+    source = demo_source(settings.demo, clock, started=START, log_root=LOGS)
     app = RanktopApp(settings, source, clock=clock, poll=False)
     async with app.run_test(size=size) as pilot:
         # Polls over the last 20 s, as a live session would have had them.
@@ -59,8 +66,10 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str]) ->
             await app.poll_once()
             await pilot.pause()
         await pilot.press(*keys)
+        await pilot.pause(0.5)  # the rank screen reads its logs in a worker
         await pilot.pause()
         svg = app.export_screenshot(title=f"ranktop --demo ({size[0]}x{size[1]})")
+    shutil.rmtree(LOGS, ignore_errors=True)
     (HERE / name).write_text(svg)
     print(f"wrote screenshots/{name}")
 

@@ -13,14 +13,16 @@ from textual.binding import Binding
 from textual.message import Message
 
 from tui.commands import RanktopCommands
-from tui.detect import Anomaly, Detectors
+from tui.detect import Anomaly
 from tui.events import EventLog
-from tui.journal import Journal
 from tui.model import Frame, SourceStatus
+from tui.rank_context import RankContext
 from tui.screens.cluster import ClusterScreen
 from tui.screens.help import HelpScreen
+from tui.screens.rank import RankScreen
 from tui.settings import Settings
 from tui.sources.base import Source
+from tui.watch import Watch
 
 
 class FrameReady(Message):
@@ -63,8 +65,11 @@ class RanktopApp(App[None]):
         self.clock = clock
         self.polling = poll
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
-        self.detectors = Detectors(settings.detect, source.rank_map)
-        self.journal = Journal(source.job_name, event_log)
+        log_spec = settings.log_spec or getattr(source, "log_spec", "")
+        self.context = RankContext(settings, source.job_name, event_log, log_spec,
+                                   settings.alertmanager_url)
+        self.watch = Watch(settings, source.job_name, event_log, self.context, source.rank_map)
+        self.anomalies: Sequence[Anomaly] = ()
 
     def on_mount(self) -> None:
         self.set_keymap(dict(self.settings.keymap))
@@ -92,16 +97,24 @@ class RanktopApp(App[None]):
 
     def detect(self, frame: Frame) -> list[Anomaly]:
         """The anomalies active in ``frame`` (in the poll worker's thread, off the UI path)."""
-        if self.detectors.rank_map is not self.source.rank_map:
-            self.detectors = Detectors(self.settings.detect, self.source.rank_map)
-        anomalies = self.detectors.update(frame)
-        self.journal.update(frame.time, anomalies, self.source.rank_map)
-        return anomalies
+        return self.watch.update(frame, self.source.rank_map)
 
     async def on_frame_ready(self, message: FrameReady) -> None:
         if self.source.rank_map is not self.cluster.rank_map:
             await self.cluster.use_rank_map(self.source.rank_map)
+        self.anomalies = message.anomalies
         self.cluster.show_frame(message.frame, message.status, message.anomalies)
+        if isinstance(self.screen, RankScreen):
+            self.screen.show_frame(message.frame, message.anomalies)
+
+    def open_rank(self, rank: int) -> None:
+        """The rank screen of ``rank``, drawn at once from the latest frame."""
+        if not len(self.cluster.rank_map):
+            return
+        screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.watch.history,
+                            self.context)
+        self.push_screen(screen)
+        screen.frame, screen.anomalies = self.cluster.frame, tuple(self.anomalies)
 
     def on_poll_failed(self, message: PollFailed) -> None:
         self.cluster.show_status(message.status)

@@ -66,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the training job, as its metrics' training_job label; RANKTOP_JOB")
     parser.add_argument("--rank-map", metavar="FILE",
                         help="lines of rank,host,gpu, when the job's metrics carry no ranks")
+    parser.add_argument("--logs", metavar="SPEC",
+                        help="each rank's log files: a pattern with {rank} {local_rank} {host} "
+                             "{node_rank}, or torchrun:DIR, nccl:PATTERN, slurm:PATTERN")
+    parser.add_argument("--log-dir", metavar="DIR",
+                        help="demo: write the simulated ranks' logs here (default: a temp dir)")
+    parser.add_argument("--alertmanager", metavar="URL",
+                        help="Alertmanager, for the rank screen's alert history")
     parser.add_argument("--insecure", action="store_true", default=None,
                         help="do not verify the server's TLS certificate")
     parser.add_argument("--nodes", type=_positive_int, help="demo: number of nodes (default 64)")
@@ -91,6 +98,7 @@ FLAG_KEYS = {
     "seed": ("demo", "seed"), "refresh": ("display", "refresh_seconds"),
     "prometheus": ("prometheus", "url"), "job": ("prometheus", "job"),
     "insecure": ("prometheus", "insecure"), "rank_map": ("ranks", "rank_map_file"),
+    "logs": ("logs", "spec"), "alertmanager": ("alertmanager", "url"),
 }
 
 
@@ -123,7 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if settings is None:
         return 2
     if args.demo:
-        return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start)
+        log_dir = Path(args.log_dir).expanduser() if args.log_dir else None
+        return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start,
+                        log_dir=log_dir)
     if settings.prometheus.url:
         return run_prometheus(settings, mouse=not args.no_mouse)
     print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
@@ -235,21 +245,25 @@ def _unknown_keys(settings: Settings) -> list[str]:
     return unknown
 
 
-def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0) -> int:
+def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
+             log_dir: Path | None = None) -> int:
     from tui.app import RanktopApp
     from tui.events import EventLog
-    from tui.scenario import ScenarioError
+    from tui.scenario import ScenarioError, load_scenario
     from tui.sources.demo import demo_source
 
     if _unknown_keys(settings):
         return 2
     try:
-        source = demo_source(settings.demo, started=time.time() - demo_start)
+        load_scenario()
     except ScenarioError as error:
         print(f"ranktop: scenario error: {error}", file=sys.stderr)
         return 2
-    # The demo's anomalies are not the user's history: they go to a throwaway log.
+    # The demo's anomalies are not the user's history: they go to a throwaway log, and its
+    # ranks' log files to a throwaway folder unless --log-dir names one.
     with tempfile.TemporaryDirectory(prefix="ranktop-demo-") as folder:
+        source = demo_source(settings.demo, started=time.time() - demo_start,
+                             log_root=log_dir or Path(folder) / "logs")
         log = EventLog(Path(folder) / "events.jsonl")
         RanktopApp(settings, source, event_log=log).run(mouse=mouse)
     return 0

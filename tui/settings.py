@@ -88,6 +88,8 @@ class Settings:
     prometheus: PrometheusSettings | None = None
     job_metrics: Mapping[str, str] = field(default_factory=dict)  # header value -> PromQL
     detect: DetectSettings = field(default_factory=DetectSettings)
+    log_spec: str = ""
+    alertmanager_url: str = ""
     ranks: RankSettings | None = None
     config_file: Path | None = None
 
@@ -139,6 +141,8 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         prometheus=prometheus_settings(top.child("prometheus"), environ),
         job_metrics=_job_metrics(top.child("job_metrics")),
         detect=_detect(top.child("detect")),
+        log_spec=top.child("logs").optional_text("spec"),
+        alertmanager_url=_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
     )
@@ -151,6 +155,13 @@ def _detect(reader: Reader) -> DetectSettings:
         high = 1.0 if name.endswith(("share", "fraction")) else 1e9
         values[name] = reader.number(name, 0, high)
     return DetectSettings(**values)
+
+
+def _url(reader: Reader, key: str) -> str:
+    url = reader.optional_text(key).rstrip("/")
+    if url and not url.startswith(("http://", "https://")):
+        raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r})")
+    return url
 
 
 def _job_metrics(reader: Reader) -> dict[str, str]:

@@ -24,6 +24,8 @@ ENVIRONMENT = {
     "RANKTOP_CA_BUNDLE": ("prometheus", "ca_bundle", str),
     "RANKTOP_INSECURE": ("prometheus", "insecure", bool),
     "RANKTOP_RANK_MAP": ("ranks", "rank_map_file", str),
+    "RANKTOP_LOGS": ("logs", "spec", str),
+    "RANKTOP_ALERTMANAGER_URL": ("alertmanager", "url", str),
     "RANKTOP_REFRESH_SECONDS": ("display", "refresh_seconds", float),
 }
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")

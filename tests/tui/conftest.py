@@ -21,11 +21,14 @@ class FakeClock:
         return self.now
 
 
-def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8) -> RanktopApp:
-    """The demo at ``at`` seconds into its scenario, with polls driven by the test."""
+def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,
+             event_log=None) -> RanktopApp:
+    """The demo at ``at`` seconds into its scenario, with polls driven by the test; with
+    ``log_root`` its ranks write their log files there."""
     clock = FakeClock(START + at)
-    source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START)
-    return RanktopApp(load_settings(), source, clock=clock, poll=False)
+    source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START,
+                         log_root=log_root)
+    return RanktopApp(load_settings(), source, clock=clock, poll=False, event_log=event_log)
 
 
 def screen_text(app: RanktopApp) -> str:

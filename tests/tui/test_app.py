@@ -318,7 +318,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
     from tui.events import EventLog
 
     app = make_app(at=100.0)
-    app.journal.log = EventLog(tmp_path / "events.jsonl")
+    app.watch.journal.log = EventLog(tmp_path / "events.jsonl")
     async with app.run_test(size=(120, 40)) as pilot:
         for seconds in range(100, 136, 2):  # node 37's NVLink drops, then rank 128's ECC error
             app.clock.now = START + seconds
@@ -336,7 +336,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
         assert app.cluster.cursor == 128
         assert heatmap(app, 1).marked == {128, 296}
         assert "▲" in screen_text(app)
-    kinds = {(e.kind, e.rank, e.state) for e in app.journal.log.read()}
+    kinds = {(e.kind, e.rank, e.state) for e in app.watch.journal.log.read()}
     assert {("nvlink", 296, "start"), ("ecc", 128, "start")} <= kinds
 
 

@@ -15,6 +15,7 @@ from tui.detect import Anomaly
 from tui.metrics import ScaleTracker, format_value, summarise
 from tui.model import Frame, Health, RankMap, SourceStatus, is_missing
 from tui.screens import cluster_lines
+from tui.screens.evidence import EvidenceScreen
 from tui.screens.jump import JumpScreen
 from tui.settings import MetricDef, Settings
 from widgets.anomaly_list import AnomalyList
@@ -51,6 +52,10 @@ class ClusterScreen(Screen):
                 tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
                 tooltip="Jump to a rank number, host name or host:gpu"),
+        Binding("enter", "open_rank", "Rank", id="cursor.open",
+                tooltip="Open the selected rank: its values, log tail and alerts"),
+        Binding("e", "evidence", "Evidence", show=False, id="hang.evidence",
+                tooltip="The log lines behind the hang triage"),
         Binding("n", "next_anomaly(1)", "Anomaly", id="anomaly.next",
                 tooltip="Move the cursor to the next anomaly's rank (most severe first)"),
         Binding("N", "next_anomaly(-1)", "Previous anomaly", show=False, id="anomaly.previous",
@@ -251,6 +256,17 @@ class ClusterScreen(Screen):
         rank = self.anomalies[index].rank
         if rank is not None:
             self.select(rank)
+
+    def action_open_rank(self) -> None:
+        self.app.open_rank(self.cursor)
+
+    def action_evidence(self) -> None:
+        verdict = self.app.context.hang
+        if verdict is None:
+            self.app.notify("No hang to triage: no rank has logged a watchdog timeout.",
+                            timeout=4)
+            return
+        self.app.push_screen(EvidenceScreen(verdict, self.rank_map))
 
     def action_jump(self) -> None:
         self.app.push_screen(JumpScreen(self.rank_map), self._jumped)

@@ -6,10 +6,12 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from tui.model import Frame, Health, SourceStatus
 from tui.scenario import load_scenario
 from tui.settings import DemoSettings
+from tui.simlogs import LogWriter
 from tui.simulate import SimCluster
 
 
@@ -20,8 +22,10 @@ class DemoSource:
     name = "demo (simulated)"
 
     def __init__(self, cluster: SimCluster, clock: Callable[[], float] = time.time,
-                 started: float | None = None) -> None:
+                 started: float | None = None, log_writer: LogWriter | None = None) -> None:
         self.cluster = cluster
+        self.log_writer = log_writer
+        self.log_spec = log_writer.layout_spec if log_writer is not None else ""
         self.clock = clock
         self.started = clock() if started is None else started
         self.job_name = cluster.job_name
@@ -30,19 +34,26 @@ class DemoSource:
 
     async def poll(self) -> Frame:
         now = self.clock()
-        frame = await asyncio.to_thread(self.cluster.frame_at, now - self.started)
+        frame = await asyncio.to_thread(self._read, now - self.started)
         self._status = SourceStatus(self.name, Health.OK, since=self._status.since, last_ok=now)
         return replace(frame, time=now)
+
+    def _read(self, t: float) -> Frame:
+        if self.log_writer is not None:
+            self.log_writer.advance(t)
+        return self.cluster.frame_at(t)
 
     def status(self) -> SourceStatus:
         return self._status
 
 
 def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,
-                started: float | None = None) -> DemoSource:
-    """The demo cluster the settings describe, running the shipped scenario.
+                started: float | None = None, log_root: Path | None = None) -> DemoSource:
+    """The demo cluster the settings describe, running the shipped scenario; with
+    ``log_root``, its ranks write torchrun-style log files there as the scenario unfolds.
 
     Raises ScenarioError when the scenario file is broken.
     """
     cluster = SimCluster(demo.nodes, demo.gpus_per_node, demo.seed, load_scenario())
-    return DemoSource(cluster, clock, started)
+    writer = LogWriter(cluster, log_root, seed=demo.seed) if log_root is not None else None
+    return DemoSource(cluster, clock, started, writer)

@@ -1,0 +1,454 @@
+"""One rank's log, read safely: a file's tail, what is appended to it, and each line's kind.
+
+This is the data layer of ranktop's log view: no Textual here. The UI calls it from a
+thread worker, one call at a time. Nothing raises for I/O trouble: ``status()`` says what
+happened ("missing", "deleted: showing what was read", "error: ..."; and for
+``NOTICE_SECONDS`` after the event, "truncated: reading from the start", "rotated:
+following the new file" or "recreated: reading the new file"). Memory stays bounded:
+``tail`` reads backwards from the end (a few blocks for ordinary lines), ``follow`` reads
+at most ``max_follow_bytes`` and returns at most ``max_follow_lines`` lines per call (with
+a "[ranktop: skipped N bytes]" or "[ranktop: skipped N lines]" line when it had to skip),
+and keeps at most one line's worth of bytes for a line still being written.
+
+Log lines are untrusted bytes: any process of the job can write anything into them, and
+nothing may reach the terminal as a control. ``sanitise`` makes one line displayable:
+
+- invalid UTF-8 becomes U+FFFD "�";
+- a carriage return starts the line over, as on a terminal: only the text after the last
+  ``\\r`` is kept, so a progress bar shows its latest state (CRLF endings lose the CR);
+- escape sequences are removed whole: CSI (``ESC [`` ... final byte, or U+009B), OSC, DCS,
+  SOS, PM and APC strings ended by BEL or ST, other ``ESC`` sequences, and a lone ESC. An
+  unterminated string loses only its introducer, so its text stays visible;
+- every other control character (C0 except TAB, DEL, C1, and the line and paragraph
+  separators U+2028/U+2029) becomes "�", which shows that something was there;
+- bidi controls (U+202A..U+202E, U+2066..U+2069, and the marks U+200E, U+200F, U+061C)
+  are removed, so no text can be made to read in another order;
+- TABs become spaces (stops every 8 columns);
+- a line longer than ``max_line_chars`` is cut there and ends with "… [N more characters]"
+  (for a line of megabytes N is counted on the raw bytes, so it is close, not exact).
+
+The text is plain: show it as ``rich.text.Text``, never as markup ("[rank3]:" is no tag).
+Finding the files of a rank is in ``tui.log_discovery``; ``find_logs`` and ``PRESETS`` are
+re-exported here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from tui.log_discovery import PRESETS, find_logs
+
+__all__ = ["PRESETS", "FileLog", "LogLine", "LogSource", "classify", "find_logs", "sanitise"]
+
+NOTICE_SECONDS = 10.0  # how long status() keeps saying "truncated", "rotated" or "recreated"
+_BLOCK = 64 * 1024
+
+_UNSAFE_BYTES = re.compile(rb"[^\x20-\x7e]")
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]?"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+# The NCCL line of data-contracts §3.1 (TRACE lines add milliseconds since init), after any
+# number of launcher prefixes (mpirun "[1] ", srun -l "3: ", torchrun "[default0]:" or
+# "[rank3]: ", pdsh "host: ").
+_LAUNCHER = r"(?:\[\d+\] |\d+: |\[\w+\d+\]: ?|[\w.-]+: )*"
+# How a line starts, after the launcher prefixes: an NCCL line, another NCCL line (version,
+# CALL), or a glog line without brackets ("E1206 18:44:12.715298 48211 file.cc:89]").
+_HEAD = re.compile(
+    _LAUNCHER + r"(?:(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] )?"
+    r"[^:\s]+:\d+:\d+ \[\d+\] (?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?"
+    r"NCCL (?P<level>INFO|WARN|TRACE)\b"
+    r"|(?P<other>NCCL version \d|[^:\s]+:\d+:\d+ NCCL CALL )"
+    r"|(?P<glog>[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\]))"
+)
+_WATCHDOG = (
+    r"Watchdog caught collective operation timeout|timed out in blocking wait"
+    r"|Timeout at NCCL work|watchdog got stuck|Heartbeat monitor timed out"
+    r"|Some NCCL operations have failed or timed out|failed collective not found"
+    r"|detected by watchdog"
+)
+# Network trouble whatever the line; the transports named on their own are news only
+# outside NCCL INFO lines, which name NET/IB for every channel at start-up.
+_NET_TROUBLE = (
+    r"Connection (?:reset|refused|closed)|remote process exited|network error|Broken pipe"
+    r"|ibv_\w|Got completion from peer|port error"
+)
+_NET = r"NET/(?:IB|Socket|OFI)|socket|Socket"
+# No \b before these words: it would keep the regex engine from skipping ahead.
+_ERROR = (
+    r"\[[EF](?:\d{4} [\d:.]+)? [\w./-]+:\d+\]"
+    r"|Traceback \(most recent call last\)|Error:|Exception:|RuntimeError"
+    r"|ERROR(?<!\wERROR)(?!\w)|CUDA error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_(?!SUCCESS)"
+    r"|NCCL error|illegal memory access"
+)
+_WATCHDOG_RE, _NET_TROUBLE_RE, _NET_RE, _ERROR_RE = (
+    re.compile(pattern) for pattern in (_WATCHDOG, _NET_TROUBLE, _NET, _ERROR))
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One displayable line and its kind (see ``classify``)."""
+
+    text: str
+    kind: str
+    partial: bool = False  # tail()'s last line, still without its newline
+
+
+class LogSource(Protocol):
+    """A log ranktop can show: a local file now, perhaps a remote one later."""
+
+    name: str
+
+    def tail(self, lines: int) -> list[LogLine]: ...
+
+    def follow(self) -> list[LogLine]: ...
+
+    def status(self) -> str: ...
+
+
+def sanitise(raw: bytes, max_chars: int = 4000) -> str:
+    """The bytes of one line as text that is safe to display (see the module docstring)."""
+    return _clean(raw.removesuffix(b"\n"), max_chars)
+
+
+def classify(text: str) -> str:
+    """The kind of a sanitised line: watchdog, net, nccl_warn, error, nccl_info or plain.
+
+    Checked in that order, so a WARN about NET/IB is "net". NCCL INFO lines that only name a
+    transport ("via NET/IB/0", one per channel at start-up) stay "nccl_info"; they are "net"
+    only when they tell of trouble (connection reset, ibv_ failure, ...).
+    """
+    head = _HEAD.match(text)
+    level = head.group("level") if head else None
+    if _WATCHDOG_RE.search(text):
+        return "watchdog"
+    if _NET_TROUBLE_RE.search(text) or (level in (None, "WARN") and _NET_RE.search(text)):
+        return "net"
+    if level == "WARN":
+        return "nccl_warn"
+    if _ERROR_RE.search(text) or (head and head.group("glog")):
+        return "error"
+    return "nccl_info" if head else "plain"
+
+
+def _byte_limit(max_chars: int) -> int:
+    # Room for multi-byte characters and colour codes before a line is cut.
+    return max_chars * 8 + 64
+
+
+def _count_chars(raw: bytes) -> int:
+    return len(raw.translate(None, _CONTINUATION))  # UTF-8 continuation bytes start no character
+
+
+def _after_last_cr(raw: bytes) -> bytes:
+    end = len(raw.rstrip(b"\r"))
+    start = raw.rfind(b"\r", 0, end)
+    return raw[start + 1:end]
+
+
+def _clean(raw: bytes, max_chars: int, dropped: int = 0) -> str:
+    raw = _after_last_cr(raw)
+    limit = _byte_limit(max_chars)
+    if len(raw) > limit:
+        dropped += _count_chars(raw[limit:])
+        raw = raw[:limit]
+    if _UNSAFE_BYTES.search(raw) is None:
+        return _cut(raw.decode("ascii"), max_chars, dropped)
+    text = _ESCAPES.sub("", raw.decode("utf-8", "replace"))
+    text = _BIDI.sub("", _CONTROLS.sub("\ufffd", text))
+    return _cut(text, max_chars, dropped)
+
+
+def _cut(text: str, max_chars: int, dropped: int) -> str:
+    if len(text) > max_chars:
+        dropped += len(text) - max_chars
+        text = text[:max_chars]
+    if "\t" in text:
+        text = text.expandtabs(8)
+        if len(text) > max_chars:
+            dropped += len(text) - max_chars
+            text = text[:max_chars]
+    return f"{text}… [{dropped} more characters]" if dropped else text
+
+
+class _Pending:
+    """The bytes of a line whose newline has not arrived yet, at most ``limit`` of them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.dropped = 0  # characters beyond the limit, for the cut marker
+        self.ends_in_cr = False
+
+    def add(self, data: bytes) -> None:
+        if not data:
+            return
+        if self.ends_in_cr and data.strip(b"\r"):
+            self.clear()
+        self.ends_in_cr = data.endswith(b"\r")
+        restart = data.rstrip(b"\r").rfind(b"\r")
+        if restart >= 0:
+            self.clear()
+            data = data[restart + 1:]
+        room = max(self.limit - len(self.data), 0)
+        if len(data) > room:
+            self.dropped += _count_chars(data[room:])
+            data = data[:room]
+        self.data += data
+
+    def take(self) -> tuple[bytes, int]:
+        taken = bytes(self.data), self.dropped
+        self.clear()
+        return taken
+
+    def clear(self) -> None:
+        self.data.clear()
+        self.dropped = 0
+        self.ends_in_cr = False
+
+    def __bool__(self) -> bool:
+        return bool(self.data) or self.dropped > 0
+
+
+class FileLog:
+    """A local log file: its tail, then what is appended, across truncation and rotation.
+
+    Not thread-safe: one caller at a time. ``close()`` releases the file.
+    """
+
+    def __init__(self, path: Path, max_line_chars: int = 4000,
+                 max_follow_bytes: int = 4_000_000, max_follow_lines: int = 50_000) -> None:
+        self.path = Path(path)
+        self.name = str(path)
+        self.max_line_chars = max_line_chars
+        self.max_follow_bytes = max_follow_bytes
+        self.max_follow_lines = max_follow_lines
+        self.bytes_read = 0
+        self._fd: int | None = None
+        self._offset = 0
+        self._pending = _Pending(_byte_limit(max_line_chars))
+        self._started = False
+        self._state = ""
+        self._notice = ""
+        self._notice_until = 0.0
+
+    def tail(self, lines: int) -> list[LogLine]:
+        """The last ``lines`` lines (a final line without its newline too, as partial)."""
+        self.close()
+        self._pending.clear()
+        self._started, self._state, self._notice, self._offset = True, "", "", 0
+        try:
+            if not self._open():
+                return []
+            size = os.fstat(self._fd).st_size
+            data, at_start = self._read_back(size, lines)
+        except OSError as error:
+            self._fail(error)
+            return []
+        self._offset = size
+        return self._tail_lines(data, lines, at_start)
+
+    def follow(self) -> list[LogLine]:
+        """The lines completed since the last tail() or follow()."""
+        try:
+            return self._follow()
+        except OSError as error:
+            self._fail(error)
+            return []
+
+    def status(self) -> str:
+        """Empty when all is well, else what happened to the file."""
+        if self._state:
+            return self._state
+        return self._notice if time.monotonic() < self._notice_until else ""
+
+    def close(self) -> None:
+        """Release the file; the next tail() or follow() opens it again."""
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            self._fd = None
+            os.close(fd)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError):
+            self.close()
+
+    def _open(self) -> bool:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            if not self._state.startswith("deleted"):
+                self._state = "missing"
+            return False
+        except OSError as error:
+            self._fail(error)
+            return False
+        self._fd = fd
+        # A FIFO or a device would block or never end: only regular files are logs.
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            self.close()
+            self._state = "error: not a regular file"
+            return False
+        self._state = ""
+        return True
+
+    def _fail(self, error: OSError) -> None:
+        self._state = f"error: {error.strerror or error}"
+
+    def _note(self, notice: str) -> None:
+        self._notice, self._notice_until = notice, time.monotonic() + NOTICE_SECONDS
+
+    def _pread(self, size: int, offset: int) -> bytes:
+        chunks = []
+        while size > 0:
+            chunk = os.pread(self._fd, size, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size -= len(chunk)
+            offset += len(chunk)
+        data = b"".join(chunks)
+        self.bytes_read += len(data)
+        return data
+
+    def _read_back(self, size: int, lines: int) -> tuple[bytes, bool]:
+        """Blocks from the end until ``lines`` + 1 newlines; bounded for giant lines."""
+        cap = max(lines, 1) * (self._pending.limit + 1)
+        pos, newlines, chunks = size, 0, []
+        while pos > 0 and newlines <= lines and size - pos < cap:
+            step = min(_BLOCK, pos)
+            pos -= step
+            chunk = self._pread(step, pos)
+            chunks.append(chunk)
+            newlines += chunk.count(b"\n")
+        return b"".join(reversed(chunks)), pos == 0
+
+    def _tail_lines(self, data: bytes, lines: int, at_start: bool) -> list[LogLine]:
+        parts = data.split(b"\n")
+        self._pending.add(parts.pop())
+        partial = [self._line(*self._pending_copy(), partial=True)] if self._pending else []
+        if lines <= 0:
+            return []
+        fragment = parts.pop(0) if parts and not at_start else None
+        keep = max(lines - len(partial), 0)
+        body = [self._line(part) for part in parts[len(parts) - keep:]] if keep else []
+        if fragment is not None and len(body) < keep:
+            body.insert(0, self._fragment(fragment))
+        return (body + partial)[-lines:]
+
+    def _pending_copy(self) -> tuple[bytes, int]:
+        return bytes(self._pending.data), self._pending.dropped
+
+    def _fragment(self, raw: bytes) -> LogLine:
+        """The end of a line whose start lies before the bytes tail() read."""
+        line = self._line(raw)
+        if b"\r" in raw.rstrip(b"\r"):
+            return line  # a carriage return started it over: what follows is whole
+        return LogLine("…" + line.text, line.kind)
+
+    def _line(self, raw: bytes, dropped: int = 0, partial: bool = False) -> LogLine:
+        text = _clean(raw, self.max_line_chars, dropped)
+        return LogLine(text, classify(text), partial)
+
+    def _follow(self) -> list[LogLine]:
+        if not self._started:
+            self._started = True
+            if self._open():
+                self._offset = os.fstat(self._fd).st_size
+            return []
+        if self._fd is None:
+            return self._appear()
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            named = None
+        own = os.fstat(self._fd)
+        if named is not None and (named.st_ino, named.st_dev) == (own.st_ino, own.st_dev):
+            return self._check_truncation(own.st_size) + self._read_new()
+        lines = self._finish()
+        if named is None:
+            self._state = "deleted: showing what was read"
+            return lines
+        self._note("recreated: reading the new file" if own.st_nlink == 0
+                   else "rotated: following the new file")
+        return lines + (self._read_new() if self._open() else [])
+
+    def _appear(self) -> list[LogLine]:
+        """The file was missing, deleted or unreadable: read it from its start once it is."""
+        was_deleted = self._state.startswith("deleted")
+        if not self._open():
+            return []
+        self._offset = 0
+        if was_deleted:
+            self._note("recreated: reading the new file")
+        return self._read_new()
+
+    def _check_truncation(self, size: int) -> list[LogLine]:
+        if size >= self._offset:
+            return []
+        lines = self._flush()
+        self._offset = 0
+        self._note("truncated: reading from the start")
+        return lines
+
+    def _finish(self) -> list[LogLine]:
+        """The rest of the file being left, its unfinished last line included."""
+        lines = self._read_new() + self._flush()
+        self.close()
+        self._offset = 0
+        return lines
+
+    def _flush(self) -> list[LogLine]:
+        return [self._line(*self._pending.take())] if self._pending else []
+
+    def _read_new(self) -> list[LogLine]:
+        available = os.fstat(self._fd).st_size - self._offset
+        if available <= 0:
+            return []
+        skipped = max(available - self.max_follow_bytes, 0)
+        data = self._pread(available - skipped, self._offset + skipped)
+        self._offset += skipped + len(data)
+        self._state = ""
+        lines = []
+        if skipped:
+            self._pending.clear()
+            start = data.find(b"\n") + 1  # the first line began in the skipped bytes
+            data = data[start:]
+            lines.append(LogLine(f"[ranktop: skipped {skipped + start} bytes]", "plain"))
+        data, dropped = self._keep_last_lines(data)
+        if dropped:
+            lines.append(LogLine(f"[ranktop: skipped {dropped} lines]", "plain"))
+        return lines + self._split(data)
+
+    def _keep_last_lines(self, data: bytes) -> tuple[bytes, int]:
+        """At most ``max_follow_lines`` complete lines: a flood of tiny lines stays small."""
+        count = data.count(b"\n")
+        if count <= self.max_follow_lines:
+            return data, 0
+        pos = len(data)
+        for _ in range(self.max_follow_lines + 1):
+            pos = data.rfind(b"\n", 0, pos)
+        self._pending.clear()
+        return data[pos + 1:], count - self.max_follow_lines
+
+    def _split(self, data: bytes) -> list[LogLine]:
+        *complete, last = data.split(b"\n")
+        lines = []
+        if complete:
+            self._pending.add(complete[0])
+            lines.append(self._line(*self._pending.take()))
+            lines += [self._line(part) for part in complete[1:]]
+        self._pending.add(last)
+        return lines

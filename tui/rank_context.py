@@ -1,0 +1,102 @@
+"""What the rank screen reads, in its thread workers: a rank's log files and its alerts.
+
+Every way of coming up empty is said, so an empty panel is never a mystery: no log pattern
+configured, no file matching it, no Alertmanager configured, Prometheus unreachable.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+from tui.events import EventLog
+from tui.hang import HangVerdict
+from tui.logs import FileLog, LogSource, find_logs
+from tui.model import Rank, RankMap
+from tui.settings import Settings
+from tui.sources.alerts import (
+    AlertRecord,
+    AlertSourceError,
+    alertmanager_alerts,
+    merge,
+    prometheus_history,
+    ranktop_history,
+)
+
+ALERT_WINDOW_SECONDS = 3600.0
+
+
+class RankContext:
+    """The app's handles the rank screen needs, and the latest hang triage."""
+
+    def __init__(self, settings: Settings, job_name: str, event_log: EventLog | None,
+                 log_spec: str = "", alertmanager_url: str = "") -> None:
+        self.settings = settings
+        self.job_name = job_name
+        self.event_log = event_log
+        self.log_spec = log_spec
+        self.alertmanager_url = alertmanager_url
+        self.hang: HangVerdict | None = None
+
+    def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
+        """The rank's log files, and a note on what was found."""
+        if not self.log_spec:
+            return [], "no log files configured (--logs PATTERN, or [logs] spec)"
+        found = rank_map.ranks[rank]
+        local_rank = found.gpu if found.gpu >= 0 else rank % rank_map.gpus_per_node
+        try:
+            paths = find_logs(self.log_spec, found, found.node, local_rank, len(rank_map))
+        except (ValueError, OSError) as error:
+            return [], f"cannot look for logs: {error}"
+        if not paths:
+            return [], f"no file matches {self.log_spec} for rank {rank} ({found.host})"
+        folder = paths[0].parent
+        names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
+        return [FileLog(path) for path in paths], f"{names} in {folder}"
+
+    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
+        """This rank's alerts of the last hour, newest first, and why any source is absent."""
+        now = time.time()
+        notes: list[str] = []
+        found: list[list[AlertRecord]] = []
+        if self.event_log is not None:
+            events = self.event_log.read(since=now - ALERT_WINDOW_SECONDS, rank=rank.rank,
+                                         job=self.job_name)
+            found.append(ranktop_history(events, rank))
+        prometheus = self.settings.prometheus
+        if prometheus is not None and prometheus.url:
+            found.append(self._try("Prometheus", notes, lambda: prometheus_history(
+                prometheus, rank, ALERT_WINDOW_SECONDS, now)))
+        else:
+            notes.append("no Prometheus configured")
+        if self.alertmanager_url:
+            found.append(self._try("Alertmanager", notes, lambda: alertmanager_alerts(
+                self.alertmanager_url, prometheus, rank)))
+        else:
+            notes.append("no Alertmanager configured (--alertmanager URL)")
+        records = merge(*found)
+        head = (f"{len(records)} in the last hour" if records
+                else "none for this rank in the last hour")
+        rows = [(_clock(r.time), r.name, r.state, r.value, r.source, r.summary) for r in records]
+        return rows, "; ".join([head, *notes])
+
+    def hang_note(self, rank: int) -> str:
+        """What the latest hang triage says about this rank, if anything."""
+        verdict = self.hang
+        if verdict is None:
+            return ""
+        if rank in verdict.behind:
+            return f"hang: the others are waiting for this rank. {verdict.summary}"
+        return f"hang: {verdict.summary}"
+
+    @staticmethod
+    def _try(name: str, notes: list[str], read) -> list[AlertRecord]:
+        try:
+            return read()
+        except AlertSourceError as error:
+            notes.append(f"{name} unreachable: {error}")
+            return []
+
+
+def _clock(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%H:%M:%S")

@@ -1,0 +1,51 @@
+"""The `e` screen: the log lines behind a hang verdict, the ranks waited for first."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.hang import HangVerdict
+from tui.model import RankMap
+
+SHOWN_RANKS = 12
+
+
+class EvidenceScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,e,q", "close", "Close", id="evidence.close")]
+
+    def __init__(self, verdict: HangVerdict, rank_map: RankMap) -> None:
+        super().__init__()
+        self.verdict = verdict
+        self.rank_map = rank_map
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="evidence-box"):
+            yield Static(self._text())
+            yield Static("Esc, e or q closes this screen.", id="help-footer")
+
+    def _text(self) -> Text:
+        verdict = self.verdict
+        text = Text()
+        text.append("Hang triage\n", "bold")
+        text.append(f"{verdict.summary}\n\n")
+        shown = [*verdict.behind, *(r for r in verdict.evidence if r not in verdict.behind)]
+        for rank in shown[:SHOWN_RANKS]:
+            where = self.rank_map.ranks[rank] if rank < len(self.rank_map) else None
+            label = f"rank {rank}" + (f" {where.host} GPU {where.gpu}" if where else "")
+            waited = rank in verdict.behind
+            text.append(f"{label}{'  (waited for)' if waited else ''}\n",
+                        "bold color(201)" if waited else "bold")
+            lines = verdict.evidence.get(rank) or ["(no lines: this rank logged nothing)"]
+            for line in lines:
+                text.append(f"  {line}\n", "color(250)")
+        if len(shown) > SHOWN_RANKS:
+            text.append(f"… and {len(shown) - SHOWN_RANKS} more ranks\n", "dim")
+        return text
+
+    def action_close(self) -> None:
+        self.dismiss(None)

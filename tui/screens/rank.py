@@ -1,0 +1,203 @@
+"""The rank screen: one rank's values against the job's median, its log tail, its alerts.
+
+This is where on-call goes after spotting a bad cell. Reading logs and alerts is I/O, so it
+runs in thread workers; the screen only draws what they post.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import get_current_worker
+
+from tui.detect import Anomaly
+from tui.history import HISTORY_METRICS, History
+from tui.metrics import format_value, summarise
+from tui.model import Frame, RankMap
+from tui.rank_context import RankContext
+from tui.screens import rank_lines
+from tui.settings import Settings
+from widgets.log_view import LogView
+from widgets.trend import Trend
+
+FOLLOW_SECONDS = 1.0
+TAIL_LINES = 300
+OTHER_METRICS = ("power", "sm_clock", "throttle_reasons", "memory_used", "ecc_dbe", "xid",
+                 "gpu_util")
+
+
+class RankScreen(Screen):
+    """Everything about one rank."""
+
+    BINDING_GROUP_TITLE = "Rank"
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
+        Binding("left_square_bracket", "step(-1)", "Prev", key_display="[",
+                id="rank.previous", tooltip="The previous rank"),
+        Binding("right_square_bracket", "step(1)", "Next", key_display="]",
+                id="rank.next", tooltip="The next rank"),
+        Binding("n", "anomalous(1)", "Anomaly", id="rank.next_anomaly",
+                tooltip="The next rank with an active anomaly"),
+        Binding("N", "anomalous(-1)", "Prev anomaly", show=False, id="rank.previous_anomaly",
+                tooltip="The previous rank with an active anomaly"),
+        Binding("slash", "search", "Search", key_display="/", id="rank.search",
+                tooltip="Search the log tail"),
+    ]
+
+    class LogLines(Message):
+        def __init__(self, rank: int, lines: list[tuple[str, str]], note: str) -> None:
+            super().__init__()
+            self.rank, self.lines, self.note = rank, lines, note
+
+    class Alerts(Message):
+        def __init__(self, rank: int, rows: list[tuple[str, ...]], note: str) -> None:
+            super().__init__()
+            self.rank, self.rows, self.note = rank, rows, note
+
+    def __init__(self, settings: Settings, rank_map: RankMap, rank: int,
+                 history: History | None, context: RankContext) -> None:
+        super().__init__()
+        self.settings = settings
+        self.rank_map = rank_map
+        self.rank = rank
+        self.history = history
+        self.context = context
+        self.frame: Frame | None = None
+        self.anomalies: tuple[Anomaly, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="rank-title")
+        with Vertical(id="rank-trends"):
+            for metric_id in HISTORY_METRICS:
+                yield Trend(self.settings.metrics[metric_id].title, id=f"trend-{metric_id}")
+        yield Static(id="rank-others")
+        yield Static(id="log-title")
+        yield LogView(id="rank-log")
+        yield Input(placeholder="search the log (Enter; Esc to close)", id="log-search")
+        yield Static(id="alerts-title")
+        yield DataTable(id="rank-alerts", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#rank-alerts", DataTable)
+        table.add_columns("time", "alert", "state", "value", "source", "summary")
+        self.query_one("#log-search").display = False
+        self.query_one(LogView).focus()
+        self._open_rank()
+
+    # -- data from the app -------------------------------------------------------------
+
+    def show_frame(self, frame: Frame, anomalies: Sequence[Anomaly]) -> None:
+        self.frame = frame
+        self.anomalies = tuple(anomalies)
+        self._draw_values()
+
+    def _open_rank(self) -> None:
+        self.query_one("#rank-log", LogView).lines.clear()
+        self.query_one("#rank-log", LogView).add([])
+        self._draw_values()
+        self.query_one("#log-title", Static).update("log: looking for this rank's files…")
+        self.query_one("#alerts-title", Static).update("alerts: loading…")
+        self._follow_log(self.rank)
+        self._load_alerts(self.rank)
+
+    def _draw_values(self) -> None:
+        rank = self.rank_map.ranks[self.rank]
+        mine = [a for a in self.anomalies if a.rank == self.rank]
+        self.query_one("#rank-title", Static).update(
+            rank_lines.title(rank, self.rank_map, mine, self.context.hang_note(self.rank)))
+        for metric_id in HISTORY_METRICS:
+            self._draw_trend(metric_id)
+        others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS)
+        self.query_one("#rank-others", Static).update(others)
+
+    def _draw_trend(self, metric_id: str) -> None:
+        metric = self.settings.metrics[metric_id]
+        points = self.history.series(metric_id, self.rank) if self.history else []
+        value = self.frame.value(metric_id, self.rank) if self.frame else float("nan")
+        summary = summarise(self.frame.values.get(metric_id, ())) if self.frame else None
+        median = summary[1] if summary else float("nan")
+        trend = self.query_one(f"#trend-{metric_id}", Trend)
+        trend.show(format_value(metric, value), format_value(metric, median),
+                   [p.value for p in points], [p.median for p in points])
+
+    # -- workers -----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="rank-log", exit_on_error=False)
+    def _follow_log(self, rank: int) -> None:
+        worker = get_current_worker()
+        logs, note = self.context.open_logs(self.rank_map, rank)
+        lines = [line for log in logs for line in log.tail(TAIL_LINES)]
+        self.post_message(self.LogLines(rank, [(ln.kind, ln.text) for ln in lines], note))
+        while logs and not worker.is_cancelled:
+            time.sleep(FOLLOW_SECONDS)
+            new = [(ln.kind, ln.text) for log in logs for ln in log.follow()]
+            status = "; ".join(s for s in (log.status() for log in logs) if s)
+            if new or status:
+                self.post_message(self.LogLines(rank, new, status or note))
+
+    @work(thread=True, exclusive=True, group="rank-alerts", exit_on_error=False)
+    def _load_alerts(self, rank: int) -> None:
+        rows, note = self.context.alert_rows(self.rank_map.ranks[rank])
+        self.post_message(self.Alerts(rank, rows, note))
+
+    @on(LogLines)
+    def _log_lines(self, message: LogLines) -> None:
+        if message.rank != self.rank:
+            return
+        self.query_one("#rank-log", LogView).add(message.lines)
+        self.query_one("#log-title", Static).update(f"log: {message.note}")
+
+    @on(Alerts)
+    def _alerts(self, message: Alerts) -> None:
+        if message.rank != self.rank:
+            return
+        table = self.query_one("#rank-alerts", DataTable)
+        table.clear()
+        table.add_rows(message.rows)
+        self.query_one("#alerts-title", Static).update(f"alerts: {message.note}")
+
+    # -- keys --------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        search = self.query_one("#log-search", Input)
+        if search.display:
+            search.display = False
+            self.query_one(LogView).focus()
+            return
+        self.app.pop_screen()
+
+    def action_step(self, step: int) -> None:
+        self.rank = (self.rank + step) % len(self.rank_map)
+        self._open_rank()
+
+    def action_anomalous(self, step: int) -> None:
+        ranks = sorted({a.rank for a in self.anomalies if a.rank is not None})
+        if not ranks:
+            self.app.notify("No rank has an active anomaly.", timeout=3)
+            return
+        later = [r for r in ranks if (r - self.rank) * step > 0]
+        self.rank = (min(later, key=lambda r: abs(r - self.rank)) if later
+                     else (ranks[0] if step > 0 else ranks[-1]))
+        self._open_rank()
+
+    def action_search(self) -> None:
+        search = self.query_one("#log-search", Input)
+        search.display = True
+        search.focus()
+
+    @on(Input.Submitted, "#log-search")
+    def _searched(self, event: Input.Submitted) -> None:
+        found = self.query_one(LogView).set_search(event.value)
+        self.query_one("#log-title", Static).update(
+            f"log: {found} line(s) match {event.value!r}" if event.value else "log")
+        event.input.display = False
+        self.query_one(LogView).focus()
