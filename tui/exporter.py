@@ -14,6 +14,7 @@ import math
 import re
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from tui.model import Rank
 from tui.scenario import ScenarioError, load_scenario
+from tui.simlogs import LogWriter, keep_writing
 from tui.simulate import SimCluster
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -302,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
         "leaving only DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL")
     add("--kubernetes", action="store_true",
         help="add pod, namespace and container labels to the DCGM series")
+    add("--log-dir", type=Path, metavar="DIR",
+        help="write the ranks' torchrun-style logs here (default: a temporary folder)")
     return parser
 
 
@@ -336,10 +340,18 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
     print(f"serving {len(cluster.rank_map)} ranks on {server.url}", flush=True)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _stop)  # a supervisor's stop is a clean exit too
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    with tempfile.TemporaryDirectory(prefix="ranktop-simulate-") as folder:
+        root = args.log_dir or Path(folder) / "logs"
+        began = time.monotonic()
+        stop = keep_writing(LogWriter(cluster, root, seed=args.seed),
+                            lambda: args.start + time.monotonic() - began)
+        print(f"writing the ranks' logs under {root} (ranktop --logs torchrun:{root})",
+              flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop.set()
+            server.server_close()
     return 0

@@ -16,6 +16,7 @@ import calendar
 import hashlib
 import math
 import random
+import threading
 import time
 from bisect import bisect_right
 from collections import defaultdict
@@ -319,3 +320,18 @@ _RANK0 = {
                    " rolling back to the last checkpoint",
     "resume": "[rank 0] workers restarted after a failure; resuming at step {step}",
 }
+
+
+def keep_writing(writer: LogWriter, scenario_time: Callable[[], float],
+                 every: float = 2.0) -> threading.Event:
+    """Advance ``writer`` every ``every`` seconds in a daemon thread until the returned
+    event is set (for `ranktop simulate`, which has no poll loop of its own)."""
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.is_set():
+            writer.advance(scenario_time())
+            stop.wait(every)
+
+    threading.Thread(target=run, name="ranktop-simulated-logs", daemon=True).start()
+    return stop

@@ -316,3 +316,25 @@ def test_the_log_modules_import_no_textual() -> None:
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_simulate_writes_the_ranks_logs_where_asked(tmp_path):
+    import subprocess
+    import sys
+    import time as clock
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui", "simulate", "--port", "0", "--nodes", "2",
+         "--gpus-per-node", "2", "--log-dir", str(tmp_path / "logs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = clock.monotonic() + 30
+        while clock.monotonic() < deadline and not list((tmp_path / "logs").rglob("stderr.log")):
+            clock.sleep(0.2)
+        files = sorted((tmp_path / "logs").rglob("stderr.log"))
+        assert len(files) == 4
+        assert "Init COMPLETE" in files[0].read_text()
+    finally:
+        process.terminate()
+        out, _ = process.communicate(timeout=20)
+    assert f"torchrun:{tmp_path / 'logs'}" in out
