@@ -352,6 +352,6 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             pass
         finally:
-            stop.set()
+            stop()
             server.server_close()
     return 0

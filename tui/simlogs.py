@@ -323,15 +323,24 @@ _RANK0 = {
 
 
 def keep_writing(writer: LogWriter, scenario_time: Callable[[], float],
-                 every: float = 2.0) -> threading.Event:
-    """Advance ``writer`` every ``every`` seconds in a daemon thread until the returned
-    event is set (for `ranktop simulate`, which has no poll loop of its own)."""
-    stop = threading.Event()
+                 every: float = 2.0) -> Callable[[], None]:
+    """Advance ``writer`` every ``every`` seconds in a daemon thread (for `ranktop simulate`,
+    which has no poll loop of its own); returns the function that stops it."""
+    stopping = threading.Event()
 
     def run() -> None:
-        while not stop.is_set():
-            writer.advance(scenario_time())
-            stop.wait(every)
+        while not stopping.is_set():
+            try:
+                writer.advance(scenario_time())
+            except OSError:  # the folder went away or filled up: stop writing, quietly
+                return
+            stopping.wait(every)
 
-    threading.Thread(target=run, name="ranktop-simulated-logs", daemon=True).start()
+    thread = threading.Thread(target=run, name="ranktop-simulated-logs", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        stopping.set()
+        thread.join(timeout=10)
+
     return stop
