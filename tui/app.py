@@ -67,7 +67,7 @@ class RanktopApp(App[None]):
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
         log_spec = settings.log_spec or getattr(source, "log_spec", "")
         self.context = RankContext(settings, source.job_name, event_log, log_spec,
-                                   settings.alertmanager_url)
+                                   settings.alertmanager_url, source)
         self.watch = Watch(settings, source.job_name, event_log, self.context, source.rank_map)
         self.anomalies: Sequence[Anomaly] = ()
 

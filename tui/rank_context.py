@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 from tui.events import EventLog
 from tui.hang import HangVerdict
+from tui.history import HISTORY_METRICS
 from tui.logs import FileLog, LogSource, find_logs
 from tui.model import Rank, RankMap
 from tui.settings import Settings
@@ -22,16 +23,20 @@ from tui.sources.alerts import (
     prometheus_history,
     ranktop_history,
 )
+from tui.sources.prom_client import QueryError
 
 ALERT_WINDOW_SECONDS = 3600.0
+BACKFILL_SECONDS = 600.0
+BACKFILL_STEP = 4.0
 
 
 class RankContext:
     """The app's handles the rank screen needs, and the latest hang triage."""
 
     def __init__(self, settings: Settings, job_name: str, event_log: EventLog | None,
-                 log_spec: str = "", alertmanager_url: str = "") -> None:
+                 log_spec: str = "", alertmanager_url: str = "", source: object = None) -> None:
         self.settings = settings
+        self.source = source  # for its history, when it can give one
         self.job_name = job_name
         self.event_log = event_log
         self.log_spec = log_spec
@@ -79,6 +84,16 @@ class RankContext:
                 else "none for this rank in the last hour")
         rows = [(_clock(r.time), r.name, r.state, r.value, r.source, r.summary) for r in records]
         return rows, "; ".join([head, *notes])
+
+    def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
+        """The rank's history from before the app started, where the source can say."""
+        fetch = getattr(self.source, "backfill", None)
+        if fetch is None:
+            return {}, ""
+        try:
+            return fetch(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP), ""
+        except QueryError as error:
+            return {}, f"no earlier history: {error}"
 
     def hang_note(self, rank: int) -> str:
         """What the latest hang triage says about this rank, if anything."""

@@ -113,3 +113,16 @@ async def test_prometheus_killed_then_restarted_shows_stale_then_recovers(simula
             assert not app.cluster.has_class("-stale")
     finally:
         server.stop()
+
+
+def test_a_ranks_history_comes_back_from_range_queries(prometheus):
+    import time as clock
+
+    source = PrometheusSource(settings_for(prometheus, JOB_FAULTS))
+    source.poll_now()
+    clock.sleep(2.0)  # a few scrapes of history
+    history = source.backfill(37, ["temperature", "compute_time"], 60.0, 1.0)
+    temperatures = [p.value for p in history["temperature"]]
+    assert temperatures and max(temperatures) > 84
+    assert all(p.median < 70 for p in history["temperature"] if p.median == p.median)
+    assert history["compute_time"] and history["compute_time"][-1].value > 0.9

@@ -113,3 +113,17 @@ async def test_a_hang_names_the_rank_the_others_wait_for_with_evidence_one_key_a
         await open_rank(app, pilot, 455)
         assert "hang: 511 ranks timed out" in screen_text(app)
         assert "the others are waiting for" in screen_text(app)
+
+
+async def test_history_is_there_at_once_from_the_source():
+    from widgets.trend import Trend
+
+    app = make_app(at=60.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 60.0)  # one poll of the app's own: the rest comes from the source
+        await open_rank(app, pilot, 37)
+        await settle(pilot, 0.5)
+        trend = app.screen.query_one("#trend-temperature", Trend)
+        assert len(trend.values) > 10
+        assert max(trend.values) > 84 and min(trend.values) < 70  # it heated up from 6 s on
+        assert max(trend.medians) < 70

@@ -57,6 +57,11 @@ class RankScreen(Screen):
             super().__init__()
             self.rank, self.lines, self.note = rank, lines, note
 
+    class Backfill(Message):
+        def __init__(self, rank: int, points: dict) -> None:
+            super().__init__()
+            self.rank, self.points = rank, points
+
     class Alerts(Message):
         def __init__(self, rank: int, rows: list[tuple[str, ...]], note: str) -> None:
             super().__init__()
@@ -72,6 +77,7 @@ class RankScreen(Screen):
         self.context = context
         self.frame: Frame | None = None
         self.anomalies: tuple[Anomaly, ...] = ()
+        self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title")
@@ -106,8 +112,10 @@ class RankScreen(Screen):
         self._draw_values()
         self.query_one("#log-title", Static).update("log: looking for this rank's files…")
         self.query_one("#alerts-title", Static).update("alerts: loading…")
+        self.earlier = {}
         self._follow_log(self.rank)
         self._load_alerts(self.rank)
+        self._backfill(self.rank)
 
     def _draw_values(self) -> None:
         rank = self.rank_map.ranks[self.rank]
@@ -122,6 +130,8 @@ class RankScreen(Screen):
     def _draw_trend(self, metric_id: str) -> None:
         metric = self.settings.metrics[metric_id]
         points = self.history.series(metric_id, self.rank) if self.history else []
+        oldest = points[0].time if points else float("inf")
+        points = [p for p in self.earlier.get(metric_id, []) if p.time < oldest] + points
         value = self.frame.value(metric_id, self.rank) if self.frame else float("nan")
         summary = summarise(self.frame.values.get(metric_id, ())) if self.frame else None
         median = summary[1] if summary else float("nan")
@@ -148,6 +158,19 @@ class RankScreen(Screen):
     def _load_alerts(self, rank: int) -> None:
         rows, note = self.context.alert_rows(self.rank_map.ranks[rank])
         self.post_message(self.Alerts(rank, rows, note))
+
+    @work(thread=True, exclusive=True, group="rank-backfill", exit_on_error=False)
+    def _backfill(self, rank: int) -> None:
+        points, note = self.context.backfill(self.rank_map, rank)
+        if note:
+            self.app.call_from_thread(self.notify, note, timeout=4)
+        self.post_message(self.Backfill(rank, points))
+
+    @on(Backfill)
+    def _backfilled(self, message: Backfill) -> None:
+        if message.rank == self.rank:
+            self.earlier = message.points
+            self._draw_values()
 
     @on(LogLines)
     def _log_lines(self, message: LogLines) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from statistics import median
 
-from tui.model import Frame, Health, SourceStatus
+from tui.history import Point
+from tui.model import Frame, Health, SourceStatus, is_missing
 from tui.scenario import load_scenario
 from tui.settings import DemoSettings
 from tui.simlogs import LogWriter
@@ -46,6 +48,21 @@ class DemoSource:
     def status(self) -> SourceStatus:
         return self._status
 
+    def backfill(self, rank: int, metrics: Sequence[str], seconds: float, step: float
+                 ) -> dict[str, list[Point]]:
+        """A rank's values and the job's median over the last ``seconds``, recomputed."""
+        now = self.clock() - self.started
+        times = [now - seconds + i * step for i in range(int(seconds / step))]
+        frames = [self.cluster.frame_at(t) for t in times if t >= 0]
+        found: dict[str, list[Point]] = {}
+        for metric in metrics:
+            found[metric] = [
+                Point(self.started + frame.time, frame.value(metric, rank),
+                      _median(frame.values.get(metric, ())))
+                for frame in frames
+            ]
+        return found
+
 
 def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,
                 started: float | None = None, log_root: Path | None = None) -> DemoSource:
@@ -57,3 +74,8 @@ def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,
     cluster = SimCluster(demo.nodes, demo.gpus_per_node, demo.seed, load_scenario())
     writer = LogWriter(cluster, log_root, seed=demo.seed) if log_root is not None else None
     return DemoSource(cluster, clock, started, writer)
+
+
+def _median(values: Sequence[float]) -> float:
+    present = [v for v in values if not is_missing(v)]
+    return median(present) if present else float("nan")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from datetime import datetime, timezone
 from typing import NamedTuple
 from urllib.parse import urlparse
 
@@ -102,6 +103,23 @@ class PromClient:
         except ValueError:
             raise QueryError("bad answer", "not a Prometheus API response") from None
         return _vector(result)
+
+    def query_range(self, promql: str, start: float, end: float, step: float
+                    ) -> list[tuple[float, float]]:
+        """The first series of a range query, as (time, value) pairs."""
+        try:
+            result = self._prometheus.custom_query_range(
+                promql, start_time=datetime.fromtimestamp(start, tz=timezone.utc),
+                end_time=datetime.fromtimestamp(end, tz=timezone.utc), step=f"{step:g}s")
+        except (requests.exceptions.RequestException, PrometheusApiClientException,
+                ValueError) as error:
+            raise QueryError("range query failed", self._clean(_first_line(error))) from None
+        if not isinstance(result, list) or not result:
+            return []
+        try:
+            return [(float(t), float(v)) for t, v in result[0]["values"]]
+        except (KeyError, TypeError, ValueError):
+            raise QueryError("bad answer", "a range series without values") from None
 
     def _clean(self, text: str) -> str:
         for secret in self._secrets:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from tui import promql, ranks
+from tui.history import Point
 from tui.model import MISSING, Frame, Health, RankMap, SourceStatus
 from tui.settings import Settings
 from tui.sources.prom_client import PromClient, QueryError, Sample, Vector
@@ -98,6 +99,40 @@ class PrometheusSource:
         self._status = SourceStatus(self.name, health, since=since, message=str(error),
                                     last_ok=self._status.last_ok, detail=self._status.detail)
         raise error
+
+    # -- history ---------------------------------------------------------------------
+
+    def backfill(self, rank: int, metrics: Sequence[str], seconds: float, step: float
+                 ) -> dict[str, list[Point]]:
+        """A rank's recent values and the job's median, from range queries (blocking)."""
+        if not 0 <= rank < len(self.rank_map):
+            return {}
+        now = self.clock()
+        found: dict[str, list[Point]] = {}
+        for metric_id in metrics:
+            metric = self.settings.metrics.get(metric_id)
+            if metric is None or not metric.queries:
+                continue
+            mine = self.client.query_range(self._rank_query(metric, rank), now - seconds, now,
+                                           step)
+            whole = promql.metric_query(metric.queries, self._dcgm, self._job)
+            typical = dict(self.client.query_range(f"quantile(0.5, {whole})",
+                                                   now - seconds, now, step))
+            found[metric_id] = [Point(t, _clean(v), typical.get(t, MISSING)) for t, v in mine]
+        return found
+
+    def _rank_query(self, metric, rank: int) -> str:
+        """The metric's query narrowed to one rank's GPU (by UUID, else host and GPU)."""
+        found = self.rank_map.ranks[rank]
+        extra = f",{self.prom.dcgm_selector}" if self.prom.dcgm_selector else ""
+        job = self._job[:-1] + ("," if self._job != "{}" else "") + (
+            f'{self.rank_settings.rank_label}="{rank}"}}')
+        if found.uuid:
+            selectors = ["{" + f'UUID="{found.uuid}"' + extra + "}"]
+        else:
+            selectors = ["{" + f'{label}="{found.host}",gpu="{found.gpu}"' + extra + "}"
+                         for label in ("Hostname", "hostname")]
+        return " or ".join(promql.metric_query(metric.queries, s, job) for s in selectors)
 
     # -- ranks -------------------------------------------------------------------------
 
