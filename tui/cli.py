@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
     parser.add_argument("--demo", action="store_true",
                         help="show the embedded simulated cluster, with its scripted faults")
+    parser.add_argument("--local", action="store_true",
+                        help="this node's GPUs through NVML; with --prometheus, they take "
+                             "NVML's fresher values")
     parser.add_argument("--prometheus", metavar="URL",
                         help="the Prometheus (or any PromQL API) to read; RANKTOP_PROMETHEUS_URL")
     parser.add_argument("--job", metavar="NAME",
@@ -134,8 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         log_dir = Path(args.log_dir).expanduser() if args.log_dir else None
         return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start,
                         log_dir=log_dir)
-    if settings.prometheus.url:
-        return run_prometheus(settings, mouse=not args.no_mouse)
+    if settings.prometheus.url or args.local:
+        return run_live(settings, mouse=not args.no_mouse, local=args.local)
     print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
           "cluster, or `ranktop --prometheus URL --job NAME` for a real one; "
           "`ranktop --help` lists the options.", file=sys.stderr)
@@ -209,16 +212,42 @@ def _report_source(settings: Settings, args: argparse.Namespace):
     return None
 
 
-def run_prometheus(settings: Settings, mouse: bool = True) -> int:
+def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int:
+    """A real job: Prometheus, this node's NVML, or both."""
     if _unknown_keys(settings) or not _rank_map_readable(settings):
         return 2
     from tui.app import RanktopApp
     from tui.events import EventLog, default_log_path
+
+    source = _live_source(settings, local)
+    if source is None:
+        return 2
+    log = EventLog(default_log_path())
+    try:
+        RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+    finally:
+        close = getattr(getattr(source, "local", source), "close", None)
+        if close is not None:
+            close()
+    return 0
+
+
+def _live_source(settings: Settings, local: bool):
+    """The source for a real job, or None after saying why there is none."""
     from tui.sources.prometheus import PrometheusSource
 
-    log = EventLog(default_log_path())
-    RanktopApp(settings, PrometheusSource(settings), event_log=log).run(mouse=mouse)
-    return 0
+    prometheus = PrometheusSource(settings) if settings.prometheus.url else None
+    if not local:
+        return prometheus
+    from tui.sources.merged import MergedSource
+    from tui.sources.nvml import NvmlSource, NvmlUnavailable
+
+    try:
+        nvml = NvmlSource()
+    except NvmlUnavailable as error:
+        print(f"ranktop: --local: {error}", file=sys.stderr)
+        return None
+    return MergedSource(prometheus, nvml) if prometheus is not None else nvml
 
 
 def _rank_map_readable(settings: Settings) -> bool:

@@ -82,6 +82,7 @@ class Frame:
     job: Mapping[str, float] = field(default_factory=dict)
     stale: frozenset[int] = frozenset()  # ranks whose newest sample is too old to trust
     shows: Mapping[str, str] = field(default_factory=dict)  # metric -> which query it shows
+    local: frozenset[int] = frozenset()  # ranks whose values came from this node's NVML
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)

@@ -33,6 +33,8 @@ MAX_LINES = 5000
 class LogView(ScrollView, can_focus=True):
     """Lines of (kind, text)."""
 
+    BINDING_GROUP_TITLE = "Log"
+
     BINDINGS = [
         Binding("w", "toggle_serious", "Warnings", id="log.warnings",
                 tooltip="Show only warnings and errors, or every line"),

@@ -127,3 +127,16 @@ async def test_history_is_there_at_once_from_the_source():
         assert len(trend.values) > 10
         assert max(trend.values) > 84 and min(trend.values) < 70  # it heated up from 6 s on
         assert max(trend.medians) < 70
+
+
+async def test_help_on_the_rank_screen_lists_its_keys_and_the_logs():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        await pilot.press("question_mark")
+        text = screen_text(app)
+        for words in ("Back to the cluster", "The next rank with an active anomaly",
+                      "Show only warnings and errors", "Follow the end of the log",
+                      "Search the log tail"):
+            assert words in text

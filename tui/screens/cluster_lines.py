@@ -119,6 +119,8 @@ def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"rank {rank.rank}", "bold reverse")
     text.append(f" {rank.host} GPU {rank.gpu} ", "bold")
+    if frame is not None and rank.rank in frame.local:
+        text.append("(NVML, this node) ", "bold color(45)")
     if frame is None:
         return text
     up = any(not is_missing(frame.value(m, rank.rank)) for m in frame.values)

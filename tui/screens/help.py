@@ -25,6 +25,9 @@ class HelpScreen(ModalScreen[None]):
             (getattr(self.beneath, "BINDING_GROUP_TITLE", "Screen"), self.beneath.BINDINGS),
             ("Everywhere", self.app.BINDINGS),
         ]
+        focused = self.beneath.focused
+        if focused is not None and getattr(focused, "BINDING_GROUP_TITLE", None):
+            groups.insert(1, (focused.BINDING_GROUP_TITLE, focused.BINDINGS))
         with VerticalScroll(id="help-box"):
             keymap = getattr(self.app, "settings", None)
             keymap = keymap.keymap if keymap is not None else {}
