@@ -366,3 +366,25 @@ def test_the_fake_has_pynvmls_names_values_and_error_classes():
         assert [f[0] for f in ours._fields_] == [f[0] for f in theirs._fields_]
     assert type(fake.NVMLError(15)) is fake.NVMLError_GpuIsLost
     assert type(pynvml.NVMLError(15)) is pynvml.NVMLError_GpuIsLost
+
+
+async def test_the_console_on_this_nodes_gpus_shows_each_gpu_and_its_throttling():
+    from tests.tui.conftest import screen_text
+    from tui.app import RanktopApp
+    from tui.settings import load_settings
+
+    clock = FakeClock(T0)
+    fleet = gpus(8, temperature=64)
+    fleet[5] = FakeGpu(uuid="GPU-5", temperature=88, reasons=0x40)
+    nvml = FakeNvml(fleet, clock=clock)
+    source = source_of(nvml, clock)
+    app = RanktopApp(load_settings(environ={}), source, clock=clock, poll=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        text = screen_text(app)
+        assert "local GPUs on gpu-node-004" in text and "NVML gpu-node-004" in text
+        assert "ranks 8/8 up" in text
+        assert "SM activity (GPU utilisation (NVML))" in text
+        await pilot.press("slash", "5", "enter")
+        assert "88°C" in screen_text(app) and "HW thermal" in screen_text(app)
