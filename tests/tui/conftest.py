@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tui.scripted_http import server  # noqa: F401 - a fixture for the client tests
 from tui.app import RanktopApp
 from tui.settings import DemoSettings, load_settings
 from tui.sources.demo import demo_source

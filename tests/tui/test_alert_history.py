@@ -6,13 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.tui.scripted_http import Scripted
 from tui.events import Event
 from tui.model import Rank
 from tui.settings import load_settings
@@ -31,44 +28,6 @@ NOW = 1_800_000_000.0
 UUID = "GPU-3f1c9a2e-7b44-4c1d-9e0a-5d2b8c6f1a37"
 RANK = Rank(rank=37, host="gpu-node-004", gpu=5, node=4, uuid=UUID)
 NEIGHBOUR = Rank(rank=36, host="gpu-node-004", gpu=4, node=4, uuid="GPU-0000-other")
-
-
-class Scripted(BaseHTTPRequestHandler):
-    """Answers every path with ``reply``; remembers what the last request asked."""
-
-    reply: tuple[int, str, str] = (200, "application/json", "")
-    delay = 0.0
-    seen: dict = {}
-
-    def do_GET(self) -> None:
-        self._answer(b"")
-
-    def do_POST(self) -> None:
-        self._answer(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-
-    def _answer(self, body: bytes) -> None:
-        url = urlparse(self.path)
-        form = parse_qs(url.query) | parse_qs(body.decode())
-        Scripted.seen = {"path": url.path, "form": form, "headers": dict(self.headers)}
-        time.sleep(Scripted.delay)
-        status, content_type, text = Scripted.reply
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.end_headers()
-        self.wfile.write(text.encode())
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    Scripted.delay = 0.0
 
 
 def settings(url: str, **prometheus):

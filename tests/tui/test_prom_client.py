@@ -3,43 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.tui.scripted_http import Scripted
 from tui.settings import load_settings
 from tui.sources.prom_client import PromClient, QueryError
-
-
-class Scripted(BaseHTTPRequestHandler):
-    reply: tuple[int, str] = (200, "")
-    delay = 0.0
-    seen_headers: dict = {}
-
-    def do_POST(self) -> None:
-        Scripted.seen_headers = dict(self.headers)
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        time.sleep(Scripted.delay)
-        status, body = Scripted.reply
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    Scripted.delay = 0.0
 
 
 def client(url: str, **prometheus) -> PromClient:
@@ -54,16 +23,18 @@ def vector(*samples) -> str:
 
 
 def test_an_instant_vector_reads_as_samples_and_the_token_is_sent(server):
-    Scripted.reply = (200, vector(({"gpu": "0"}, 61.5), ({"gpu": "1"}, "NaN")))
+    Scripted.reply = (200, "application/json",
+                      vector(({"gpu": "0"}, 61.5), ({"gpu": "1"}, "NaN")))
     samples = list(client(server).query("DCGM_FI_DEV_GPU_TEMP"))
     assert samples[0].labels == {"gpu": "0"} and samples[0].value == 61.5
     assert samples[1].value != samples[1].value  # NaN stays NaN: no data
-    assert Scripted.seen_headers["Authorization"] == "Bearer tok-secret"
+    assert Scripted.seen["headers"]["Authorization"] == "Bearer tok-secret"
 
 
 def test_http_errors_say_their_code_and_prometheus_reason(server):
-    Scripted.reply = (503, json.dumps({"status": "error", "errorType": "timeout",
-                                       "error": "query timed out in expression evaluation"}))
+    Scripted.reply = (503, "application/json", json.dumps(
+        {"status": "error", "errorType": "timeout",
+         "error": "query timed out in expression evaluation"}))
     with pytest.raises(QueryError) as caught:
         client(server).query("up")
     assert caught.value.kind == "HTTP 503"
@@ -71,17 +42,18 @@ def test_http_errors_say_their_code_and_prometheus_reason(server):
 
 
 def test_a_malformed_answer_is_a_bad_answer(server):
-    Scripted.reply = (200, json.dumps({"status": "success", "data": {"result": [{"x": 1}]}}))
+    Scripted.reply = (200, "application/json",
+                      json.dumps({"status": "success", "data": {"result": [{"x": 1}]}}))
     with pytest.raises(QueryError, match="bad answer"):
         list(client(server).query("up"))
-    Scripted.reply = (200, "<html>a login page</html>")
+    Scripted.reply = (200, "text/html", "<html>a login page</html>")
     with pytest.raises(QueryError, match="bad answer"):
         client(server).query("up")
 
 
 def test_a_slow_server_times_out_with_the_configured_limit(server):
     Scripted.delay = 1.5
-    Scripted.reply = (200, vector())
+    Scripted.reply = (200, "application/json", vector())
     with pytest.raises(QueryError) as caught:
         client(server, timeout_seconds=0.5).query("up")
     assert caught.value.kind == "timed out" and "0.5 s" in caught.value.message

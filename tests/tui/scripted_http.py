@@ -1,0 +1,51 @@
+"""A scripted HTTP server for client tests: it answers every request with ``Scripted.reply``
+and remembers what the last request asked."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+
+class Scripted(BaseHTTPRequestHandler):
+    """Answers every path with ``reply``; remembers what the last request asked."""
+
+    reply: tuple[int, str, str] = (200, "application/json", "")
+    delay = 0.0
+    seen: dict = {}
+
+    def do_GET(self) -> None:
+        self._answer(b"")
+
+    def do_POST(self) -> None:
+        self._answer(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+
+    def _answer(self, body: bytes) -> None:
+        url = urlparse(self.path)
+        form = parse_qs(url.query) | parse_qs(body.decode())
+        Scripted.seen = {"path": url.path, "form": form, "headers": dict(self.headers)}
+        time.sleep(Scripted.delay)
+        status, content_type, text = Scripted.reply
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.end_headers()
+        self.wfile.write(text.encode())
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    """The scripted server's URL, for one test."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    Scripted.delay = 0.0
