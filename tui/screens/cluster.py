@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -314,15 +314,6 @@ class ClusterScreen(Screen):
             (frame, anomalies), self.pending = self.pending, None
             self.show_frame(frame, self.status, anomalies)
         self._refresh_header()
-
-    def metric_values(self) -> Mapping[str, str]:
-        """The selected rank's values as shown, by metric id (for tests and reports)."""
-        if self.frame is None:
-            return {}
-        return {
-            m: format_value(self.settings.metrics[m], self.frame.value(m, self.cursor))
-            for m in self.frame.values if m in self.settings.metrics
-        }
 
 
 def summary_texts(metric: MetricDef, summary: tuple[float, float, float] | None,
