@@ -72,8 +72,11 @@ def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,
     Raises ScenarioError when the scenario file is broken.
     """
     cluster = SimCluster(demo.nodes, demo.gpus_per_node, demo.seed, load_scenario())
-    writer = LogWriter(cluster, log_root, seed=demo.seed) if log_root is not None else None
-    return DemoSource(cluster, clock, started, writer)
+    began = clock() if started is None else started
+    writer = None
+    if log_root is not None:  # the logs' timestamps follow the demo's own clock
+        writer = LogWriter(cluster, log_root, seed=demo.seed, epoch=began)
+    return DemoSource(cluster, clock, began, writer)
 
 
 def _median(values: Sequence[float]) -> float:
