@@ -25,10 +25,10 @@ from pathlib import Path
 from tui.model import Rank
 from tui.scenario import ScenarioError, load_scenario
 from tui.simlogs import LogWriter, keep_writing
-from tui.simulate import SimCluster
+from tui.simulate import GPU_MODEL, SimCluster
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-MODEL_NAME = "NVIDIA H100 80GB HBM3"
+MODEL_NAME = GPU_MODEL
 FB_TOTAL_MIB = 81559.0
 MIB = 1048576.0
 GR_OVER_SM = 1.04  # the graphics engine is busy a little more often than the SMs are

@@ -95,6 +95,11 @@ class RankContext:
         except QueryError as error:
             return {}, f"no earlier history: {error}"
 
+    def gpu_model(self, rank: int) -> str:
+        """The rank's GPU model where the source knows it, else ""."""
+        model = getattr(self.source, "gpu_model", None)
+        return model(rank) if model is not None else ""
+
     def hang_note(self, rank: int) -> str:
         """What the latest hang triage says about this rank, if anything."""
         verdict = self.hang

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from tui.model import MISSING, Frame, RankMap
 from tui.scenario import Fault, Scenario, load_scenario
 
+GPU_MODEL = "NVIDIA H100 80GB HBM3"
+
 # Healthy H100-like readings.
 SM_ACTIVE = 88.0
 GPU_UTIL = 99.0

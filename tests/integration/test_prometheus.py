@@ -43,6 +43,7 @@ async def test_the_app_shows_the_jobs_ranks_values_and_faults(prometheus):
         assert "SM activity (SM active)" in text
         assert source.rank_map.source == ranks.FROM_JOB
         assert source.rank_map.ranks[37].host == "gpu-node-004"
+        assert source.gpu_model(37) == "NVIDIA H100 80GB HBM3"  # from DCGM's modelName label
         frame = app.cluster.frame
         # rank 37 throttles: hot, thermal bits set, its cell at the hot end of the scale
         assert frame.values["temperature"][37] > 84

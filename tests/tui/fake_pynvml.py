@@ -123,6 +123,7 @@ class FakeGpu:
     """One GPU: what it answers, and how it misbehaves."""
 
     uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
+    name: str = "NVIDIA H100 80GB HBM3"
     util: int = 90
     temperature: int = 65
     power_mw: int = 450_000
@@ -217,6 +218,9 @@ class FakeNvml:
 
     def nvmlDeviceGetUUID(self, handle: Any) -> str:
         return self._gpu(handle, "nvmlDeviceGetUUID").uuid
+
+    def nvmlDeviceGetName(self, handle: Any) -> str:
+        return self._gpu(handle, "nvmlDeviceGetName").name
 
     def nvmlDeviceGetUtilizationRates(self, handle: Any) -> Any:
         gpu = self._gpu(handle, "nvmlDeviceGetUtilizationRates")

@@ -388,3 +388,4 @@ async def test_the_console_on_this_nodes_gpus_shows_each_gpu_and_its_throttling(
         assert "SM activity (GPU utilisation (NVML))" in text
         await pilot.press("slash", "5", "enter")
         assert "88°C" in screen_text(app) and "HW thermal" in screen_text(app)
+    assert source.gpu_model(5) == "NVIDIA H100 80GB HBM3"

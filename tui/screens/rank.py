@@ -121,7 +121,8 @@ class RankScreen(Screen):
         rank = self.rank_map.ranks[self.rank]
         mine = [a for a in self.anomalies if a.rank == self.rank]
         self.query_one("#rank-title", Static).update(
-            rank_lines.title(rank, self.rank_map, mine, self.context.hang_note(self.rank)))
+            rank_lines.title(rank, self.rank_map, mine, self.context.hang_note(self.rank),
+                             self.context.gpu_model(self.rank)))
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
         others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS)

@@ -14,11 +14,14 @@ from tui.settings import Settings
 SEVERITY_STYLES = {"critical": "bold red", "major": "bold color(208)", "warning": "color(178)"}
 
 
-def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str) -> Text:
+def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str,
+          model: str = "") -> Text:
     """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f" rank {rank.rank} ", "bold reverse")
     text.append(f" {rank.host}  GPU {rank.gpu}", "bold")
+    if model:
+        text.append(f"  {model}")
     if rank.uuid:
         text.append(f"  {rank.uuid}", "dim")
     text.append(f"  ({len(rank_map)} ranks, from {rank_map.source})", "dim")

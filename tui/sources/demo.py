@@ -14,7 +14,7 @@ from tui.model import Frame, Health, SourceStatus, is_missing
 from tui.scenario import load_scenario
 from tui.settings import DemoSettings
 from tui.simlogs import LogWriter
-from tui.simulate import SimCluster
+from tui.simulate import GPU_MODEL, SimCluster
 
 
 class DemoSource:
@@ -47,6 +47,9 @@ class DemoSource:
 
     def status(self) -> SourceStatus:
         return self._status
+
+    def gpu_model(self, rank: int) -> str:
+        return GPU_MODEL
 
     def backfill(self, rank: int, metrics: Sequence[str], seconds: float, step: float
                  ) -> dict[str, list[Point]]:

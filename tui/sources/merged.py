@@ -71,6 +71,10 @@ class MergedSource:
                 found[position] = rank
         return found
 
+    def gpu_model(self, rank: int) -> str:
+        model = getattr(self.primary, "gpu_model", None)
+        return model(rank) if model is not None else ""
+
     def status(self) -> SourceStatus:
         status = self.primary.status()
         local = self.local.status()

@@ -100,6 +100,8 @@ class NvmlSource:
         # Without a UUID, joins to the job's ranks fall back to host and GPU index.
         with contextlib.suppress(nvml.NVMLError):
             gpu.uuid = str(nvml.nvmlDeviceGetUUID(handle))
+        with contextlib.suppress(nvml.NVMLError):
+            gpu.model = str(nvml.nvmlDeviceGetName(handle))
         return gpu
 
     def _watch_xids(self) -> None:
@@ -271,6 +273,10 @@ class NvmlSource:
         return next((g for g in self._gpus if g.uuid and g.uuid == uuid), None)
 
     # -- status ------------------------------------------------------------------------
+
+    def gpu_model(self, position: int) -> str:
+        """The GPU's product name, as NVML gives it ("" if it would not say)."""
+        return self._gpus[position].model if 0 <= position < len(self._gpus) else ""
 
     def status(self) -> SourceStatus:
         return self._status

@@ -189,6 +189,7 @@ class Gpu:
     index: int
     handle: Any
     uuid: str = ""
+    model: str = ""
     lost: bool = False
     broken: str = ""  # why it could not be opened at start, if it could not
     unsupported: set[str] = field(default_factory=set)

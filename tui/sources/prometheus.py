@@ -43,6 +43,7 @@ class PrometheusSource:
         self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
         self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
         self._last: Frame | None = None
+        self._models: dict[int, str] = {}  # rank -> DCGM's modelName
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
 
@@ -51,6 +52,10 @@ class PrometheusSource:
 
     def status(self) -> SourceStatus:
         return self._status
+
+    def gpu_model(self, rank: int) -> str:
+        """The rank's GPU model, where DCGM's labels named it."""
+        return self._models.get(rank, "")
 
     def poll_now(self) -> Frame:
         """One blocking poll; raises QueryError when nothing at all could be read."""
@@ -191,6 +196,9 @@ class PrometheusSource:
             if rank is None or rank >= n:
                 continue
             values[rank] = _clean(sample.value)
+            model = sample.labels.get("modelName") or sample.labels.get("model_name")
+            if model:
+                self._models[rank] = model
             way = sample.labels.get(promql.WAY_LABEL, "0")
             ways[way] = ways.get(way, 0) + 1
         return values, _ways_shown(metric.queries, ways)
