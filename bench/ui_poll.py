@@ -27,10 +27,12 @@ async def measure(nodes: int) -> None:
         await app.poll_once()
         await pilot.pause()
         frames = [app.source.cluster.frame_at(40 + 2 * i) for i in range(FRAMES)]
+        n = len(app.source.rank_map)
+        counted = [sum(frame.ranks_up(n)) for frame in frames]  # the poll thread's part
         samples = []
-        for frame in frames:
+        for frame, up in zip(frames, counted, strict=True):
             started = time.perf_counter()
-            app.cluster.show_frame(frame, app.source.status(), ())
+            app.cluster.show_frame(frame, app.source.status(), (), up)
             samples.append(time.perf_counter() - started)
             await pilot.pause()
     print(f"{nodes * 8:>6} ranks: show_frame on the UI thread, median "

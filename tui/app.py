@@ -29,11 +29,12 @@ class FrameReady(Message):
     """A poll finished; a newer one waiting in the queue replaces an older one."""
 
     def __init__(self, frame: Frame, status: SourceStatus,
-                 anomalies: Sequence[Anomaly] = ()) -> None:
+                 anomalies: Sequence[Anomaly] = (), ranks_up: int | None = None) -> None:
         super().__init__()
         self.frame = frame
         self.status = status
         self.anomalies = anomalies
+        self.ranks_up = ranks_up
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, FrameReady)
@@ -92,18 +93,21 @@ class RanktopApp(App[None]):
         except Exception:
             self.post_message(PollFailed(self.source.status()))
             return
-        anomalies = await asyncio.to_thread(self.detect, frame)
-        self.post_message(FrameReady(frame, self.source.status(), anomalies))
+        anomalies, up = await asyncio.to_thread(self.detect, frame)
+        self.post_message(FrameReady(frame, self.source.status(), anomalies, up))
 
-    def detect(self, frame: Frame) -> list[Anomaly]:
-        """The anomalies active in ``frame`` (in the poll worker's thread, off the UI path)."""
-        return self.watch.update(frame, self.source.rank_map)
+    def detect(self, frame: Frame) -> tuple[list[Anomaly], int]:
+        """The anomalies active in ``frame`` and how many ranks are up (in the poll worker's
+        thread, off the UI's path)."""
+        rank_map = self.source.rank_map
+        return self.watch.update(frame, rank_map), sum(frame.ranks_up(len(rank_map)))
 
     async def on_frame_ready(self, message: FrameReady) -> None:
         if self.source.rank_map is not self.cluster.rank_map:
             await self.cluster.use_rank_map(self.source.rank_map)
         self.anomalies = message.anomalies
-        self.cluster.show_frame(message.frame, message.status, message.anomalies)
+        self.cluster.show_frame(message.frame, message.status, message.anomalies,
+                                message.ranks_up)
         if isinstance(self.screen, RankScreen):
             self.screen.show_frame(message.frame, message.anomalies)
 

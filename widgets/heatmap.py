@@ -77,12 +77,9 @@ class Heatmap(Widget):
                       stale: Collection[int] = ()) -> None:
         """Show a new frame of values (NaN for no data) on a ``low``..``high`` scale;
         ``stale`` ranks are drawn as stale whatever their value."""
-        previous = self._rank_levels
-        self._rank_levels = [
-            palette.quantise(values[r] if r < len(values) else float("nan"), low, high,
-                             self.bad, previous[r])
-            for r in range(self.n_ranks)
-        ]
+        values = list(values[:self.n_ranks])
+        values += [float("nan")] * (self.n_ranks - len(values))
+        self._rank_levels = palette.quantise_all(values, low, high, self.bad, self._rank_levels)
         for rank in stale:
             if 0 <= rank < self.n_ranks and self._rank_levels[rank] != palette.MISSING:
                 self._rank_levels[rank] = palette.STALE

@@ -9,6 +9,7 @@ of increasing density instead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
 from rich.color import Color
@@ -43,19 +44,36 @@ def quantise(value: float, low: float, high: float, bad: str, previous: int = -1
     ``previous`` is the level the cell showed last; it is kept while the value stays within
     the hysteresis margin of that bucket.
     """
-    if value != value:
-        return MISSING
+    return quantise_all([value], low, high, bad, [previous])[0]
+
+
+def quantise_all(values: Sequence[float], low: float, high: float, bad: str,
+                 previous: Sequence[int]) -> list[int]:
+    """``quantise`` for a whole map at once: one tight loop, as a map may hold 16k ranks."""
     span = high - low
-    share = (value - low) / span if span > 0 else 0.0
-    share = min(max(share, 0.0), 1.0)
-    if bad == "low":
-        share = 1.0 - share
-    level = min(int(share * LEVELS), LEVELS - 1)
-    if 0 <= previous < LEVELS and level != previous:
-        margin = HYSTERESIS / LEVELS
-        if previous / LEVELS - margin <= share <= (previous + 1) / LEVELS + margin:
-            return previous
-    return level
+    scale = LEVELS / span if span > 0 else 0.0
+    flip = bad == "low"
+    top = LEVELS - 1
+    levels = []
+    for value, before in zip(values, previous, strict=True):
+        if value != value:
+            levels.append(MISSING)
+            continue
+        position = (value - low) * scale  # in levels, clamped to 0..LEVELS below
+        if position < 0.0:
+            position = 0.0
+        elif position > LEVELS:
+            position = float(LEVELS)
+        if flip:
+            position = LEVELS - position
+        level = int(position)
+        if level > top:
+            level = top
+        if level != before and 0 <= before < LEVELS and (
+                before - HYSTERESIS <= position <= before + 1 + HYSTERESIS):
+            level = before
+        levels.append(level)
+    return levels
 
 
 def color_number(level: int) -> int | None:

@@ -74,7 +74,7 @@ class ClusterScreen(Screen):
         self.map_metrics = list(settings.maps)
         self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
         self.frame: Frame | None = None
-        self.pending: tuple[Frame, tuple[Anomaly, ...]] | None = None
+        self.pending: tuple[Frame, tuple[Anomaly, ...], int | None] | None = None
         self.anomalies: tuple[Anomaly, ...] = ()
         self.current_anomaly: int | None = None
         self.paused = False
@@ -114,18 +114,19 @@ class ClusterScreen(Screen):
         self._apply_solo()
 
     def show_frame(self, frame: Frame, status: SourceStatus,
-                   anomalies: Sequence[Anomaly] = ()) -> None:
+                   anomalies: Sequence[Anomaly] = (), ranks_up: int | None = None) -> None:
         """A new poll arrived; drawn at once unless paused."""
         self.status = status
         self.set_class(status.health is Health.STALE, "-stale")
         if self.paused:
-            self.pending = (frame, tuple(anomalies))
+            self.pending = (frame, tuple(anomalies), ranks_up)
             self._refresh_header()
             return
         self.frame = frame
         self._show_anomalies(anomalies)
         self._track_progress(frame)
-        self._ranks_up = sum(frame.ranks_up(len(self.rank_map)))
+        self._ranks_up = (sum(frame.ranks_up(len(self.rank_map))) if ranks_up is None
+                          else ranks_up)
         step_summary = summarise(frame.values.get("step_time", ()))
         self._step_seconds = step_summary[1] if step_summary else float("nan")
         with self.app.batch_update():
@@ -311,8 +312,8 @@ class ClusterScreen(Screen):
         self.paused = not self.paused
         self.set_class(self.paused, "-paused")
         if not self.paused and self.pending is not None:
-            (frame, anomalies), self.pending = self.pending, None
-            self.show_frame(frame, self.status, anomalies)
+            (frame, anomalies, up), self.pending = self.pending, None
+            self.show_frame(frame, self.status, anomalies, up)
         self._refresh_header()
 
 
