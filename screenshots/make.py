@@ -64,6 +64,7 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str]) ->
         for offset in (-20.0, -10.0, 0.0):
             clock.now = START + at + offset
             await app.poll_once()
+            await asyncio.to_thread(source.flush_logs)
             await pilot.pause()
         await pilot.press(*keys)
         await pilot.pause(0.5)  # the rank screen reads its logs in a worker

@@ -290,11 +290,15 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         return 2
     # The demo's anomalies are not the user's history: they go to a throwaway log, and its
     # ranks' log files to a throwaway folder unless --log-dir names one.
-    with tempfile.TemporaryDirectory(prefix="ranktop-demo-") as folder:
+    with tempfile.TemporaryDirectory(prefix="ranktop-demo-",
+                                     ignore_cleanup_errors=True) as folder:
         source = demo_source(settings.demo, started=time.time() - demo_start,
                              log_root=log_dir or Path(folder) / "logs")
         log = EventLog(Path(folder) / "events.jsonl")
-        RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+        try:
+            RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+        finally:
+            source.close()
     return 0
 
 

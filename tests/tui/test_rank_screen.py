@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from tests.tui.conftest import START, make_app, screen_text
 from tui.events import Event, EventLog
 from tui.screens.evidence import EvidenceScreen
@@ -10,9 +12,11 @@ from widgets.log_view import LogView
 
 
 async def poll(app, pilot, at: float | None = None):
+    """One poll, then the demo's logs written up to it (they are written beside the poll)."""
     if at is not None:
         app.clock.now = START + at
     await app.poll_once()
+    await asyncio.to_thread(app.source.flush_logs)
     await pilot.pause()
 
 

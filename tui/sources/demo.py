@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -28,6 +29,9 @@ class DemoSource:
         self.cluster = cluster
         self.log_writer = log_writer
         self.log_spec = log_writer.layout_spec if log_writer is not None else ""
+        self._log_lock = threading.Lock()
+        self._log_due = 0.0
+        self._closed = False
         self.clock = clock
         self.started = clock() if started is None else started
         self.job_name = cluster.job_name
@@ -41,9 +45,40 @@ class DemoSource:
         return replace(frame, time=now)
 
     def _read(self, t: float) -> Frame:
-        if self.log_writer is not None:
-            self.log_writer.advance(t)
+        self._log_due = t
+        if self.log_writer is not None and not self._closed and self._log_lock.acquire(
+                blocking=False):
+            # Logs are written beside the poll: the first call creates a file per rank, which
+            # may take most of a second, and must not hold the first frame back.
+            threading.Thread(target=self._write_logs, name="ranktop-demo-logs",
+                             daemon=True).start()
         return self.cluster.frame_at(t)
+
+    def _write_logs(self) -> None:
+        try:
+            written = None
+            while written != self._log_due:  # catch up with polls that came meanwhile
+                written = self._log_due
+                self.log_writer.advance(written)
+        except OSError:
+            pass  # a full or vanished folder ends the demo's logs, not the demo
+        finally:
+            self._log_lock.release()
+
+    def close(self) -> None:
+        """Start no other log write and let one in progress finish, so the folder can go.
+
+        Only a quit within the first second waits: the first write creates every rank's files.
+        """
+        self._closed = True
+        with self._log_lock:
+            pass
+
+    def flush_logs(self) -> None:
+        """Wait until the logs are written up to the latest poll (tests, screenshots)."""
+        if self.log_writer is not None:
+            with self._log_lock:
+                self.log_writer.advance(self._log_due)
 
     def status(self) -> SourceStatus:
         return self._status
