@@ -10,33 +10,15 @@ at most ``max_follow_bytes`` and returns at most ``max_follow_lines`` lines per 
 a "[ranktop: skipped N bytes]" or "[ranktop: skipped N lines]" line when it had to skip),
 and keeps at most one line's worth of bytes for a line still being written.
 
-Log lines are untrusted bytes: any process of the job can write anything into them, and
-nothing may reach the terminal as a control. ``sanitise`` makes one line displayable:
-
-- invalid UTF-8 becomes U+FFFD "�";
-- a carriage return starts the line over, as on a terminal: only the text after the last
-  ``\\r`` is kept, so a progress bar shows its latest state (CRLF endings lose the CR);
-- escape sequences are removed whole: CSI (``ESC [`` ... final byte, or U+009B), OSC, DCS,
-  SOS, PM and APC strings ended by BEL or ST, other ``ESC`` sequences, and a lone ESC. An
-  unterminated string loses only its introducer, so its text stays visible;
-- every other control character (C0 except TAB, DEL, C1, and the line and paragraph
-  separators U+2028/U+2029) becomes "�", which shows that something was there;
-- bidi controls (U+202A..U+202E, U+2066..U+2069, and the marks U+200E, U+200F, U+061C)
-  are removed, so no text can be made to read in another order;
-- TABs become spaces (stops every 8 columns);
-- a line longer than ``max_line_chars`` is cut there and ends with "… [N more characters]"
-  (for a line of megabytes N is counted on the raw bytes, so it is close, not exact).
-
-The text is plain: show it as ``rich.text.Text``, never as markup ("[rank3]:" is no tag).
-Finding the files of a rank is in ``tui.log_discovery``; ``find_logs`` and ``PRESETS`` are
-re-exported here.
+Making a line safe and naming its kind is ``tui.log_text`` (``sanitise`` and ``classify``
+are re-exported here). Finding the files of a rank is in ``tui.log_discovery``;
+``find_logs`` and ``PRESETS`` are re-exported here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import time
 from dataclasses import dataclass
@@ -44,58 +26,12 @@ from pathlib import Path
 from typing import Protocol
 
 from tui.log_discovery import PRESETS, find_logs
+from tui.log_text import byte_limit, classify, clean, count_chars, sanitise
 
 __all__ = ["PRESETS", "FileLog", "LogLine", "LogSource", "classify", "find_logs", "sanitise"]
 
 NOTICE_SECONDS = 10.0  # how long status() keeps saying "truncated", "rotated" or "recreated"
 _BLOCK = 64 * 1024
-
-_UNSAFE_BYTES = re.compile(rb"[^\x20-\x7e]")
-_CONTINUATION = bytes(range(0x80, 0xC0))
-_ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
-    r"|\x1b[ -/]*[0-~]?"
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-# The NCCL line of data-contracts §3.1 (TRACE lines add milliseconds since init), after any
-# number of launcher prefixes (mpirun "[1] ", srun -l "3: ", torchrun "[default0]:" or
-# "[rank3]: ", pdsh "host: ").
-_LAUNCHER = r"(?:\[\d+\] |\d+: |\[\w+\d+\]: ?|[\w.-]+: )*"
-# How a line starts, after the launcher prefixes: an NCCL line, another NCCL line (version,
-# CALL), or a glog line without brackets ("E1206 18:44:12.715298 48211 file.cc:89]").
-_HEAD = re.compile(
-    _LAUNCHER + r"(?:(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[^\]]*\] )?"
-    r"[^:\s]+:\d+:\d+ \[\d+\] (?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?"
-    r"NCCL (?P<level>INFO|WARN|TRACE)\b"
-    r"|(?P<other>NCCL version \d|[^:\s]+:\d+:\d+ NCCL CALL )"
-    r"|(?P<glog>[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\]))"
-)
-_WATCHDOG = (
-    r"Watchdog caught collective operation timeout|timed out in blocking wait"
-    r"|Timeout at NCCL work|watchdog got stuck|Heartbeat monitor timed out"
-    r"|Some NCCL operations have failed or timed out|failed collective not found"
-    r"|detected by watchdog"
-)
-# Network trouble whatever the line; the transports named on their own are news only
-# outside NCCL INFO lines, which name NET/IB for every channel at start-up.
-_NET_TROUBLE = (
-    r"Connection (?:reset|refused|closed)|remote process exited|network error|Broken pipe"
-    r"|ibv_\w|Got completion from peer|port error"
-)
-_NET = r"NET/(?:IB|Socket|OFI)|socket|Socket"
-# No \b before these words: it would keep the regex engine from skipping ahead.
-_ERROR = (
-    r"\[[EF](?:\d{4} [\d:.]+)? [\w./-]+:\d+\]"
-    r"|Traceback \(most recent call last\)|Error:|Exception:|RuntimeError"
-    r"|ERROR(?<!\wERROR)(?!\w)|CUDA error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_(?!SUCCESS)"
-    r"|NCCL error|illegal memory access"
-)
-_WATCHDOG_RE, _NET_TROUBLE_RE, _NET_RE, _ERROR_RE = (
-    re.compile(pattern) for pattern in (_WATCHDOG, _NET_TROUBLE, _NET, _ERROR))
-
 
 @dataclass(frozen=True, slots=True)
 class LogLine:
@@ -116,71 +52,6 @@ class LogSource(Protocol):
     def follow(self) -> list[LogLine]: ...
 
     def status(self) -> str: ...
-
-
-def sanitise(raw: bytes, max_chars: int = 4000) -> str:
-    """The bytes of one line as text that is safe to display (see the module docstring)."""
-    return _clean(raw.removesuffix(b"\n"), max_chars)
-
-
-def classify(text: str) -> str:
-    """The kind of a sanitised line: watchdog, net, nccl_warn, error, nccl_info or plain.
-
-    Checked in that order, so a WARN about NET/IB is "net". NCCL INFO lines that only name a
-    transport ("via NET/IB/0", one per channel at start-up) stay "nccl_info"; they are "net"
-    only when they tell of trouble (connection reset, ibv_ failure, ...).
-    """
-    head = _HEAD.match(text)
-    level = head.group("level") if head else None
-    if _WATCHDOG_RE.search(text):
-        return "watchdog"
-    if _NET_TROUBLE_RE.search(text) or (level in (None, "WARN") and _NET_RE.search(text)):
-        return "net"
-    if level == "WARN":
-        return "nccl_warn"
-    if _ERROR_RE.search(text) or (head and head.group("glog")):
-        return "error"
-    return "nccl_info" if head else "plain"
-
-
-def _byte_limit(max_chars: int) -> int:
-    # Room for multi-byte characters and colour codes before a line is cut.
-    return max_chars * 8 + 64
-
-
-def _count_chars(raw: bytes) -> int:
-    return len(raw.translate(None, _CONTINUATION))  # UTF-8 continuation bytes start no character
-
-
-def _after_last_cr(raw: bytes) -> bytes:
-    end = len(raw.rstrip(b"\r"))
-    start = raw.rfind(b"\r", 0, end)
-    return raw[start + 1:end]
-
-
-def _clean(raw: bytes, max_chars: int, dropped: int = 0) -> str:
-    raw = _after_last_cr(raw)
-    limit = _byte_limit(max_chars)
-    if len(raw) > limit:
-        dropped += _count_chars(raw[limit:])
-        raw = raw[:limit]
-    if _UNSAFE_BYTES.search(raw) is None:
-        return _cut(raw.decode("ascii"), max_chars, dropped)
-    text = _ESCAPES.sub("", raw.decode("utf-8", "replace"))
-    text = _BIDI.sub("", _CONTROLS.sub("\ufffd", text))
-    return _cut(text, max_chars, dropped)
-
-
-def _cut(text: str, max_chars: int, dropped: int) -> str:
-    if len(text) > max_chars:
-        dropped += len(text) - max_chars
-        text = text[:max_chars]
-    if "\t" in text:
-        text = text.expandtabs(8)
-        if len(text) > max_chars:
-            dropped += len(text) - max_chars
-            text = text[:max_chars]
-    return f"{text}… [{dropped} more characters]" if dropped else text
 
 
 class _Pending:
@@ -204,7 +75,7 @@ class _Pending:
             data = data[restart + 1:]
         room = max(self.limit - len(self.data), 0)
         if len(data) > room:
-            self.dropped += _count_chars(data[room:])
+            self.dropped += count_chars(data[room:])
             data = data[:room]
         self.data += data
 
@@ -238,7 +109,7 @@ class FileLog:
         self.bytes_read = 0
         self._fd: int | None = None
         self._offset = 0
-        self._pending = _Pending(_byte_limit(max_line_chars))
+        self._pending = _Pending(byte_limit(max_line_chars))
         self._started = False
         self._state = ""
         self._notice = ""
@@ -359,7 +230,7 @@ class FileLog:
         return LogLine("…" + line.text, line.kind)
 
     def _line(self, raw: bytes, dropped: int = 0, partial: bool = False) -> LogLine:
-        text = _clean(raw, self.max_line_chars, dropped)
+        text = clean(raw, self.max_line_chars, dropped)
         return LogLine(text, classify(text), partial)
 
     def _follow(self) -> list[LogLine]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tui import logs
+from tui.log_text import byte_limit
 from tui.logs import FileLog, LogLine, classify, find_logs, sanitise
 from tui.model import Rank
 
@@ -316,7 +317,7 @@ def test_followed_lines_are_sanitised_and_cut(tmp_path):
     for _ in range(50):
         write(path, b"p" * 100_000)
         assert log.follow() == []
-    assert len(log._pending.data) <= logs._byte_limit(20)
+    assert len(log._pending.data) <= byte_limit(20)
     write(path, b"\n")
     assert log.follow()[0].text == "p" * 20 + "… [4999980 more characters]"
 
