@@ -32,6 +32,7 @@ class DemoSource:
         self._log_lock = threading.Lock()
         self._log_due = 0.0
         self._closed = False
+        self._logs_started = False
         self.clock = clock
         self.started = clock() if started is None else started
         self.job_name = cluster.job_name
@@ -45,25 +46,35 @@ class DemoSource:
         return replace(frame, time=now)
 
     def _read(self, t: float) -> Frame:
-        self._log_due = t
-        if self.log_writer is not None and not self._closed and self._log_lock.acquire(
-                blocking=False):
-            # Logs are written beside the poll: the first call creates a file per rank, which
-            # may take most of a second, and must not hold the first frame back.
-            threading.Thread(target=self._write_logs, name="ranktop-demo-logs",
-                             daemon=True).start()
+        self._write_logs(t)
         return self.cluster.frame_at(t)
 
-    def _write_logs(self) -> None:
+    def _write_logs(self, t: float) -> None:
+        self._log_due = t
+        if self.log_writer is None or self._closed:
+            return
+        if not self._logs_started:
+            # The first write creates a file per rank, which may take most of a second: it runs
+            # beside the first poll, so the first frame does not wait for it.
+            self._logs_started = True
+            self._log_lock.acquire()
+            threading.Thread(target=self._first_write, args=(t,), name="ranktop-demo-logs",
+                             daemon=True).start()
+            return
+        with self._log_lock:  # later polls add a few lines, before anything reads the logs
+            self._advance_logs(t)
+
+    def _first_write(self, t: float) -> None:
         try:
-            written = None
-            while written != self._log_due:  # catch up with polls that came meanwhile
-                written = self._log_due
-                self.log_writer.advance(written)
-        except OSError:
-            pass  # a full or vanished folder ends the demo's logs, not the demo
+            self._advance_logs(t)
         finally:
             self._log_lock.release()
+
+    def _advance_logs(self, t: float) -> None:
+        try:
+            self.log_writer.advance(t)
+        except OSError:
+            self._closed = True  # a full or vanished folder ends the demo's logs, not the demo
 
     def close(self) -> None:
         """Start no other log write and let one in progress finish, so the folder can go.
@@ -75,10 +86,11 @@ class DemoSource:
             pass
 
     def flush_logs(self) -> None:
-        """Wait until the logs are written up to the latest poll (tests, screenshots)."""
-        if self.log_writer is not None:
+        """Wait until the logs are written up to the latest poll (after the first poll, whose
+        write runs beside it; tests and screenshots)."""
+        if self.log_writer is not None and not self._closed:
             with self._log_lock:
-                self.log_writer.advance(self._log_due)
+                self._advance_logs(self._log_due)
 
     def status(self) -> SourceStatus:
         return self._status
