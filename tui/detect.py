@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from tui.metrics import throttle_names
+from tui.metrics import present_median, throttle_names
 from tui.model import Frame, RankMap, is_missing
 from tui.settings import DetectSettings
 
@@ -106,7 +106,7 @@ class Detectors:
         temps, bits = frame.values.get("temperature"), frame.values.get("throttle_reasons")
         clocks = frame.values.get("sm_clock")
         holding: dict[object, str] = {}
-        typical_clock = _median(clocks)
+        typical_clock = present_median(clocks)
         for rank in range(len(self.rank_map)):
             temp = _at(temps, rank)
             flags = _at(bits, rank)
@@ -131,7 +131,7 @@ class Detectors:
         live = sum(up) or 1
         if len(low) > self.s.job_stall_share * live:
             text = (f"SM activity below {self.s.sm_active_pct:.0f} % on "
-                    f"{len(low)}/{live} ranks (median {_median(sm):.0f} %)")
+                    f"{len(low)}/{live} ranks (median {present_median(sm):.0f} %)")
             held = self._held["job_stall"].update(frame.time, {None: text},
                                                   self.s.job_stall_seconds)
             self._held["sm"].update(frame.time, {}, self.s.sm_stall_seconds)
@@ -144,7 +144,8 @@ class Detectors:
         compute = frame.values.get("compute_time")
         name, values = ("compute", compute) if compute is not None else (
             "SM activity", frame.values.get("sm_active"))
-        if values is None or (name == "SM activity" and _median(values) < self.s.sm_active_pct):
+        idle = name == "SM activity" and present_median(values) < self.s.sm_active_pct
+        if values is None or idle:
             return []  # a job that is not computing has no straggler
         present = [v for v in values if not is_missing(v)]
         if len(present) < 3:
@@ -167,8 +168,8 @@ class Detectors:
         g = self.rank_map.gpus_per_node
         if links is None or not len(self.rank_map):
             return []
-        nodes = [_median(links[i:i + g]) for i in range(0, len(self.rank_map), g)]
-        typical = _median(nodes)
+        nodes = [present_median(links[i:i + g]) for i in range(0, len(self.rank_map), g)]
+        typical = present_median(nodes)
         holding: dict[object, str] = {}
         if not is_missing(typical) and typical > 1e9:  # an idle or hung job has no NVLink norm
             for node, value in enumerate(nodes):
@@ -226,11 +227,6 @@ class Detectors:
 
 def _at(values: Sequence[float] | None, rank: int) -> float:
     return values[rank] if values is not None and rank < len(values) else float("nan")
-
-
-def _median(values: Sequence[float] | None) -> float:
-    present = [v for v in values or () if not is_missing(v)]
-    return median(present) if present else float("nan")
 
 
 def _push(window: deque[tuple[float, float]], now: float, value: float, seconds: float) -> None:

@@ -11,9 +11,9 @@ from array import array
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import median
 
-from tui.model import Frame, is_missing
+from tui.metrics import present_median
+from tui.model import Frame
 
 HISTORY_METRICS = ("sm_active", "temperature", "nvlink", "step_time", "compute_time")
 MAX_FRAMES = 300
@@ -51,8 +51,7 @@ class History:
             values = array("f", series if series is not None and len(series) == self.n_ranks
                            else [float("nan")] * self.n_ranks)
             self._values[metric].append(values)
-            present = [v for v in values if not is_missing(v)]
-            self._medians[metric].append(median(present) if present else float("nan"))
+            self._medians[metric].append(present_median(values))
 
     def series(self, metric: str, rank: int, since: float | None = None) -> list[Point]:
         """The rank's values of ``metric`` with the job's median at each poll."""

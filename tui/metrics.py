@@ -67,6 +67,12 @@ def _decimals(value: float, whole: bool) -> int:
     return 0 if whole or abs(value) >= 100 else 1
 
 
+def present_median(values: Sequence[float] | None) -> float:
+    """The median of the values that are present; NaN when none are."""
+    present = [v for v in values or () if not is_missing(v)]
+    return median(present) if present else float("nan")
+
+
 def summarise(values: Sequence[float]) -> tuple[float, float, float] | None:
     """(min, median, max) over the values that are present, or None if none are."""
     present = [v for v in values if not is_missing(v)]

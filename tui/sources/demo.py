@@ -8,10 +8,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from statistics import median
 
 from tui.history import Point
-from tui.model import Frame, Health, SourceStatus, is_missing
+from tui.metrics import present_median
+from tui.model import Frame, Health, SourceStatus
 from tui.scenario import load_scenario
 from tui.settings import DemoSettings
 from tui.simlogs import LogWriter
@@ -108,7 +108,7 @@ class DemoSource:
         for metric in metrics:
             found[metric] = [
                 Point(self.started + frame.time, frame.value(metric, rank),
-                      _median(frame.values.get(metric, ())))
+                      present_median(frame.values.get(metric, ())))
                 for frame in frames
             ]
         return found
@@ -127,8 +127,3 @@ def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,
     if log_root is not None:  # the logs' timestamps follow the demo's own clock
         writer = LogWriter(cluster, log_root, seed=demo.seed, epoch=began)
     return DemoSource(cluster, clock, began, writer)
-
-
-def _median(values: Sequence[float]) -> float:
-    present = [v for v in values if not is_missing(v)]
-    return median(present) if present else float("nan")
