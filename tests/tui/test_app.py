@@ -72,6 +72,11 @@ async def test_arrows_and_vim_keys_move_one_cursor_shared_by_every_map():
         assert "rank 0 gpu-node-000 GPU 0" in screen_text(app)
         await pilot.press("l")
         assert all(heatmap(app, i).cursor_rank == 8 for i in range(4))  # one shared cursor
+        hm = heatmap(app, 0)
+        _, y, _ = hm.layout_grid.position(8)
+        styles = {segment.style for segment in hm.render_line(y + hm._y_offset)}
+        cursor_colour = f"color({palette.CURSOR_COLOR})"
+        assert any(cursor_colour in str(style) for style in styles)  # the cursor is drawn
 
 
 async def test_clicking_a_cell_selects_its_rank():
