@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui.detect import Detectors
-from tui.scenario import load_scenario
-from tui.settings import load_settings
-from tui.simulate import SimCluster
+from ranktop.tui.core.detect import Detectors
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.scenario import load_scenario
 
 POLL = 2.0
 # Which anomaly each scripted fault should raise (rank 300's node starts at rank 296).

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tui.logs import FileLog
+from ranktop.tui.logs.tail import FileLog
 
 GB = 1 << 30
 MB = 1 << 20

@@ -23,9 +23,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ranktop.tui.settings.config import load_settings  # noqa: E402
+from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+
 from tests.integration.cluster import Prometheus, Simulator  # noqa: E402
-from tui.settings import load_settings  # noqa: E402
-from tui.sources.prometheus import PrometheusSource  # noqa: E402
 
 SCENARIO = ROOT / "config" / "scenario.toml"
 

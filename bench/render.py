@@ -41,13 +41,13 @@ def timed(fn) -> float:
 async def measure(args: argparse.Namespace) -> None:
     os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system  # read when Textual is imported
     sys.path.insert(0, str(REPO))
+    from ranktop.tui.core.metrics import ScaleTracker
+    from ranktop.widgets.heatmap import Heatmap
+    from ranktop.widgets.panel import MetricPanel
     from rich.control import Control
     from textual._compositor import CompositorUpdate
 
     from tests.tui.conftest import make_app
-    from tui.metrics import ScaleTracker
-    from widgets.heatmap import Heatmap
-    from widgets.panel import MetricPanel
 
     drawn: list = []  # the heatmap rows drawn afresh (not from the row cache)
     draw_row = Heatmap._draw_row

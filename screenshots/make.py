@@ -17,9 +17,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tui.app import RanktopApp  # noqa: E402
-from tui.settings import load_settings  # noqa: E402
-from tui.sources.demo import demo_source  # noqa: E402
+from ranktop.tui.app import RanktopApp  # noqa: E402
+from ranktop.tui.settings.config import load_settings  # noqa: E402
+from ranktop.tui.sources.demo import demo_source  # noqa: E402
 
 START = 1_800_000_000.0
 

@@ -13,8 +13,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from tui.exporter import DCGM_FAMILIES, JOB_FAMILIES, TRAINING_FAMILIES, XID_FAMILY
+from ranktop.tui.simulator.exporter import (
+    DCGM_FAMILIES,
+    JOB_FAMILIES,
+    TRAINING_FAMILIES,
+    XID_FAMILY,
+)
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "config" / "prometheus"
 RULES = RULES_DIR / "ranktop-alerts.yml"

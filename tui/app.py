@@ -7,22 +7,21 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+from ranktop.tui.core.analysis import Watch
+from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.model import Frame, SourceStatus
+from ranktop.tui.rank_context import RankContext
+from ranktop.tui.screens.cluster import ClusterScreen
+from ranktop.tui.screens.commands import RanktopCommands
+from ranktop.tui.screens.help import HelpScreen
+from ranktop.tui.screens.rank import RankScreen
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.base import Source
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
-
-from tui.commands import RanktopCommands
-from tui.detect import Anomaly
-from tui.events import EventLog
-from tui.model import Frame, SourceStatus
-from tui.rank_context import RankContext
-from tui.screens.cluster import ClusterScreen
-from tui.screens.help import HelpScreen
-from tui.screens.rank import RankScreen
-from tui.settings import Settings
-from tui.sources.base import Source
-from tui.watch import Watch
 
 
 class FrameReady(Message):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 
-from tui.events import EventLog
-from tui.hang import HangVerdict
-from tui.history import HISTORY_METRICS
-from tui.logs import FileLog, LogSource, find_logs
-from tui.model import Rank, RankMap
-from tui.settings import Settings
-from tui.sources.alerts import (
+from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.history import HISTORY_METRICS
+from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.logs.tail import FileLog, LogSource, find_logs
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.alerts import (
     AlertRecord,
     AlertSourceError,
     alertmanager_alerts,
@@ -23,7 +23,7 @@ from tui.sources.alerts import (
     prometheus_history,
     ranktop_history,
 )
-from tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prom_client import QueryError
 
 ALERT_WINDOW_SECONDS = 3600.0
 BACKFILL_SECONDS = 600.0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from ranktop.widgets import palette
+from ranktop.widgets.layout import GridLayout, cut_to_fit, fit, fit_nodes
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -18,9 +20,6 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
-
-from widgets import palette
-from widgets.layout import GridLayout, cut_to_fit, fit, fit_nodes
 
 HALF_BLOCK = "▀"
 PLAIN = Style()

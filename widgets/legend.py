@@ -7,11 +7,10 @@ map above it.
 
 from __future__ import annotations
 
+from ranktop.widgets import palette
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
-
-from widgets import palette
 
 SWATCH = "█"
 SUMMARY_STYLE = Style(dim=True)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from ranktop.widgets.heatmap import Heatmap
+from ranktop.widgets.legend import Legend
 from textual.app import ComposeResult
 from textual.containers import Vertical
-
-from widgets.heatmap import Heatmap
-from widgets.legend import Legend
 
 MODE_NOTES = {
     "rank": "",

@@ -13,12 +13,12 @@ import time
 import urllib.request
 
 import pytest
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.sources.alerts import prometheus_history
 
 from tests.integration.cluster import HERE, free_port, instant, require, wait_for
-from tui.scenario import load_scenario
-from tui.settings import load_settings
-from tui.simulate import SimCluster
-from tui.sources.alerts import prometheus_history
 
 HOT_RULE = """\
 groups:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from statistics import median
 
+from ranktop.tui.app import RanktopApp
+from ranktop.tui.cli.main import main
+from ranktop.tui.core import ranks
+from ranktop.tui.core.model import Health
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.widgets import palette
+from ranktop.widgets.panel import MetricPanel
+
 from tests.integration.cluster import Prometheus, get_json, wait_for
 from tests.integration.conftest import JOB_DEATH, JOB_FAULTS
 from tests.tui.conftest import screen_text
-from tui import ranks
-from tui.app import RanktopApp
-from tui.cli import main
-from tui.model import Health
-from tui.settings import load_settings
-from tui.sources.prometheus import PrometheusSource
-from widgets import palette
-from widgets.panel import MetricPanel
 
 
 def settings_for(prometheus: Prometheus, job: str):

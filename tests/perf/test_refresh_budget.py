@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from statistics import mean
 
+from ranktop.widgets.heatmap import Heatmap
+from ranktop.widgets.panel import MetricPanel
 from rich.control import Control
 from textual._compositor import CompositorUpdate
 
 from tests.tui.conftest import make_app
-from widgets.heatmap import Heatmap
-from widgets.panel import MetricPanel
 
 TICKS = 10
 

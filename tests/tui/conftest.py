@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from ranktop.tui.app import RanktopApp
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.sources.demo import demo_source
 
 from tests.tui.scripted_http import server  # noqa: F401 - a fixture for the client tests
-from tui.app import RanktopApp
-from tui.settings import DemoSettings, load_settings
-from tui.sources.demo import demo_source
 
 START = 1_800_000_000.0
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from statistics import median
 
+from ranktop.tui.screens.help import HelpScreen
+from ranktop.tui.screens.jump import JumpScreen
+from ranktop.widgets import palette
+from ranktop.widgets.panel import MetricPanel
+
 from tests.tui.conftest import START, make_app, screen_text
-from tui.screens.help import HelpScreen
-from tui.screens.jump import JumpScreen
-from widgets import palette
-from widgets.panel import MetricPanel
 
 
 def heatmap(app, index):
@@ -300,7 +301,7 @@ async def test_typing_q_or_question_mark_in_the_jump_prompt_does_not_quit_or_ope
 async def test_stale_ranks_are_drawn_stale_and_a_stale_source_frames_the_maps():
     from dataclasses import replace
 
-    from tui.model import Health, SourceStatus
+    from ranktop.tui.core.model import Health, SourceStatus
 
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -319,7 +320,7 @@ async def test_stale_ranks_are_drawn_stale_and_a_stale_source_frames_the_maps():
 
 
 async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path):
-    from tui.events import EventLog
+    from ranktop.tui.core.events import EventLog
 
     app = make_app(at=100.0)
     app.watch.journal.log = EventLog(tmp_path / "events.jsonl")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from widgets import palette
+from ranktop.widgets import palette
 
 
 def test_hot_end_follows_the_bad_direction():

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.metrics import ScaleTracker, format_value, summarise
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.screens import cluster_lines
+from ranktop.tui.screens.evidence import EvidenceScreen
+from ranktop.tui.screens.jump import JumpScreen
+from ranktop.tui.settings.config import MetricDef, Settings
+from ranktop.widgets.anomaly_list import AnomalyList
+from ranktop.widgets.heatmap import Heatmap
+from ranktop.widgets.panel import MetricPanel
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import Footer, Static
-
-from tui.detect import Anomaly
-from tui.metrics import ScaleTracker, format_value, summarise
-from tui.model import Frame, Health, RankMap, SourceStatus, is_missing
-from tui.screens import cluster_lines
-from tui.screens.evidence import EvidenceScreen
-from tui.screens.jump import JumpScreen
-from tui.settings import MetricDef, Settings
-from widgets.anomaly_list import AnomalyList
-from widgets.heatmap import Heatmap
-from widgets.panel import MetricPanel
 
 
 class ClusterScreen(Screen):

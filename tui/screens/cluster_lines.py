@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ranktop.tui.core.metrics import format_value
+from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
+from ranktop.tui.settings.config import MetricDef
 from rich.text import Text
-
-from tui.metrics import format_value
-from tui.model import Frame, Health, Rank, SourceStatus, is_missing
-from tui.settings import MetricDef
 
 # Most telling first: a narrow pane cuts the status line from the end.
 STATUS_ORDER = (

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.model import RankMap
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
-
-from tui.hang import HangVerdict
-from tui.model import RankMap
 
 SHOWN_RANKS = 12
 

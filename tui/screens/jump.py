@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from ranktop.tui.core.model import RankMap
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
-
-from tui.model import RankMap
 
 
 class JumpScreen(ModalScreen[int | None]):

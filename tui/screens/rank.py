@@ -9,6 +9,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.history import HISTORY_METRICS, History
+from ranktop.tui.core.metrics import format_value, summarise
+from ranktop.tui.core.model import Frame, RankMap
+from ranktop.tui.rank_context import RankContext
+from ranktop.tui.screens import rank_lines
+from ranktop.tui.settings.config import Settings
+from ranktop.widgets.log_view import LogView
+from ranktop.widgets.trend import Trend
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,16 +26,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
-
-from tui.detect import Anomaly
-from tui.history import HISTORY_METRICS, History
-from tui.metrics import format_value, summarise
-from tui.model import Frame, RankMap
-from tui.rank_context import RankContext
-from tui.screens import rank_lines
-from tui.settings import Settings
-from widgets.log_view import LogView
-from widgets.trend import Trend
 
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300

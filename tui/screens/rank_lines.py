@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.metrics import format_value, summarise
+from ranktop.tui.core.model import Frame, Rank, RankMap
+from ranktop.tui.settings.config import Settings
 from rich.text import Text
-
-from tui.detect import Anomaly
-from tui.metrics import format_value, summarise
-from tui.model import Frame, Rank, RankMap
-from tui.settings import Settings
 
 SEVERITY_STYLES = {"critical": "bold red", "major": "bold color(208)", "warning": "color(178)"}
 

@@ -21,11 +21,10 @@ from urllib.parse import urlparse
 import httpx
 import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from ranktop.tui.core.events import Event
+from ranktop.tui.core.model import Rank
+from ranktop.tui.settings.sources import PrometheusSettings
 from urllib3.util.retry import Retry
-
-from tui.events import Event
-from tui.model import Rank
-from tui.source_settings import PrometheusSettings
 
 USER_AGENT = "ranktop"
 HOST_LABELS = ("Hostname", "hostname", "exported_pod", "pod")

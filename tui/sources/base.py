@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from tui.model import Frame, RankMap, SourceStatus
+from ranktop.tui.core.model import Frame, RankMap, SourceStatus
 
 
 class Source(Protocol):

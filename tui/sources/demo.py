@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from tui.history import Point
-from tui.metrics import present_median
-from tui.model import Frame, Health, SourceStatus
-from tui.scenario import load_scenario
-from tui.settings import DemoSettings
-from tui.simlogs import LogWriter
-from tui.simulate import GPU_MODEL, SimCluster
+from ranktop.tui.core.history import Point
+from ranktop.tui.core.metrics import present_median
+from ranktop.tui.core.model import Frame, Health, SourceStatus
+from ranktop.tui.settings.config import DemoSettings
+from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
+from ranktop.tui.simulator.log_writer import LogWriter
+from ranktop.tui.simulator.scenario import load_scenario
 
 
 class DemoSource:

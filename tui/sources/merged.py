@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from tui.model import Frame, RankMap, SourceStatus, is_missing
-from tui.sources.base import Source
+from ranktop.tui.core.model import Frame, RankMap, SourceStatus, is_missing
+from ranktop.tui.sources.base import Source
 
 # What NVML reads that Prometheus also has; SM activity is not among them (NVML has no
 # SM-active counter), so this node's SM cells stay Prometheus's.

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tui.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
-from tui.sources import nvml_fields as nf
+from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
+from ranktop.tui.sources import nvml_fields as nf
 
 METRICS = ("sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
            "memory_used", "nvlink", "nvlink_tx", "nvlink_rx", "ecc_dbe", "xid")

@@ -15,9 +15,8 @@ from urllib.parse import urlparse
 
 import requests
 from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+from ranktop.tui.settings.sources import PrometheusSettings
 from urllib3.util.retry import Retry
-
-from tui.source_settings import PrometheusSettings
 
 USER_AGENT = "ranktop"
 

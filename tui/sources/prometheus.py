@@ -12,11 +12,12 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from tui import promql, ranks
-from tui.history import Point
-from tui.model import MISSING, Frame, Health, RankMap, SourceStatus
-from tui.settings import Settings
-from tui.sources.prom_client import PromClient, QueryError, Sample, Vector
+from ranktop.tui.core import ranks
+from ranktop.tui.core.history import Point
+from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources import promql
+from ranktop.tui.sources.prom_client import PromClient, QueryError, Sample, Vector
 
 # DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)

@@ -1,0 +1,75 @@
+"""`ranktop report`: text for tickets, JSON for scripts, and its exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ranktop.tui.cli.main import main
+from ranktop.tui.cli.report import as_json, as_text, collect, exit_code
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.sources.demo import demo_source
+
+from tests.tui.conftest import START, FakeClock
+
+
+def report_at(at: float, duration: float = 0.0):
+    """A report of the demo ``at`` seconds into its scenario, polling for ``duration``."""
+    settings = load_settings(environ={})
+    clock = FakeClock(START + at)
+    source = demo_source(DemoSettings(64, 8, 7), clock, started=START)
+
+    def sleep(seconds: float) -> None:
+        clock.now += seconds
+
+    findings = collect(settings, source, duration, clock=clock, sleep=sleep)
+    return findings, settings
+
+
+def test_a_healthy_moment_reports_nothing_wrong_and_exits_0():
+    findings, settings = report_at(2.0)
+    assert exit_code(findings) == 0
+    text = as_text(findings, settings)
+    assert "ranks: 512/512 up" in text
+    assert "anomalies: none active" in text
+    assert "worst ranks:" in text and "GPU temperature" in text
+
+
+def test_a_polled_window_finds_the_fault_and_exits_1():
+    findings, settings = report_at(100.0, duration=40.0)  # node 37's NVLink, then an ECC error
+    assert exit_code(findings) == 1
+    text = as_text(findings, settings)
+    assert "anomalies (2 active):" in text
+    assert "critical  rank 128 (gpu-node-016 GPU 0)  ecc: 1 uncorrectable" in text
+    assert "major     rank 296 (gpu-node-037 GPU 0)  nvlink: NVLink of node gpu-node-037" in text
+
+
+def test_json_carries_the_same_findings_for_scripts():
+    findings, settings = report_at(100.0, duration=40.0)
+    document = json.loads(as_json(findings, settings))
+    assert document["healthy"] is False
+    assert document["ranks"] == {"total": 512, "up": 512, "missing": []}
+    kinds = {(a["kind"], a["rank"], a["host"], a["gpu"]) for a in document["anomalies"]}
+    assert {("ecc", 128, "gpu-node-016", 0), ("nvlink", 296, "gpu-node-037", 0)} <= kinds
+    assert len(document["worst"]["temperature"]) == 3
+
+
+def test_what_came_and_went_during_the_window_is_listed_as_resolved():
+    findings, settings = report_at(150.0, duration=30.0)  # the ECC error clears at 170 s
+    assert any(a.kind == "ecc" for a in findings.resolved)
+    assert "since resolved:" in as_text(findings, settings)
+
+
+def test_the_command_exits_2_on_usage_errors_and_without_a_source(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["report", "--duration", "soon"])
+    assert caught.value.code == 2
+    assert main(["report"]) == 2
+    assert "no data source" in capsys.readouterr().err
+
+
+def test_an_unreachable_prometheus_is_reported_and_exits_1(capsys):
+    assert main(["report", "--prometheus", "http://127.0.0.1:9", "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["healthy"] is False
+    assert "connection refused" in document["source"]["message"]

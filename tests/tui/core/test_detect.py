@@ -1,0 +1,169 @@
+"""Each detector with its fault and without it, on synthetic frames and on the simulator."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.model import Frame, RankMap
+from ranktop.tui.settings.config import DetectSettings
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.scenario import load_scenario
+
+N, G = 32, 8
+RANK_MAP = RankMap.grid([f"h{i}" for i in range(N // G)], G, "test")
+SETTINGS = DetectSettings()
+
+
+def healthy(t: float, **changes) -> Frame:
+    """A calm frame; ``changes`` maps metric -> {rank: value} (or "job" -> {key: value})."""
+    values = {
+        "temperature": [60.0 + (r % 5) for r in range(N)],
+        "throttle_reasons": [0.0] * N,
+        "sm_clock": [1980.0] * N,
+        "sm_active": [88.0 + (r % 3) for r in range(N)],
+        "compute_time": [0.80 + 0.002 * (r % 4) for r in range(N)],
+        "nvlink": [300e9 + 1e9 * (r % 3) for r in range(N)],
+        "ecc_dbe": [0.0] * N,
+        "xid": [math.nan] * N,
+    }
+    job = {"loss": 2.1, "tokens_per_s": 3.7e6}
+    for metric, per_rank in changes.items():
+        target = job if metric == "job" else values[metric]
+        for key, value in per_rank.items():
+            target[key] = value
+    return Frame(time=t, values=values, job=job)
+
+
+def run(frames) -> dict[tuple, float]:
+    """When each anomaly was first reported."""
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    first: dict[tuple, float] = {}
+    for frame in frames:
+        for anomaly in detectors.update(frame):
+            first.setdefault(anomaly.key, frame.time)
+    return first
+
+
+def times(seconds: float, step: float = 2.0):
+    return [i * step for i in range(int(seconds / step) + 1)]
+
+
+def test_a_calm_job_raises_nothing():
+    assert run(healthy(t) for t in times(600)) == {}
+
+
+def test_thermal_needs_its_time_and_names_the_throttle_and_clock():
+    frames = [healthy(t, temperature={5: 88.0}, throttle_reasons={5: 96.0},
+                      sm_clock={5: 1400.0}) for t in times(20)]
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    reported = [detectors.update(f) for f in frames]
+    assert reported[0] == []  # one hot poll is not yet a fault
+    anomaly = reported[-1][0]
+    assert (anomaly.kind, anomaly.rank) == ("thermal", 5)
+    assert "88 °C" in anomaly.summary and "HW thermal" in anomaly.summary
+    assert "SM clock 1400 MHz (median 1980)" in anomaly.summary
+
+
+def test_a_brief_spike_resolves_and_starts_over():
+    frames = [healthy(t, temperature={5: 90.0} if t < 6 else {}) for t in times(30)]
+    assert run(frames) == {}
+
+
+def test_one_rank_stalling_is_a_rank_stall_and_everyone_is_a_job_stall():
+    one = run(healthy(t, sm_active={3: 5.0}) for t in times(70))
+    assert ("sm_stall", 3) in one and ("job_stall", None) not in one
+    everyone = run(healthy(t, sm_active=dict.fromkeys(range(N), 3.0)) for t in times(30))
+    assert ("job_stall", None) in everyone
+    assert not any(kind == "sm_stall" for kind, _ in everyone)
+
+
+def test_a_straggler_is_named_by_its_compute_factor_not_flagged_by_noise():
+    anomalies = Detectors(SETTINGS, RANK_MAP)
+    last = []
+    for t in times(40):
+        last = anomalies.update(healthy(t, compute_time={9: 1.16}))
+    straggler = next(a for a in last if a.kind == "straggler")
+    assert straggler.rank == 9
+    assert "compute 1.44x median (1.16 s vs 0.80 s)" in straggler.summary
+    assert run(healthy(t, compute_time={9: 0.84}) for t in times(60)) == {}
+
+
+def test_without_compute_time_sm_activity_finds_the_straggler():
+    def frame(t):
+        f = healthy(t, sm_active={**dict.fromkeys(range(N), 66.0), 9: 96.0})
+        return replace(f, values={k: v for k, v in f.values.items() if k != "compute_time"})
+
+    assert ("straggler", 9) in run(frame(t) for t in times(40))
+
+
+def test_a_node_with_low_nvlink_is_named_once_by_its_first_rank():
+    slow = dict.fromkeys(range(8, 16), 90e9)
+    found = run(healthy(t, nvlink=slow) for t in times(30))
+    assert list(found) == [("nvlink", 8)]
+
+
+def test_ecc_and_xid_are_reported_at_once_with_the_xids_meaning():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    anomalies = detectors.update(healthy(0, ecc_dbe={4: 1.0}, xid={7: 79.0}))
+    by_kind = {a.kind: a for a in anomalies}
+    assert by_kind["ecc"].rank == 4 and by_kind["ecc"].severity == "critical"
+    assert by_kind["xid"].rank == 7 and "fallen off the bus" in by_kind["xid"].summary
+
+
+def test_a_rank_that_vanishes_is_missing_one_never_seen_is_not():
+    gone = {metric: {6: math.nan} for metric in healthy(0).values}
+    frames = [healthy(0), healthy(2, **gone)]
+    assert ("missing", 6) in run(frames)
+    never = run([healthy(0, **gone), healthy(2, **gone)])
+    assert ("missing", 6) not in never and ("never_seen", 6) in never
+
+
+def test_loss_divergence_needs_a_rise_beyond_the_threshold():
+    rising = [healthy(t, job={"loss": 2.1 if t < 20 else 2.1 + 0.05 * t}) for t in times(60)]
+    assert ("loss", None) in run(rising)
+    noisy = [healthy(t, job={"loss": 2.1 * (1.02 if t % 4 else 0.98)}) for t in times(120)]
+    assert run(noisy) == {}
+
+
+def test_throughput_drop_is_job_wide_and_sustained():
+    frames = [healthy(t, job={"tokens_per_s": 3.7e6 if t < 60 else 0.4e6}) for t in times(100)]
+    found = run(frames)
+    assert found[("throughput", None)] >= 60 + SETTINGS.throughput_seconds
+
+
+@pytest.fixture(scope="module")
+def scenario_run():
+    """The default scenario polled every 2 s for one loop: each anomaly's (time, since)."""
+    cluster = SimCluster(64, 8, 7, load_scenario())
+    detectors = Detectors(SETTINGS, cluster.rank_map)
+    seen: dict[tuple, list[tuple[float, float]]] = {}
+    for t in times(300):
+        for anomaly in detectors.update(cluster.frame_at(t)):
+            seen.setdefault(anomaly.key, []).append((t, anomaly.since))
+    return cluster, seen
+
+
+def test_no_false_alarm_in_ten_minutes_of_a_healthy_512_rank_cluster():
+    cluster = SimCluster(64, 8, 7, replace(load_scenario(), faults=()))
+    detectors = Detectors(SETTINGS, cluster.rank_map)
+    assert [a for t in times(600) for a in detectors.update(cluster.frame_at(t))] == []
+
+
+@pytest.mark.parametrize("effect,key", [
+    ("thermal_throttle", ("thermal", 37)),
+    ("straggler", ("straggler", 201)),
+    ("nvlink_drop", ("nvlink", 296)),  # rank 300's node starts at rank 296
+    ("ecc_dbe", ("ecc", 128)),
+    ("xid", ("xid", 455)),
+    ("rank_death", ("missing", 455)),
+    ("job_stall", ("job_stall", None)),
+    ("loss_divergence", ("loss", None)),
+])
+def test_every_scripted_fault_is_found_on_its_rank_within_its_window(scenario_run, effect, key):
+    cluster, seen = scenario_run
+    fault = next(f for f in cluster.scenario.faults if f.effect == effect)
+    found = [t for t, since in seen.get(key, []) if since >= fault.start and t < fault.end]
+    assert found, f"{effect} was not detected as {key} between {fault.start} and {fault.end} s"

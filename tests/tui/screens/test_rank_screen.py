@@ -1,0 +1,148 @@
+"""The rank screen driven with real keys: values against the median, log tail, alerts."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ranktop.tui.core.events import Event, EventLog
+from ranktop.tui.screens.evidence import EvidenceScreen
+from ranktop.tui.screens.rank import RankScreen
+from ranktop.widgets.log_view import LogView
+
+from tests.tui.conftest import START, make_app, screen_text
+
+
+async def poll(app, pilot, at: float | None = None):
+    """One poll, then the demo's logs written up to it (they are written beside the poll)."""
+    if at is not None:
+        app.clock.now = START + at
+    await app.poll_once()
+    await asyncio.to_thread(app.source.flush_logs)
+    await pilot.pause()
+
+
+async def open_rank(app, pilot, rank: int):
+    await pilot.press("slash", *str(rank), "enter", "enter")
+    await pilot.pause()
+    assert isinstance(app.screen, RankScreen)
+
+
+async def settle(pilot, seconds: float = 0.3):
+    await pilot.pause(seconds)
+    await pilot.pause()
+
+
+async def test_enter_opens_the_rank_with_its_values_against_the_median_and_esc_returns():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for at in range(30, 42, 2):
+            await poll(app, pilot, at)
+        await open_rank(app, pilot, 37)
+        text = screen_text(app)
+        assert "rank 37" in text and "gpu-node-004  GPU 5" in text
+        assert "NVIDIA H100 80GB HBM3" in text
+        assert "GPU temperature" in text and "job median" in text
+        assert "88°C" in text  # the rank, hot, next to a cool median
+        assert "thermal: GPU 88 °C" in text
+        assert "no log files configured" in text
+        assert "no Alertmanager configured" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RankScreen)
+
+
+async def test_brackets_step_through_ranks_and_n_goes_to_an_anomalous_one():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for at in range(26, 42, 2):
+            await poll(app, pilot, at)
+        await open_rank(app, pilot, 0)
+        await pilot.press("right_square_bracket")
+        assert app.screen.rank == 1
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert app.screen.rank == 511
+        await pilot.press("n")
+        assert app.screen.rank == 37
+        assert "rank 37" in screen_text(app)
+
+
+async def test_the_log_tail_follows_filters_and_searches(tmp_path):
+    app = make_app(at=210.0, log_root=tmp_path / "logs")  # the others' watchdogs fired at ~203 s
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 210.0)
+        await open_rank(app, pilot, 3)
+        await settle(pilot)
+        log = app.screen.query_one(LogView)
+        assert log.lines, screen_text(app)
+        assert "stderr.log" in screen_text(app)
+        kinds = {kind for kind, _ in log.lines}
+        assert "watchdog" in kinds and "nccl_info" in kinds
+        await pilot.press("w")
+        assert log._shown and all(kind != "nccl_info" for kind, _ in log._shown)
+        await pilot.press("w", "slash", *"Watchdog", "enter")
+        await pilot.pause()
+        assert "match 'Watchdog'" in screen_text(app)
+        assert not log.following
+        await pilot.press("G")
+        assert log.following
+        await pilot.press("f")
+        assert not log.following
+
+
+async def test_alert_history_lists_this_ranks_events(tmp_path):
+    events = EventLog(tmp_path / "events.jsonl")
+    app = make_app(at=40.0, event_log=events)
+    async with app.run_test(size=(120, 40)) as pilot:
+        events.append([Event(time=START + 30, state="start", kind="thermal", severity="major",
+                             rank=37, host="gpu-node-004", gpu=5, job=app.source.job_name,
+                             summary="GPU 88 °C")])
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "thermal" in text and "GPU 88 °C" in text and "ranktop" in text
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert "none for this rank in the last hour" in screen_text(app)
+
+
+async def test_a_hang_names_the_rank_the_others_wait_for_with_evidence_one_key_away(tmp_path):
+    app = make_app(at=150.0, log_root=tmp_path / "logs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        for at in range(150, 216, 4):  # rank 455 dies at 172 s; the others time out ~30 s later
+            await poll(app, pilot, float(at))
+        assert any(a.kind == "hang" and a.rank == 455 for a in app.cluster.anomalies)
+        assert "hang:" in screen_text(app)
+        await pilot.press("e")
+        assert isinstance(app.screen, EvidenceScreen)
+        assert "rank 455" in screen_text(app) and "waited for" in screen_text(app)
+        await pilot.press("escape")
+        await open_rank(app, pilot, 455)
+        assert "hang: 511 ranks timed out" in screen_text(app)
+        assert "the others are waiting for" in screen_text(app)
+
+
+async def test_history_is_there_at_once_from_the_source():
+    from ranktop.widgets.trend import Trend
+
+    app = make_app(at=60.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 60.0)  # one poll of the app's own: the rest comes from the source
+        await open_rank(app, pilot, 37)
+        await settle(pilot, 0.5)
+        trend = app.screen.query_one("#trend-temperature", Trend)
+        assert len(trend.values) > 10
+        assert max(trend.values) > 84 and min(trend.values) < 70  # it heated up from 6 s on
+        assert max(trend.medians) < 70
+
+
+async def test_help_on_the_rank_screen_lists_its_keys_and_the_logs():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        await pilot.press("question_mark")
+        text = screen_text(app)
+        for words in ("Back to the cluster", "The next rank with an active anomaly",
+                      "Show only warnings and errors", "Follow the end of the log",
+                      "Search the log tail"):
+            assert words in text

@@ -1,0 +1,279 @@
+"""`ranktop simulate`: the scrape a Prometheus would get, parsed the way Prometheus clients do."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.exporter import (
+    ExportOptions,
+    MetricsRenderer,
+    make_server,
+    render_metrics,
+    simulate_main,
+)
+from ranktop.tui.simulator.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[3]
+GPU_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
+TRAIN_LABELS = {"training_job", "rank", "local_rank", "hostname", "gpu_uuid"}
+TYPES = {
+    "DCGM_FI_DEV_GPU_UTIL": "gauge", "DCGM_FI_PROF_GR_ENGINE_ACTIVE": "gauge",
+    "DCGM_FI_PROF_SM_ACTIVE": "gauge", "DCGM_FI_DEV_GPU_TEMP": "gauge",
+    "DCGM_FI_DEV_POWER_USAGE": "gauge", "DCGM_FI_DEV_SM_CLOCK": "gauge",
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": "gauge", "DCGM_FI_PROF_NVLINK_TX_BYTES": "gauge",
+    "DCGM_FI_PROF_NVLINK_RX_BYTES": "gauge", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "counter",
+    "DCGM_FI_DEV_FB_USED": "gauge", "DCGM_FI_DEV_FB_FREE": "gauge",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "counter", "DCGM_FI_DEV_XID_ERRORS": "gauge",
+    "training_step_seconds": "gauge", "training_compute_seconds": "gauge",
+    "training_step": "gauge", "training_tokens_per_second": "gauge", "training_loss": "gauge",
+}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> SimCluster:
+    return SimCluster(64, 8, 7, load_scenario())
+
+
+def families(text: str) -> dict[str, list]:
+    """Family name -> samples, as prometheus_client parses the text format."""
+    return {f.name: (f.type, f.samples) for f in text_string_to_metric_families(text)}
+
+
+def scrape(cluster: SimCluster, t: float, **options) -> dict[str, list]:
+    return families(render_metrics(cluster, t, ExportOptions(**options)))
+
+
+def one(parsed: dict, name: str, **labels: str):
+    """The single sample of ``name`` whose labels include ``labels``."""
+    found = [s for s in parsed[name][1] if labels.items() <= s.labels.items()]
+    assert len(found) == 1, (name, labels, len(found))
+    return found[0]
+
+
+def test_every_family_has_its_type_labels_and_one_series_per_gpu(cluster):
+    parsed = scrape(cluster, 40.0)
+    assert {name: kind for name, (kind, _) in parsed.items()} == TYPES
+    for name, (_, samples) in parsed.items():
+        if name == "DCGM_FI_DEV_XID_ERRORS":
+            assert samples == []  # no XID yet at t=40: absent, never 0
+            continue
+        wanted = TRAIN_LABELS if name.startswith("training_") else GPU_LABELS
+        assert len(samples) == 512, name
+        assert all(set(s.labels) == wanted for s in samples), name
+        assert all(math.isfinite(s.value) for s in samples), name
+
+
+def test_text_format_details(cluster):
+    text = render_metrics(cluster, 40.0)
+    assert text.endswith("\n") and "NaN" not in text
+    assert "# TYPE DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL counter\n" in text
+    assert "# HELP DCGM_FI_DEV_GPU_TEMP GPU temperature (in C).\n" in text
+    assert "# HELP DCGM_FI_PROF_SM_ACTIVE The ratio of cycles an SM has at least 1 warp " \
+           "assigned.\n" in text
+    assert re.search(r'^DCGM_FI_DEV_GPU_TEMP\{gpu="5",UUID="GPU-[0-9a-f-]+",'
+                     r'pci_bus_id="00000000:AB:00\.0",device="nvidia5",'
+                     r'modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-004"\} \d+$',
+                     text, re.M)
+
+
+def test_rank_37_at_40s_is_hot_throttled_and_converted_right(cluster):
+    t, rank = 40.0, cluster.rank_map.ranks[37]
+    frame, parsed = cluster.frame_at(t), scrape(cluster, t)
+    gpu = {"UUID": rank.uuid}
+    sample = one(parsed, "DCGM_FI_DEV_GPU_TEMP", **gpu)
+    assert sample.labels | gpu == {
+        "gpu": "5", "UUID": rank.uuid, "pci_bus_id": "00000000:AB:00.0", "device": "nvidia5",
+        "modelName": "NVIDIA H100 80GB HBM3", "Hostname": "gpu-node-004"}
+    assert sample.value > 84
+    assert int(one(parsed, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", **gpu).value) & 0x60 == 0x60
+    assert one(parsed, "DCGM_FI_DEV_SM_CLOCK", **gpu).value < 1500
+    value = frame.values
+    sm = one(parsed, "DCGM_FI_PROF_SM_ACTIVE", **gpu).value
+    assert sm == pytest.approx(value["sm_active"][37] / 100, abs=1e-6) and 0 < sm <= 1
+    assert sm <= one(parsed, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", **gpu).value <= 1
+    assert one(parsed, "DCGM_FI_DEV_POWER_USAGE", **gpu).value == pytest.approx(
+        value["power"][37], abs=1e-3)
+    tx = one(parsed, "DCGM_FI_PROF_NVLINK_TX_BYTES", **gpu).value
+    rx = one(parsed, "DCGM_FI_PROF_NVLINK_RX_BYTES", **gpu).value
+    assert tx == pytest.approx(value["nvlink_tx"][37], abs=1)
+    total = one(parsed, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", **gpu).value
+    assert total == pytest.approx((tx + rx) / 1048576, abs=1)  # MiB/s, not bytes
+    used = one(parsed, "DCGM_FI_DEV_FB_USED", **gpu).value
+    assert used + one(parsed, "DCGM_FI_DEV_FB_FREE", **gpu).value == 81559
+    assert one(parsed, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", **gpu).value == 0
+
+
+def test_training_series_of_rank_37(cluster):
+    t, rank = 40.0, cluster.rank_map.ranks[37]
+    frame, parsed = cluster.frame_at(t), scrape(cluster, t)
+    mine = {"rank": "37"}
+    step = one(parsed, "training_step_seconds", **mine)
+    assert step.labels == {"training_job": "llama-70b-pretrain", "rank": "37",
+                           "local_rank": "5", "hostname": "gpu-node-004", "gpu_uuid": rank.uuid}
+    assert step.value == pytest.approx(frame.values["step_time"][37], rel=1e-5)
+    compute = one(parsed, "training_compute_seconds", **mine).value
+    assert compute == pytest.approx(frame.values["compute_time"][37], rel=1e-5)
+    assert one(parsed, "training_step", **mine).value == frame.job["step"]
+    assert one(parsed, "training_tokens_per_second", **mine).value == pytest.approx(
+        frame.job["tokens_per_s"] / 512, rel=1e-5)
+    assert one(parsed, "training_loss", **mine).value == pytest.approx(frame.job["loss"], 1e-5)
+
+
+def test_the_dead_rank_has_no_series_anywhere(cluster):
+    dead = cluster.rank_map.ranks[455]
+    text = render_metrics(cluster, 190.0)
+    assert dead.uuid not in text and 'rank="455"' not in text
+    parsed = families(text)
+    assert len(parsed["DCGM_FI_DEV_GPU_TEMP"][1]) == 511
+    assert len(parsed["training_loss"][1]) == 511
+
+
+def test_xid_series_only_for_the_gpu_that_had_one(cluster):
+    assert scrape(cluster, 160.0)["DCGM_FI_DEV_XID_ERRORS"][1] == []
+    samples = scrape(cluster, 171.0)["DCGM_FI_DEV_XID_ERRORS"][1]
+    assert len(samples) == 1
+    xid = samples[0]
+    assert xid.value == 79 and xid.labels["UUID"] == cluster.rank_map.ranks[455].uuid
+    assert xid.labels["err_code"] == "79"
+    assert xid.labels["err_msg"] == "GPU has fallen off the bus"
+    assert set(xid.labels) == GPU_LABELS | {"err_code", "err_msg"}
+
+
+def test_options_drop_and_rename_what_they_say(cluster):
+    parsed = scrape(cluster, 40.0, sm_active=False, nvlink_bytes=False,
+                    hostname_label="hostname")
+    assert "DCGM_FI_PROF_SM_ACTIVE" not in parsed
+    assert "DCGM_FI_PROF_NVLINK_TX_BYTES" not in parsed
+    assert "DCGM_FI_PROF_NVLINK_RX_BYTES" not in parsed
+    assert len(parsed["DCGM_FI_PROF_GR_ENGINE_ACTIVE"][1]) == 512
+    assert len(parsed["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"][1]) == 512
+    temp = one(parsed, "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
+    assert temp.labels["hostname"] == "gpu-node-004" and "Hostname" not in temp.labels
+
+
+def test_kubernetes_labels_one_pod_per_node(cluster):
+    parsed = scrape(cluster, 171.0, kubernetes=True, job="llama-70b-pretrain")
+    temp = one(parsed, "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
+    assert temp.labels["pod"] == "llama-70b-pretrain-worker-4"
+    assert temp.labels["namespace"] == "training" and temp.labels["container"]
+    pods = {s.labels["pod"] for s in parsed["DCGM_FI_DEV_GPU_TEMP"][1]}
+    assert len(pods) == 64
+    assert "pod" in parsed["DCGM_FI_DEV_XID_ERRORS"][1][0].labels
+    assert "pod" not in parsed["training_loss"][1][0].labels
+
+
+def test_job_label_is_escaped(cluster):
+    parsed = scrape(cluster, 40.0, job='odd "job"\\name')
+    assert one(parsed, "training_loss", rank="0").labels["training_job"] == 'odd "job"\\name'
+
+
+@pytest.mark.parametrize("nodes", [64, 512])
+def test_a_scrape_renders_fast(nodes):
+    renderer = MetricsRenderer(SimCluster(nodes, 8, 7, load_scenario()))
+    renderer.render(1.0)
+    started = time.perf_counter()
+    text = renderer.render(40.0)
+    assert time.perf_counter() - started < 0.5
+    assert text.count("DCGM_FI_DEV_GPU_TEMP{") == nodes * 8
+
+
+class FixedClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def fetch(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            body = response.read().decode()
+            return response.status, response.headers["Content-Type"], body
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.read().decode()
+
+
+def test_the_server_answers_on_an_ephemeral_port(cluster):
+    clock = FixedClock()
+    server = make_server(cluster, ExportOptions(), "127.0.0.1", 0, clock=clock, start=10.0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        clock.now += 30.0  # t = 10 + 30 s since the server started
+        status, kind, body = fetch(server.url)
+        assert status == 200 and "version=0.0.4" in kind
+        temp = one(families(body), "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
+        assert temp.value > 84
+        base = server.url.removesuffix("/metrics")
+        assert fetch(base + "/")[0] == 200 and "/metrics" in fetch(base + "/")[2]
+        assert fetch(base + "/nope")[0] == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_a_port_in_use_exits_2_with_one_line(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert simulate_main(["--port", str(port), "--nodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "address already in use" in err and str(port) in err
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["--port", "99999"], "0-65535"),
+    (["--nodes", "0"], "--nodes"),
+    (["--hostname-label", "HOST"], "invalid choice"),
+    (["--bogus"], "unrecognized arguments"),
+    (["--start", "-5"], "--start"),
+    (["--scenario", "/nonexistent/scenario.toml"], "cannot read"),
+])
+def test_bad_flags_exit_2_with_one_line(capsys, argv, words):
+    assert simulate_main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and err.startswith("ranktop simulate: ")
+
+
+def test_help_exits_0(capsys):
+    assert simulate_main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "ranktop simulate" in out and "--kubernetes" in out and "--no-sm-active" in out
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_serves_until_ctrl_c_then_exits_0_quietly(stop):
+    code = "import sys; from ranktop.tui.simulator.exporter import simulate_main; " \
+           "sys.exit(simulate_main(['--port', '0', '--nodes', '2']))"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = proc.stdout.readline()
+        match = re.fullmatch(r"serving 16 ranks on (http://127\.0\.0\.1:\d+/metrics)\n", line)
+        assert match, line
+        assert fetch(match[1])[0] == 200
+        proc.send_signal(stop)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0 and "Traceback" not in err

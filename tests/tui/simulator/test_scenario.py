@@ -1,0 +1,136 @@
+"""Loading scenario files: the shipped one, and every kind of bad one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ranktop.tui.simulator import scenario as scenario_module
+from ranktop.tui.simulator.scenario import EFFECTS, Fault, ScenarioError, load_scenario
+
+SHIPPED = Path(__file__).resolve().parents[3] / "config" / "scenario.toml"
+
+HEADER = """
+name = "test-job"
+loop_seconds = 100
+base_step_seconds = 1.0
+tokens_per_step = 1000
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "scenario.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def fault(body: str) -> str:
+    return HEADER + "\n[[fault]]\n" + body
+
+
+def test_shipped_scenario_loads_with_every_effect() -> None:
+    scenario = load_scenario(SHIPPED)
+    assert scenario.name == "llama-70b-pretrain"
+    assert scenario.loop_seconds == 300
+    assert scenario.base_step_seconds == pytest.approx(1.12)
+    assert scenario.tokens_per_step == 4194304
+    assert {f.effect for f in scenario.faults} == set(EFFECTS)
+    assert scenario.faults[0] == Fault("thermal_throttle", 37, 6.0, 60.0, {})
+    assert min(f.start for f in scenario.faults) < 10  # a first-time user sees a fault soon
+    xid = next(f for f in scenario.faults if f.effect == "xid")
+    assert xid.params == {"code": 79}
+    assert [f.rank for f in scenario.faults if f.effect in ("job_stall", "loss_divergence")] == [
+        None, None,
+    ]
+
+
+def test_default_path_is_the_shipped_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scenario_module, "shipped_config_dir", lambda: SHIPPED.parent)
+    assert load_scenario() == load_scenario(SHIPPED)
+
+
+def test_missing_params_take_their_defaults(tmp_path: Path) -> None:
+    text = fault('effect = "straggler"\nrank = 3\nstart = 1\nduration = 2\n') + (
+        '\n[[fault]]\neffect = "nvlink_drop"\nrank = 0\nstart = 5\nduration = 5\nfactor = 0.5\n'
+    )
+    faults = load_scenario(write(tmp_path, text)).faults
+    assert faults[0].params == {"factor": 1.45}
+    assert faults[1].params == {"factor": 0.5}
+
+
+def test_a_scenario_without_faults_is_fine(tmp_path: Path) -> None:
+    assert load_scenario(write(tmp_path, HEADER)).faults == ()
+
+
+BAD_FILES = [
+    # (file text, key the message must name, words the message must contain)
+    (fault('effect = "meltdown"\nrank = 1\nstart = 1\nduration = 2'),
+     "fault[0].effect", "unknown effect 'meltdown'"),
+    (fault('effect = "straggler"\nrank = 1\nstart = 1\nduration = -5'),
+     "fault[0].duration", "got -5"),
+    (fault('effect = "straggler"\nrank = 1\nstart = 150\nduration = 5'),
+     "fault[0].start", "past the loop end"),
+    (fault('effect = "straggler"\nrank = 1\nstart = 90\nduration = 20'),
+     "fault[0].duration", "ends at 110, past the loop end"),
+    (fault('effect = "straggler"\nrank = 1\nstart = 1'),
+     "fault[0].duration", "missing key"),
+    (fault('effect = "straggler"\nstart = 1\nduration = 2'),
+     "fault[0].rank", "missing key"),
+    (fault('rank = 1\nstart = 1\nduration = 2'),
+     "fault[0].effect", "missing key"),
+    (fault('effect = "job_stall"\nrank = 4\nstart = 1\nduration = 2'),
+     "fault[0].rank", "whole job"),
+    (fault('effect = "ecc_dbe"\nrank = -1\nstart = 1\nduration = 2'),
+     "fault[0].rank", "whole number >= 0"),
+    (fault('effect = "straggler"\nrank = 1\nstart = 1\nduration = 2\nfactor = 0'),
+     "fault[0].factor", "a number > 0"),
+    (fault('effect = "xid"\nrank = 1\nstart = 1\nduration = 2\ncode = "seventy-nine"'),
+     "fault[0].code", "whole number > 0"),
+    (fault('effect = "xid"\nrank = 1\nstart = 1\nduration = 2\nfactr = 2'),
+     "fault[0].factr", "unknown key"),
+    (fault('effect = "straggler"\nrank = 1\nstart = "soon"\nduration = 2'),
+     "fault[0].start", "must be a number"),
+    (HEADER.replace("name = \"test-job\"", ""), "name", "missing key"),
+    (HEADER.replace("= 100\n", "= nan\n"), "loop_seconds", "finite number > 0"),
+    (HEADER.replace("= 1000", "= 1000.5"), "tokens_per_step", "whole number > 0"),
+    (HEADER + "loop_second = 3\n", "loop_second", "did you mean 'loop_seconds'"),
+    (HEADER + "fault = 3\n", "fault", "list of [[fault]] tables"),
+    (HEADER + "[fault]\neffect = 'xid'\n", "fault", "list of [[fault]] tables"),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "words"), BAD_FILES)
+def test_bad_files_name_the_file_key_and_problem(
+    tmp_path: Path, text: str, key: str, words: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {key}: "), message
+    assert words in message
+
+
+def test_the_second_fault_is_named_by_its_index(tmp_path: Path) -> None:
+    good = 'effect = "ecc_dbe"\nrank = 1\nstart = 1\nduration = 2\n'
+    text = fault(good) + '\n[[fault]]\neffect = "ecc_dbe"\nrank = 1\nstart = 1\n'
+    with pytest.raises(ScenarioError, match=r"fault\[1\]\.duration: missing key"):
+        load_scenario(write(tmp_path, text))
+
+
+def test_toml_syntax_error_gives_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + "[[fault]]\neffect = \n")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(path) in str(caught.value)
+    assert "TOML syntax error" in str(caught.value)
+    assert "line 7" in str(caught.value)
+
+
+def test_missing_and_undecodable_files(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load_scenario(tmp_path / "nowhere.toml")
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"name = \"\xff\xfe\"\n")
+    with pytest.raises(ScenarioError, match="not UTF-8"):
+        load_scenario(binary)

@@ -1,0 +1,181 @@
+"""The Prometheus source against a scripted client: ranks, joins, fallbacks, failures."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from ranktop.tui.core import ranks
+from ranktop.tui.core.model import Health
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources.prom_client import QueryError, Sample
+from ranktop.tui.sources.prometheus import DCGM_FP_BLANK, PrometheusSource
+
+NOW = 1_800_000_000.0
+HOSTS, GPUS = ("h0", "h1"), 2
+
+
+class ScriptedClient:
+    """Answers each of the source's queries, by its key, from a script."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, list[Sample] | QueryError] = {}
+        self.by_expression: dict[str, str] = {}
+        self.asked: list[str] = []
+
+    def query(self, expression: str) -> list[Sample]:
+        key = self.by_expression[expression]
+        self.asked.append(key)
+        answer = self.answers.get(key, [])
+        if isinstance(answer, QueryError):
+            raise answer
+        return answer
+
+
+def dcgm(rank: int, value: float, **extra: str) -> Sample:
+    host, gpu = HOSTS[rank // GPUS], rank % GPUS
+    labels = {"gpu": str(gpu), "UUID": f"GPU-{rank}", "Hostname": host, **extra}
+    return Sample(labels, value, NOW)
+
+
+def job(rank: int, value: float) -> Sample:
+    labels = {"rank": str(rank), "hostname": HOSTS[rank // GPUS], "local_rank": str(rank % GPUS),
+              "gpu_uuid": f"GPU-{rank}", "training_job": "j"}
+    return Sample(labels, value, NOW)
+
+
+def healthy(n: int = 4) -> dict[str, list[Sample]]:
+    return {
+        "metric:temperature": [dcgm(r, 60.0 + r) for r in range(n)],
+        "metric:sm_active": [dcgm(r, 88.0, ranktop_way="0") for r in range(n)],
+        "metric:step_time": [job(r, 1.1) for r in range(n)],
+        "metric:compute_time": [job(r, 0.8) for r in range(n)],
+        "job:step": [Sample({}, 1234.0, NOW)],
+        "fresh:dcgm": [dcgm(r, NOW - 1) for r in range(n)],
+    }
+
+
+@pytest.fixture
+def source(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    settings = load_settings(overrides={"prometheus": {"url": "http://prom:9090", "job": "j"}},
+                             environ={})
+    client = ScriptedClient()
+    made = PrometheusSource(settings, client=client, clock=lambda: NOW)
+    client.by_expression = {expr: key for key, expr in made.queries().items()}
+    client.answers.update(healthy())
+    return made
+
+
+def test_one_query_per_metric_whatever_the_number_of_ranks(source):
+    source.poll_now()
+    assert len(source.client.asked) == len(source.queries())
+    assert all(source.client.asked.count(key) == 1 for key in source.queries())
+
+
+def test_job_labels_name_the_ranks_and_dcgm_joins_by_uuid(source):
+    source.client.answers["metric:temperature"] = [
+        dcgm(r, 60.0 + r, gpu="7") for r in range(4)  # a container renumbered every GPU
+    ]
+    frame = source.poll_now()
+    assert source.rank_map.source == ranks.FROM_JOB
+    assert len(source.rank_map) == 4
+    assert frame.values["temperature"] == [60.0, 61.0, 62.0, 63.0]
+    assert frame.job["step"] == 1234.0
+    assert "DCGM 4/4" in source.status().detail
+    assert source.status().health is Health.OK
+
+
+def test_a_rank_without_series_is_no_data_not_zero(source):
+    source.client.answers["metric:temperature"] = [dcgm(r, 60.0) for r in (0, 1, 3)]
+    frame = source.poll_now()
+    assert math.isnan(frame.values["temperature"][2])
+    assert frame.ranks_up(4)[2]  # its job metrics still arrive
+
+
+def test_a_metric_nobody_exports_is_not_exported_rather_than_zero(source):
+    frame = source.poll_now()
+    assert "xid" not in frame.values
+    assert "power" not in frame.values
+
+
+def test_dcgm_blank_sentinels_are_no_data(source):
+    source.client.answers["metric:temperature"] = [
+        dcgm(0, DCGM_FP_BLANK), dcgm(1, 9223372036854775794.0), dcgm(2, 61.0), dcgm(3, 62.0)]
+    values = source.poll_now().values["temperature"]
+    assert math.isnan(values[0]) and math.isnan(values[1]) and values[2] == 61.0
+
+
+def test_the_title_says_which_fallback_sm_activity_shows(source):
+    frame = source.poll_now()
+    assert frame.shows["sm_active"] == "SM active"
+    source.client.answers["metric:sm_active"] = [
+        dcgm(r, 70.0, ranktop_way="1") for r in range(4)]
+    assert source.poll_now().shows["sm_active"] == "graphics engine active"
+    source.client.answers["metric:sm_active"] = [
+        dcgm(r, 70.0, ranktop_way=str(r % 2)) for r in range(4)]
+    assert source.poll_now().shows["sm_active"].endswith("+ others")
+
+
+def test_ranks_whose_newest_sample_is_old_are_stale(source):
+    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - (600 if r == 1 else 1)) for r in range(4)]
+    assert source.poll_now().stale == frozenset({1})
+
+
+def test_a_failed_query_keeps_that_maps_last_values_and_says_partial(source):
+    source.poll_now()
+    source.client.answers["metric:temperature"] = QueryError("HTTP 503", "query timed out")
+    frame = source.poll_now()
+    assert frame.values["temperature"] == [60.0, 61.0, 62.0, 63.0]
+    status = source.status()
+    assert status.health is Health.SLOW
+    assert "partial" in status.message and "HTTP 503" in status.message
+
+
+def test_an_unreachable_server_is_stale_with_the_last_frame_and_since_when(source):
+    source.poll_now()
+    refused = QueryError("connection refused", "http://prom:9090")
+    source.client.answers = {key: refused for key in source.queries()}
+    with pytest.raises(QueryError):
+        source.poll_now()
+    status = source.status()
+    assert status.health is Health.STALE
+    assert "connection refused" in status.message
+    assert status.since == NOW
+    assert source.client.asked.count("metric:power") == 1  # it stopped asking after the refusal
+
+
+def test_never_reached_is_an_error_not_stale(source):
+    source.client.answers = {key: QueryError("timed out", "no answer") for key in source.queries()}
+    with pytest.raises(QueryError):
+        source.poll_now()
+    assert source.status().health is Health.ERROR
+
+
+def test_without_job_metrics_ranks_come_from_the_slurm_node_list(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    settings = load_settings(overrides={"prometheus": {"url": "http://prom:9090"},
+                                        "ranks": {"gpus_per_node": 2}},
+                             environ={"SLURM_JOB_NODELIST": "h[0-1]"})
+    client = ScriptedClient()
+    made = PrometheusSource(settings, client=client, clock=lambda: NOW)
+    client.by_expression = {expr: key for key, expr in made.queries().items()}
+    client.answers["metric:temperature"] = [dcgm(r, 60.0 + r) for r in range(4)]
+    frame = made.poll_now()
+    assert made.rank_map.source == ranks.FROM_SLURM
+    assert frame.values["temperature"] == [60.0, 61.0, 62.0, 63.0]
+
+
+def test_with_nothing_else_ranks_follow_dcgm_host_and_gpu_order_and_say_so(source):
+    source.client.answers = {"metric:temperature": [dcgm(r, 50.0 + r) for r in (3, 1, 0, 2)]}
+    frame = source.poll_now()
+    assert source.rank_map.source == ranks.FROM_DCGM
+    assert frame.values["temperature"] == [50.0, 51.0, 52.0, 53.0]
+    assert "guessed" in source.status().detail
+
+
+def test_no_series_at_all_says_so(source):
+    source.client.answers = {}
+    source.poll_now()
+    assert source.status().health is Health.ERROR
+    assert "no series for job 'j'" in source.status().message

@@ -1,0 +1,98 @@
+"""`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
+every query with how many ranks it returned. Exit 0 when all answered, 1 when not."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.settings.paths import shipped_config_dir
+from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prometheus import PrometheusSource
+
+
+def check_config(settings: Settings, out: TextIO) -> int:
+    _print_settings(settings, out)
+    if not settings.prometheus.url:
+        print("\nno Prometheus configured (--prometheus URL or RANKTOP_PROMETHEUS_URL); "
+              "nothing to check", file=out)
+        return 1
+    source = PrometheusSource(settings)
+    print("\nconnection", file=out)
+    try:
+        took = _timed(lambda: source.client.query("vector(1)"))
+    except QueryError as error:
+        print(f"  FAILED: {error}", file=out)
+        return 1
+    print(f"  ok: {settings.prometheus.url} answered in {took * 1000:.0f} ms", file=out)
+    return _check_queries(source, out)
+
+
+def _print_settings(settings: Settings, out: TextIO) -> None:
+    prom, ranks = settings.prometheus, settings.ranks
+    files = [str(shipped_config_dir() / "default.toml")]
+    files.append(str(settings.config_file) if settings.config_file else "no user config file")
+    tls = ("NOT verified (--insecure)" if prom.insecure
+           else f"verified with {prom.ca_bundle}" if prom.ca_bundle else "verified (system CAs)")
+    rows = [
+        ("files", ", ".join(files)),
+        ("prometheus", f"{prom.url or '(none)'}  timeout {prom.timeout_seconds:g} s, TLS {tls}"),
+        ("job", f"{prom.job or '(any)'}  (label {ranks.job_label})"),
+        ("auth", _auth(settings)),
+        ("dcgm selector", "{" + prom.dcgm_selector + "}"),
+        ("rank labels", f"{ranks.step_metric}: {ranks.rank_label}, {ranks.host_label}, "
+                        f"{ranks.local_gpu_label}, {ranks.uuid_label}"),
+        ("rank map file", str(ranks.rank_map_file or "(none)")),
+        ("slurm nodes", ranks.slurm_nodelist or "(none)"),
+        ("refresh", f"{settings.refresh_seconds:g} s"),
+    ]
+    print("configuration", file=out)
+    for name, value in rows:
+        print(f"  {name:<14} {value}", file=out)
+
+
+def _auth(settings: Settings) -> str:
+    prom = settings.prometheus
+    parts = []
+    if prom.bearer_token:
+        parts.append("bearer token ***")
+    if prom.username:
+        parts.append(f"basic auth as {prom.username!r}, password "
+                     f"{'***' if prom.password else '(none)'}")
+    return "; ".join(parts) or "none"
+
+
+def _check_queries(source: PrometheusSource, out: TextIO) -> int:
+    print("\nqueries", file=out)
+    failed = 0
+    for key, expression in source.queries().items():
+        try:
+            started = time.perf_counter()
+            samples = source.client.query(expression)
+            took = time.perf_counter() - started
+        except QueryError as error:
+            failed += 1
+            print(f"  {key:<24} FAILED  {error}", file=out)
+            continue
+        state = f"{len(samples):>6} series" if samples else "  not exported (no series)"
+        print(f"  {key:<24} ok {state}  {took * 1000:6.0f} ms   {expression}", file=out)
+    try:
+        frame = source.poll_now()
+    except QueryError as error:
+        print(f"\nranks: could not poll: {error}", file=out)
+        return 1
+    status = source.status()
+    print(f"\n{status.detail}", file=out)
+    if status.message:
+        print(f"  {status.health.value}: {status.message}", file=out)
+    for metric, values in frame.values.items():
+        count = sum(1 for v in values if v == v)
+        print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
+    return 1 if failed or not len(source.rank_map) else 0
+
+
+def _timed(call) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started

@@ -1,0 +1,170 @@
+"""`ranktop report`: poll for a while, then say what is wrong, in text or JSON, and exit
+0 when healthy, 1 when anomalies are active (or the source could not be read)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ranktop.tui.core.detect import Anomaly, Detectors
+from ranktop.tui.core.metrics import format_value, summarise
+from ranktop.tui.core.model import Frame, RankMap, SourceStatus, is_missing
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.base import Source
+
+WORST_SHOWN = 3
+
+
+@dataclass
+class Findings:
+    """What a report says: the last frame, what is wrong now, what came and went."""
+
+    job: str
+    rank_map: RankMap
+    status: SourceStatus
+    frame: Frame | None = None
+    active: list[Anomaly] = field(default_factory=list)
+    resolved: list[Anomaly] = field(default_factory=list)
+    error: str = ""
+
+
+def collect(settings: Settings, source: Source, duration: float,
+            clock: Callable[[], float] = time.monotonic,
+            sleep: Callable[[float], None] = time.sleep) -> Findings:
+    """Poll ``source`` every refresh interval for ``duration`` seconds (at least once)."""
+    detectors = Detectors(settings.detect, source.rank_map)
+    seen: dict[tuple, Anomaly] = {}
+    findings = Findings(source.job_name, source.rank_map, source.status())
+    deadline = clock() + duration
+    while True:
+        try:
+            frame = asyncio.run(source.poll())
+        except Exception as error:
+            findings.error = str(error) or error.__class__.__name__
+        else:
+            if detectors.rank_map is not source.rank_map:
+                detectors = Detectors(settings.detect, source.rank_map)
+            findings.frame, findings.error = frame, ""
+            findings.active = detectors.update(frame)
+            seen.update((a.key, a) for a in findings.active)
+        if clock() + settings.refresh_seconds > deadline:
+            break
+        sleep(settings.refresh_seconds)
+    active = {a.key for a in findings.active}
+    findings.resolved = sorted((a for k, a in seen.items() if k not in active),
+                               key=lambda a: a.order)
+    findings.rank_map, findings.status = source.rank_map, source.status()
+    return findings
+
+
+def exit_code(findings: Findings) -> int:
+    return 1 if findings.active or findings.error or findings.frame is None else 0
+
+
+def as_json(findings: Findings, settings: Settings) -> str:
+    frame = findings.frame
+    up = frame.ranks_up(len(findings.rank_map)) if frame else []
+    document = {
+        "job": findings.job,
+        "time": frame.time if frame else None,
+        "healthy": exit_code(findings) == 0,
+        "source": {"name": findings.status.name, "health": findings.status.health.value,
+                   "message": findings.error or findings.status.message,
+                   "ranks_from": findings.rank_map.source},
+        "ranks": {"total": len(findings.rank_map), "up": sum(up),
+                  "missing": [r for r, is_up in enumerate(up) if not is_up]},
+        "job_values": {k: (None if is_missing(v) else v) for k, v in (frame.job if frame
+                                                                      else {}).items()},
+        "anomalies": [_anomaly(a, findings.rank_map) for a in findings.active],
+        "resolved": [_anomaly(a, findings.rank_map) for a in findings.resolved],
+        "worst": {m: [{"rank": r, "value": v} for r, v in _worst(frame, settings, m)]
+                  for m in _report_metrics(settings, frame)},
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def as_text(findings: Findings, settings: Settings) -> str:
+    frame, rank_map = findings.frame, findings.rank_map
+    when = _clock_time(frame.time) if frame else "no data"
+    lines = [f"ranktop report: {findings.job}  {when}",
+             f"source: {findings.status.name} ({findings.status.health.value}); "
+             f"ranks from {rank_map.source}"]
+    if findings.error:
+        lines.append(f"could not read the source: {findings.error}")
+    if frame is None:
+        return "\n".join(lines) + "\n"
+    up = frame.ranks_up(len(rank_map))
+    missing = [str(r) for r, is_up in enumerate(up) if not is_up]
+    lines.append(f"ranks: {sum(up)}/{len(rank_map)} up"
+                 + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
+    lines.append("job: " + _job_line(frame))
+    lines += ["", f"anomalies ({len(findings.active)} active):" if findings.active
+              else "anomalies: none active"]
+    lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.active]
+    if findings.resolved:
+        lines += ["", "seen during the report, since resolved:"]
+        lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.resolved]
+    lines += ["", "worst ranks:"]
+    for metric_id in _report_metrics(settings, frame):
+        metric = settings.metrics[metric_id]
+        worst = ", ".join(f"rank {r} {_where(r, rank_map)} {format_value(metric, v)}"
+                          for r, v in _worst(frame, settings, metric_id))
+        summary = summarise(frame.values[metric_id])
+        median = f" (median {format_value(metric, summary[1])})" if summary else ""
+        lines.append(f"  {metric.title:<16} {worst or 'no data'}{median}")
+    return "\n".join(lines) + "\n"
+
+
+def _report_metrics(settings: Settings, frame: Frame | None) -> list[str]:
+    wanted = [*settings.maps, settings.step_alternate]
+    return [m for m in wanted if frame is not None and m in frame.values]
+
+
+def _worst(frame: Frame | None, settings: Settings, metric_id: str) -> list[tuple[int, float]]:
+    if frame is None or metric_id not in frame.values:
+        return []
+    present = [(r, v) for r, v in enumerate(frame.values[metric_id]) if not is_missing(v)]
+    high_is_bad = settings.metrics[metric_id].bad == "high"
+    return sorted(present, key=lambda rv: rv[1], reverse=high_is_bad)[:WORST_SHOWN]
+
+
+def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
+    rank = rank_map.ranks[anomaly.rank] if anomaly.rank is not None else None
+    return {"kind": anomaly.kind, "severity": anomaly.severity, "rank": anomaly.rank,
+            "host": rank.host if rank else None, "gpu": rank.gpu if rank else None,
+            "summary": anomaly.summary, "since": anomaly.since}
+
+
+def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:
+    where = "the whole job" if anomaly.rank is None else (
+        f"rank {anomaly.rank} {_where(anomaly.rank, rank_map)}")
+    return (f"{anomaly.severity:<8}  {where}  {anomaly.kind.replace('_', ' ')}: "
+            f"{anomaly.summary} (since {_clock_time(anomaly.since)})")
+
+
+def _where(rank: int, rank_map: RankMap) -> str:
+    found = rank_map.ranks[rank] if rank < len(rank_map) else None
+    return f"({found.host} GPU {found.gpu})" if found else ""
+
+
+def _job_line(frame: Frame) -> str:
+    job = frame.job
+    parts = []
+    if not is_missing(job.get("step", float("nan"))):
+        parts.append(f"step {job['step']:,.0f}")
+    step = summarise(frame.values.get("step_time", ()))
+    if step:
+        parts.append(f"{step[1]:.2f} s/step")
+    if not is_missing(job.get("tokens_per_s", float("nan"))):
+        parts.append(f"{job['tokens_per_s'] / 1e6:.2f} M tokens/s")
+    if not is_missing(job.get("loss", float("nan"))):
+        parts.append(f"loss {job['loss']:.3f}")
+    return ", ".join(parts) or "no job metrics"
+
+
+def _clock_time(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -1,0 +1,106 @@
+"""Metric values for people: units, summaries, and the scale a heatmap colours against."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from statistics import median
+
+from ranktop.tui.core.model import is_missing
+from ranktop.tui.settings.config import MetricDef
+
+THROTTLE_BITS = (
+    (0x001, "idle"),
+    (0x002, "clocks setting"),
+    (0x004, "SW power cap"),
+    (0x008, "HW slowdown"),
+    (0x010, "sync boost"),
+    (0x020, "SW thermal"),
+    (0x040, "HW thermal"),
+    (0x080, "power brake"),
+    (0x100, "display clocks"),
+    (0x200, "board limit"),
+    (0x400, "reliability"),
+)
+
+# How far above the job's baseline an "auto" scale reaches before it is fully hot.
+AUTO_LOW = 0.9
+AUTO_HIGH = 1.8
+# Frames of history that an "auto" baseline looks back over (its lowest median wins, so a
+# job-wide slowdown shows hot instead of becoming the new normal).
+AUTO_WINDOW = 150
+
+
+def throttle_names(mask: float) -> str:
+    bits = int(mask)
+    names = [name for bit, name in THROTTLE_BITS if bits & bit]
+    return ", ".join(names) if names else "none"
+
+
+def format_value(metric: MetricDef, value: float) -> str:
+    """``value`` in the metric's unit, e.g. "87 %", "1.12 s", "312 GB/s"; "n/a" for no data."""
+    if is_missing(value):
+        return "n/a"
+    unit = metric.unit
+    if unit == "flags":
+        return throttle_names(value)
+    if unit == "B/s":
+        return _scaled(value, 1000, ("B/s", "kB/s", "MB/s", "GB/s", "TB/s"))
+    if unit == "MiB":
+        return f"{value / 1024:.1f} GiB" if value >= 1024 else f"{value:.0f} MiB"
+    if unit in ("count", "code"):
+        return f"{value:.0f}"
+    number = f"{value:.{metric.digits}f}"
+    return f"{number}{unit}" if unit in ("%", "°C") else f"{number} {unit}"
+
+
+def _scaled(value: float, step: float, units: Sequence[str]) -> str:
+    for unit in units[:-1]:
+        if abs(value) < step:
+            return f"{value:.{_decimals(value, unit == units[0])}f} {unit}"
+        value /= step
+    return f"{value:.{_decimals(value, False)}f} {units[-1]}"
+
+
+def _decimals(value: float, whole: bool) -> int:
+    """Three significant digits are plenty on a heatmap: 312 GB/s, 31.2 GB/s."""
+    return 0 if whole or abs(value) >= 100 else 1
+
+
+def present_median(values: Sequence[float] | None) -> float:
+    """The median of the values that are present; NaN when none are."""
+    present = [v for v in values or () if not is_missing(v)]
+    return median(present) if present else float("nan")
+
+
+def summarise(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """(min, median, max) over the values that are present, or None if none are."""
+    present = [v for v in values if not is_missing(v)]
+    if not present:
+        return None
+    return min(present), median(present), max(present)
+
+
+class ScaleTracker:
+    """The low and high ends of one metric's colour scale.
+
+    A fixed scale comes from the config. An "auto" scale (for times, which differ from job
+    to job) is anchored on the lowest frame median seen over the recent window, so a whole
+    job slowing down turns hot rather than redefining normal.
+    """
+
+    def __init__(self, metric: MetricDef) -> None:
+        self.metric = metric
+        self._medians: deque[float] = deque(maxlen=AUTO_WINDOW)
+
+    def update(self, values: Sequence[float]) -> tuple[float, float] | None:
+        """Feed one frame's values; returns the scale, or None while nothing is known."""
+        if self.metric.scale is not None:
+            return self.metric.scale
+        summary = summarise(values)
+        if summary is not None and summary[1] > 0:
+            self._medians.append(summary[1])
+        if not self._medians:
+            return None
+        baseline = min(self._medians)
+        return baseline * AUTO_LOW, baseline * AUTO_HIGH

@@ -1,0 +1,174 @@
+"""Which rank runs on which host and GPU, and which DCGM series belongs to which rank.
+
+The rank map comes from, first that works: the labels of the job's own per-rank metrics; a
+rank-map file; the Slurm node list with GPUs per node (torchrun's default order); and last
+the order of host and GPU in DCGM's series. DCGM series join to ranks by GPU UUID where the
+job's metrics carry it (containers and CUDA_VISIBLE_DEVICES renumber GPUs), else by host
+(or pod) and GPU index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ranktop.tui.core.model import Rank, RankMap
+
+FROM_JOB = "job metric labels"
+FROM_FILE = "rank-map file"
+FROM_SLURM = "Slurm node list"
+FROM_DCGM = "host/GPU order (no rank labels: ranks are guessed)"
+
+# Where a DCGM series names its host: released exporters, newer ones, Kubernetes pods.
+DCGM_HOST_LABELS = ("Hostname", "hostname", "exported_pod", "pod")
+DCGM_UUID_LABELS = ("UUID", "uuid")
+
+Labels = Mapping[str, str]
+
+
+class RankMapError(ValueError):
+    """A rank map that cannot be used; the message names the file and line."""
+
+
+def from_job_series(series: Iterable[Labels], rank_label: str, host_label: str,
+                    gpu_label: str, uuid_label: str) -> RankMap | None:
+    """Ranks named by the job's own metrics; None when no series carries a usable rank."""
+    found: dict[int, tuple[str, int, str]] = {}
+    for labels in series:
+        rank = _whole(labels.get(rank_label))
+        if rank is None:
+            continue
+        gpu = _whole(labels.get(gpu_label))
+        found[rank] = (labels.get(host_label, "?"), -1 if gpu is None else gpu,
+                       labels.get(uuid_label, ""))
+    if not found:
+        return None
+    return _build(found, FROM_JOB)
+
+
+def from_file(path: Path) -> RankMap:
+    """Lines of ``rank,host,gpu`` (commas or spaces; ``#`` comments; a header is skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise RankMapError(f"{path}: cannot read: {error.__class__.__name__}") from None
+    found: dict[int, tuple[str, int, str]] = {}
+    for number, line in enumerate(lines, start=1):
+        fields = [f for f in re.split(r"[,\s]+", line.split("#", 1)[0].strip()) if f]
+        if not fields or (number == 1 and not fields[0].isdigit()):
+            continue
+        rank, gpu = (_whole(fields[0]), _whole(fields[2])) if len(fields) >= 3 else (None, None)
+        if rank is None or gpu is None:
+            raise RankMapError(f"{path}: line {number}: expected 'rank,host,gpu' (got {line!r})")
+        if rank in found:
+            raise RankMapError(f"{path}: line {number}: rank {rank} appears twice")
+        found[rank] = (fields[1], gpu, "")
+    if not found:
+        raise RankMapError(f"{path}: no ranks in the file")
+    return _build(found, f"{FROM_FILE} {path.name}")
+
+
+def from_slurm(nodelist: str, gpus_per_node: int) -> RankMap:
+    """torchrun's default order over a Slurm node list: node by node, GPU by GPU."""
+    hosts = expand_nodelist(nodelist)
+    if not hosts:
+        raise RankMapError(f"Slurm node list {nodelist!r} names no nodes")
+    return RankMap.grid(hosts, gpus_per_node, FROM_SLURM)
+
+
+def from_dcgm(series: Iterable[Labels]) -> RankMap | None:
+    """A last resort: every GPU DCGM reports, ordered by host and GPU index."""
+    gpus = sorted({(_host(labels), _whole(labels.get("gpu")) or 0) for labels in series
+                   if _host(labels)})
+    if not gpus:
+        return None
+    found = {rank: (host, gpu, "") for rank, (host, gpu) in enumerate(gpus)}
+    return _build(found, FROM_DCGM)
+
+
+def expand_nodelist(text: str) -> list[str]:
+    """Slurm's compressed host list, e.g. ``gpu-[001-003,007],login1`` -> five names."""
+    names: list[str] = []
+    for item in _split_outside_brackets(text.strip()):
+        names.extend(_expand_item(item))
+    return names
+
+
+def _split_outside_brackets(text: str) -> list[str]:
+    items, depth, current = [], 0, ""
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]
+
+
+def _expand_item(item: str) -> list[str]:
+    match = re.search(r"\[([^\]]*)\]", item)
+    if match is None:
+        return [item]
+    head, tail = item[: match.start()], item[match.end():]
+    names = []
+    for part in match.group(1).split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            raise RankMapError(f"Slurm node list: cannot read range {part!r} in {item!r}")
+        width = len(low)
+        for number in range(int(low), int(high or low) + 1):
+            names.extend(_expand_item(f"{head}{number:0{width}d}{tail}"))
+    return names
+
+
+class DcgmJoin:
+    """Finds the rank of a DCGM series: by GPU UUID, else by host (or pod) and GPU index."""
+
+    def __init__(self, rank_map: RankMap) -> None:
+        self.by_uuid = {r.uuid: r.rank for r in rank_map.ranks if r.uuid}
+        self.by_place = {(r.host, r.gpu): r.rank for r in rank_map.ranks}
+
+    def rank_of(self, labels: Labels) -> int | None:
+        uuid = next((labels[k] for k in DCGM_UUID_LABELS if labels.get(k)), "")
+        if uuid and self.by_uuid:
+            # The job named its GPUs: a GPU it did not name is another job's, wherever it is.
+            return self.by_uuid.get(uuid)
+        gpu = _whole(labels.get("gpu"))
+        for key in DCGM_HOST_LABELS:
+            host = labels.get(key)
+            if host and (host, gpu) in self.by_place:
+                return self.by_place[(host, gpu)]
+        return None
+
+
+def _host(labels: Labels) -> str:
+    return next((labels[k] for k in DCGM_HOST_LABELS if labels.get(k)), "")
+
+
+def _whole(text: str | None) -> int | None:
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if text.isdigit() else None
+
+
+def _build(found: Mapping[int, tuple[str, int, str]], source: str) -> RankMap:
+    """A dense rank map 0..max; ranks never seen are placed on an unknown host."""
+    hosts: list[str] = []
+    for rank in sorted(found):
+        if found[rank][0] not in hosts:
+            hosts.append(found[rank][0])
+    node_of = {host: index for index, host in enumerate(hosts)}
+    ranks: Sequence[Rank] = [
+        Rank(rank=r, host=found[r][0], gpu=found[r][1], node=node_of[found[r][0]],
+             uuid=found[r][2]) if r in found else Rank(rank=r, host="?", gpu=-1, node=-1)
+        for r in range(max(found) + 1)
+    ]
+    per_host: dict[str, int] = {}
+    for host, _, _ in found.values():
+        per_host[host] = per_host.get(host, 0) + 1
+    return RankMap(ranks=tuple(ranks), hosts=tuple(hosts),
+                   gpus_per_node=max(per_host.values()), source=source)

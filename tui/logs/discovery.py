@@ -1,0 +1,215 @@
+"""Finding one rank's log files from a pattern or a preset.
+
+A spec is either a raw pattern or ``preset:ARGUMENT``.
+
+A raw pattern is a path with shell globs (``*``, ``?``, ``[...]``, ``**``) and the
+placeholders ``{rank}`` (global rank), ``{local_rank}``, ``{node_rank}``, ``{host}`` (as
+ranktop knows it) and ``{short_host}`` (cut at the first '.'); format specs work, e.g.
+``{rank:05d}``, and ``{{``/``}}`` are literal braces. Example: ``/logs/{host}/rank{rank}.log``.
+A pattern that starts with a word and a colon is read as a preset, so write a relative path
+that does as ``./word:...``.
+
+The presets (``PRESETS``):
+
+- ``torchrun:DIR``: torchrun ``--log-dir`` trees kept per host on a shared filesystem,
+  ``DIR/{host}/*/attempt_*/{local_rank}/stderr.log`` and ``stdout.log``. The per-host
+  directory may be named by the full or the short host name. When the log directory was
+  reused, the newest run directory wins (by its files' modification time), and within it the
+  highest attempt number; stderr comes before stdout.
+- ``nccl:PATTERN``: files written through ``NCCL_DEBUG_FILE``, where ``%h`` is the short host,
+  ``%p`` a pid and ``%%`` a literal ``%``. Each candidate's first 256 KB decide: the file whose
+  NCCL init line names this global rank in a communicator of ``world_size`` ranks; failing
+  that, the file whose NCCL lines carry ``[cudaDev]`` equal to the local rank. When several
+  qualify (a restarted job writes one file per pid), the newest is kept.
+- ``slurm:PATTERN``: Slurm ``--output``/``--error`` patterns: ``%t`` global rank, ``%N`` short
+  host, ``%n`` node rank, ``%j %J %s %A %a %b %u %x`` any value, ``%%`` a literal ``%``, zero
+  padding such as ``%4t``; a leading backslash turns replacement off.
+
+The result holds existing regular files only, newest first (then by path), so the first one
+is the likeliest to be the running job's. A spec that cannot be understood raises ValueError.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ranktop.tui.core.model import Rank
+
+PRESETS: dict[str, str] = {
+    "torchrun": "DIR/{host}/*/attempt_*/{local_rank}/stderr.log and stdout.log, newest attempt",
+    "nccl": "PATTERN with %h = short host, %p = any pid; the file whose NCCL init line names "
+            "the rank (else whose [cudaDev] is the local rank)",
+    "slurm": "PATTERN with %t = rank, %N = short host, %n = node rank, "
+             "%j %J %s %A %a %b %u %x = any, %% = %",
+}
+
+_PRESET = re.compile(r"^([A-Za-z]\w*):(.*)$", re.DOTALL)
+_NCCL_SNIFF_BYTES = 256 * 1024
+_INIT = re.compile(rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d+) nranks (\d+) cudaDev (\d+)")
+_NCCL_DEV = re.compile(rb"(?m)^(?:\[[^\]\n]*\] )?[^:\s]+:\d+:\d+ \[(\d+)\] "
+                       rb"(?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?NCCL (?:INFO|WARN|TRACE)\b")
+_SLURM = re.compile(r"%(\d*)([A-Za-z%])")
+_SLURM_ANY = set("jJsAabux")
+
+
+def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
+              world_size: int) -> list[Path]:
+    """The log files of one rank that ``spec`` names (see the module docstring)."""
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("empty log spec: give a path pattern or preset:PATH")
+    preset = _PRESET.match(spec)
+    if preset is None:
+        return _newest_first(_glob(_fill(spec, rank, node_rank, local_rank)))
+    name, argument = preset.group(1), preset.group(2).strip()
+    if name not in PRESETS:
+        known = ", ".join(sorted(PRESETS))
+        raise ValueError(f"unknown log preset {name!r} (known: {known}); "
+                         f"write a relative path that starts with 'word:' as ./word:...")
+    if not argument:
+        raise ValueError(f"log preset {name}: needs a path after the colon, "
+                         f"e.g. {name}:/shared/logs")
+    if name == "torchrun":
+        return _torchrun(argument, rank, local_rank)
+    if name == "nccl":
+        return _nccl(argument, rank, local_rank, world_size)
+    return _newest_first(_glob(_slurm_pattern(argument, rank, node_rank)))
+
+
+def _short_host(host: str) -> str:
+    """A host name as NCCL and Slurm write it (up to the first '.'), escaped for glob."""
+    return _safe(host.split(".", 1)[0])
+
+
+def _safe(value: str) -> str:
+    # Host names come from metric labels: never let one climb out of the directory or glob.
+    return glob.escape(value.replace("/", "-").replace("%", "-"))
+
+
+def _fill(pattern: str, rank: Rank, node_rank: int, local_rank: int) -> str:
+    values = {"rank": rank.rank, "local_rank": local_rank, "node_rank": node_rank,
+              "host": _safe(rank.host), "short_host": _short_host(rank.host)}
+    try:
+        return pattern.format_map(values)
+    except KeyError as missing:
+        names = ", ".join("{" + name + "}" for name in values)
+        raise ValueError(f"unknown placeholder {{{missing.args[0]}}} in log pattern "
+                         f"{pattern!r} (known: {names})") from None
+    except (ValueError, IndexError, AttributeError) as error:
+        raise ValueError(f"bad log pattern {pattern!r}: {error} "
+                         "(write literal braces as {{ and }})") from None
+
+
+def _glob(pattern: str) -> list[Path]:
+    matches = glob.glob(os.path.expanduser(pattern), recursive=True)
+    return [Path(match) for match in matches if os.path.isfile(match)]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _newest_first(paths: list[Path]) -> list[Path]:
+    return sorted(paths, key=lambda path: (-_mtime(path), str(path)))
+
+
+def _torchrun(directory: str, rank: Rank, local_rank: int) -> list[Path]:
+    for host in _host_dirs(rank.host):
+        found = [path for stream in ("stderr", "stdout")
+                 for path in _glob(f"{directory}/{host}/*/attempt_*/{local_rank}/{stream}.log")]
+        if found:
+            return _newest_attempt(found)
+    return []
+
+
+def _host_dirs(host: str) -> list[str]:
+    short = _short_host(host)
+    names = [_safe(host), short, f"{short}.*"]
+    return list(dict.fromkeys(names))
+
+
+def _newest_attempt(paths: list[Path]) -> list[Path]:
+    """The files of the newest run directory's highest attempt, stderr first."""
+    runs: dict[Path, list[Path]] = {}
+    for path in paths:
+        runs.setdefault(path.parents[2], []).append(path)
+    newest_run = max(runs.values(), key=lambda files: max(_mtime(p) for p in files))
+    best = max(_attempt_number(path) for path in newest_run)
+    return sorted(path for path in newest_run if _attempt_number(path) == best)
+
+
+def _attempt_number(path: Path) -> int:
+    suffix = path.parents[1].name.removeprefix("attempt_")
+    return int(suffix) if suffix.isdigit() else -1
+
+
+def _nccl(pattern: str, rank: Rank, local_rank: int, world_size: int) -> list[Path]:
+    host = _short_host(rank.host)
+    expanded = re.sub(r"%([hp%])", lambda m: {"h": host, "p": "*", "%": "%"}[m.group(1)],
+                      pattern)
+    candidates = _newest_first(_glob(expanded))
+    heads = {path: _head(path) for path in candidates}
+    for matches in (lambda head: _init_rank_matches(head, rank.rank, world_size),
+                    lambda head: _device_matches(head, local_rank)):
+        chosen = _first(candidates, heads, matches)
+        if chosen is not None:
+            return [chosen]
+    return []
+
+
+def _first(paths: list[Path], heads: dict[Path, bytes],
+           matches: Callable[[bytes], bool]) -> Path | None:
+    return next((path for path in paths if matches(heads[path])), None)
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as file:
+            return file.read(_NCCL_SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+def _init_rank_matches(head: bytes, rank: int, world_size: int) -> bool:
+    inits = [(int(m.group(1)), int(m.group(2))) for m in _INIT.finditer(head)]
+    if world_size > 0:
+        return (rank, world_size) in inits
+    # No world size known: the first communicator a process creates is the world one.
+    return bool(inits) and inits[0][0] == rank
+
+
+def _device_matches(head: bytes, local_rank: int) -> bool:
+    device = _NCCL_DEV.search(head)
+    return device is not None and int(device.group(1)) == local_rank
+
+
+def _slurm_pattern(pattern: str, rank: Rank, node_rank: int) -> str:
+    if pattern.startswith("\\"):
+        return glob.escape(pattern[1:])
+    return _SLURM.sub(lambda m: _slurm_field(m, rank, node_rank, pattern), pattern)
+
+
+def _slurm_field(match: re.Match[str], rank: Rank, node_rank: int, pattern: str) -> str:
+    width, letter = match.group(1), match.group(2)
+    if width and int(width) > 10:
+        raise ValueError(f"slurm pattern {pattern!r}: padding {width} is over Slurm's 10")
+    pad = int(width or 0)
+    if letter == "t":
+        return str(rank.rank).zfill(pad)
+    if letter == "n":
+        return str(node_rank).zfill(pad)
+    if letter == "N":
+        return _short_host(rank.host)
+    if letter == "%":
+        return "%"
+    if letter in _SLURM_ANY:
+        return "*"
+    raise ValueError(f"slurm pattern {pattern!r}: unknown field %{letter} "
+                     "(known: %t %N %n %j %J %s %A %a %b %u %x %%)")

@@ -1,0 +1,55 @@
+"""The command palette (ctrl+p): go to a rank or host, show a metric, change the view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from ranktop.tui.screens.cluster import ClusterScreen
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+class RanktopCommands(Provider):
+    """Namespaced commands for the cluster screen; typing a rank or host offers to go there."""
+
+    def _cluster(self) -> ClusterScreen | None:
+        screen = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        return screen if isinstance(screen, ClusterScreen) else None
+
+    def _commands(self, cluster: ClusterScreen) -> list[tuple[str, Callable[[], None], str]]:
+        metrics = cluster.settings.metrics
+        commands = [
+            (f"metric: show {metrics[metric_id].title} full size",
+             partial(cluster.action_solo, index), f"Map {index + 1} alone, every rank")
+            for index, metric_id in enumerate(cluster.map_metrics)
+        ]
+        commands += [
+            ("view: all four maps", cluster.action_all_maps, "Back to the four maps"),
+            ("view: flip step time / compute time", cluster.action_flip_step,
+             "Stragglers show in compute time"),
+            ("view: zoom in or out of the cursor's node", cluster.action_zoom,
+             "Rank by rank around the cursor"),
+            ("view: pause or resume", cluster.action_pause, "Freeze the screen"),
+        ]
+        return commands
+
+    async def discover(self) -> Hits:
+        cluster = self._cluster()
+        if cluster is None:
+            return
+        for name, callback, help_text in self._commands(cluster):
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        cluster = self._cluster()
+        if cluster is None:
+            return
+        rank = cluster.rank_map.find(query)
+        if rank is not None:
+            yield Hit(1.0, f"rank: go to rank {rank.rank} ({rank.host} GPU {rank.gpu})",
+                      partial(cluster.select, rank.rank), help="Move the cursor there")
+        matcher = self.matcher(query)
+        for name, callback, help_text in self._commands(cluster):
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

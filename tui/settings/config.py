@@ -1,0 +1,209 @@
+"""Configuration: shipped defaults, the user's TOML file and flags, merged into one frozen object.
+
+Every error names the file, the key and what is wrong, so the CLI can print it and exit 2.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
+from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
+from ranktop.tui.settings.sources import (
+    PrometheusSettings,
+    RankSettings,
+    environment_overrides,
+    prometheus_settings,
+    rank_settings,
+)
+
+BAD_DIRECTIONS = ("high", "low")
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """How one metric is titled, scaled and judged."""
+
+    id: str
+    title: str
+    short: str
+    unit: str
+    scale: tuple[float, float] | None  # None: scale to the job's own baseline
+    bad: str
+    warn: float | None
+    digits: int
+    queries: tuple[MetricQuery, ...] = ()  # PromQL, tried per GPU in order
+
+
+@dataclass(frozen=True)
+class MetricQuery:
+    """One way of reading a metric from Prometheus; ``shows`` names it on screen."""
+
+    promql: str
+    shows: str
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    nodes: int
+    gpus_per_node: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class DetectSettings:
+    """Thresholds of the built-in detectors (``[detect]``)."""
+
+    temperature_c: float = 82
+    thermal_seconds: float = 10
+    sm_active_pct: float = 60
+    sm_stall_seconds: float = 60
+    job_stall_share: float = 0.5
+    job_stall_seconds: float = 20
+    straggler_factor: float = 1.25
+    straggler_mads: float = 5
+    straggler_seconds: float = 30
+    nvlink_fraction: float = 0.5
+    nvlink_seconds: float = 20
+    loss_rise: float = 0.25
+    loss_window_seconds: float = 120
+    throughput_fraction: float = 0.5
+    throughput_seconds: float = 20
+    throughput_window_seconds: float = 300
+
+
+@dataclass(frozen=True)
+class Settings:
+    refresh_seconds: float
+    maps: tuple[str, ...]
+    step_alternate: str
+    metrics: Mapping[str, MetricDef]
+    demo: DemoSettings
+    keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys
+    prometheus: PrometheusSettings | None = None
+    job_metrics: Mapping[str, str] = field(default_factory=dict)  # header value -> PromQL
+    detect: DetectSettings = field(default_factory=DetectSettings)
+    log_spec: str = ""
+    alertmanager_url: str = ""
+    ranks: RankSettings | None = None
+    config_file: Path | None = None
+
+
+def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None,
+                  environ: Mapping[str, str] | None = None,
+                  flag_names: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then the user's file (``config_file`` or the XDG one), then ``RANKTOP_*``
+    variables of ``environ``, then ``overrides`` (from flags, named in ``flag_names``)."""
+    environ = os.environ if environ is None else environ
+    default_path = shipped_config_dir() / "default.toml"
+    merged = read_toml(default_path)
+    origin = default_path
+    user_path = config_file or user_config_file()
+    if config_file is not None or user_path.is_file():
+        user = read_toml(user_path)
+        check_known_keys(user, merged, user_path)
+        merged = merge(merged, user)
+        origin = user_path
+    from_environment, provenance = environment_overrides(environ)
+    merged = merge(merged, from_environment)
+    if overrides:
+        merged = merge(merged, overrides)
+    provenance.update(flag_names or {})
+    top = Reader(origin, merged, "", provenance)
+    return _build(top, environ, user_path if user_path.is_file() else None)
+
+
+def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> Settings:
+    display, demo, metrics_reader = top.child("display"), top.child("demo"), top.child("metrics")
+    metrics = {name: _metric(metrics_reader.child(name), name) for name in metrics_reader.table}
+    maps = tuple(display.table.get("maps", ()))
+    if len(maps) != 4 or not all(isinstance(m, str) for m in maps):
+        raise display.fail("maps", "must list exactly four metric names")
+    for name in (*maps, display.text("step_alternate")):
+        if name not in metrics:
+            raise display.fail("maps", f"unknown metric {name!r} (known: {', '.join(metrics)})")
+    return Settings(
+        refresh_seconds=display.number("refresh_seconds", 0.2, 3600),
+        maps=maps,
+        step_alternate=display.text("step_alternate"),
+        metrics=metrics,
+        demo=DemoSettings(
+            nodes=demo.integer("nodes", 1, 100_000),
+            gpus_per_node=demo.integer("gpus_per_node", 1, 64),
+            seed=demo.integer("seed", 0, 2**63),
+        ),
+        keymap=_keymap(top.child("keys")),
+        prometheus=prometheus_settings(top.child("prometheus"), environ),
+        job_metrics=_job_metrics(top.child("job_metrics")),
+        detect=_detect(top.child("detect")),
+        log_spec=top.child("logs").optional_text("spec"),
+        alertmanager_url=_url(top.child("alertmanager"), "url"),
+        ranks=rank_settings(top.child("ranks"), environ),
+        config_file=user_file,
+    )
+
+
+def _detect(reader: Reader) -> DetectSettings:
+    """Every threshold is a non-negative number; shares and fractions lie within 0..1."""
+    values = {}
+    for name in DetectSettings.__dataclass_fields__:
+        high = 1.0 if name.endswith(("share", "fraction")) else 1e9
+        values[name] = reader.number(name, 0, high)
+    return DetectSettings(**values)
+
+
+def _url(reader: Reader, key: str) -> str:
+    url = reader.optional_text(key).rstrip("/")
+    if url and not url.startswith(("http://", "https://")):
+        raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r})")
+    return url
+
+
+def _job_metrics(reader: Reader) -> dict[str, str]:
+    return {key: reader.text(key) for key in reader.table}
+
+
+def _keymap(reader: Reader) -> dict[str, str]:
+    """``[keys]``: binding ids to comma-separated keys, e.g. ``"app.pause" = "space"``."""
+    return {binding_id: reader.text(binding_id) for binding_id in reader.table}
+
+
+def _metric(reader: Reader, name: str) -> MetricDef:
+    bad = reader.text("bad")
+    if bad not in BAD_DIRECTIONS:
+        raise reader.fail("bad", f"must be \"high\" or \"low\" (got {bad!r})")
+    return MetricDef(
+        id=name,
+        title=reader.text("title"),
+        short=reader.text("short", reader.table.get("title")),
+        unit=reader.table.get("unit", "") if isinstance(reader.table.get("unit", ""), str) else "",
+        scale=_scale(reader),
+        bad=bad,
+        warn=reader.number("warn", -math.inf, math.inf) if "warn" in reader.table else None,
+        digits=reader.integer("digits", 0, 6) if "digits" in reader.table else 1,
+        queries=_queries(reader),
+    )
+
+
+def _queries(reader: Reader) -> tuple[MetricQuery, ...]:
+    promql, shows = reader.texts("promql"), reader.texts("shows")
+    if shows and len(shows) != len(promql):
+        raise reader.fail("shows", f"must name each of the {len(promql)} promql entries")
+    return tuple(MetricQuery(q, s) for q, s in zip(promql, shows or promql, strict=True))
+
+
+def _scale(reader: Reader) -> tuple[float, float] | None:
+    value = reader.table.get("scale", "auto")
+    if value == "auto":
+        return None
+    numeric = isinstance(value, list) and len(value) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+    )
+    if not numeric or not value[0] < value[1]:
+        raise reader.fail("scale", f'must be "auto" or [low, high] with low < high (got {value!r})')
+    return float(value[0]), float(value[1])

@@ -1,0 +1,165 @@
+"""Settings of the data sources: where Prometheus is, how to authenticate, how ranks are named.
+
+Secrets (a bearer token, a password) come from a file or an environment variable, never
+from the config file itself, and are held in ``Secret`` so they never print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ranktop.tui.settings.reader import ConfigError, Reader
+
+# Environment variables that set config keys (flags override them, they override files).
+ENVIRONMENT = {
+    "RANKTOP_PROMETHEUS_URL": ("prometheus", "url", str),
+    "RANKTOP_JOB": ("prometheus", "job", str),
+    "RANKTOP_DCGM_SELECTOR": ("prometheus", "dcgm_selector", str),
+    "RANKTOP_BEARER_TOKEN_FILE": ("prometheus", "bearer_token_file", str),
+    "RANKTOP_USERNAME": ("prometheus", "username", str),
+    "RANKTOP_PASSWORD_FILE": ("prometheus", "password_file", str),
+    "RANKTOP_CA_BUNDLE": ("prometheus", "ca_bundle", str),
+    "RANKTOP_INSECURE": ("prometheus", "insecure", bool),
+    "RANKTOP_RANK_MAP": ("ranks", "rank_map_file", str),
+    "RANKTOP_LOGS": ("logs", "spec", str),
+    "RANKTOP_ALERTMANAGER_URL": ("alertmanager", "url", str),
+    "RANKTOP_REFRESH_SECONDS": ("display", "refresh_seconds", float),
+}
+TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+class Secret:
+    """A credential: usable as ``.value``, shown everywhere else as ***."""
+
+    def __init__(self, value: str = "") -> None:
+        self.value = value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __repr__(self) -> str:
+        return "'***'" if self.value else "''"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+@dataclass(frozen=True)
+class PrometheusSettings:
+    url: str  # "" when no Prometheus is configured
+    job: str
+    timeout_seconds: float
+    dcgm_selector: str  # extra label matchers for DCGM series, e.g. namespace="training"
+    bearer_token: Secret
+    username: str
+    password: Secret
+    ca_bundle: Path | None
+    insecure: bool
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    """How the job's own metrics name ranks, and where else a rank map can come from."""
+
+    step_metric: str
+    job_label: str
+    rank_label: str
+    host_label: str
+    local_gpu_label: str
+    uuid_label: str
+    rank_map_file: Path | None
+    slurm_nodelist: str
+    gpus_per_node: int
+    stale_after_seconds: float
+
+
+def environment_overrides(environ: Mapping[str, str]) -> tuple[dict, dict[str, str]]:
+    """Config keys set through ``RANKTOP_*`` variables, and where each came from."""
+    overrides: dict[str, dict] = {}
+    provenance: dict[str, str] = {}
+    for name, (table, key, kind) in ENVIRONMENT.items():
+        if name not in environ:
+            continue
+        overrides.setdefault(table, {})[key] = _convert(name, environ[name], kind)
+        provenance[f"{table}.{key}"] = f"environment variable {name}"
+    return overrides, provenance
+
+
+def _convert(name: str, text: str, kind: type) -> object:
+    if kind is bool:
+        if text.strip().lower() not in TRUE_WORDS + FALSE_WORDS:
+            raise ConfigError(f"environment variable {name}: must be true or false (got {text!r})")
+        return text.strip().lower() in TRUE_WORDS
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"environment variable {name}: must be a number (got {text!r})"
+                              ) from None
+    return text
+
+
+def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> PrometheusSettings:
+    url = reader.optional_text("url").rstrip("/")
+    if url:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise reader.fail("url", f"must be an http:// or https:// URL (got {url!r})")
+    return PrometheusSettings(
+        url=url,
+        job=reader.optional_text("job"),
+        timeout_seconds=reader.number("timeout_seconds", 0.5, 300),
+        dcgm_selector=reader.optional_text("dcgm_selector").strip().strip("{}"),
+        bearer_token=_secret(reader, "bearer_token_file", environ.get("RANKTOP_BEARER_TOKEN")),
+        username=reader.optional_text("username"),
+        password=_secret(reader, "password_file", environ.get("RANKTOP_PASSWORD")),
+        ca_bundle=_existing_file(reader, "ca_bundle"),
+        insecure=reader.flag("insecure"),
+    )
+
+
+def rank_settings(reader: Reader, environ: Mapping[str, str]) -> RankSettings:
+    return RankSettings(
+        step_metric=reader.text("step_metric"),
+        job_label=reader.text("job_label"),
+        rank_label=reader.text("rank_label"),
+        host_label=reader.text("host_label"),
+        local_gpu_label=reader.text("local_gpu_label"),
+        uuid_label=reader.text("uuid_label"),
+        rank_map_file=_existing_file(reader, "rank_map_file"),
+        slurm_nodelist=reader.optional_text("slurm_nodelist")
+        or environ.get("SLURM_JOB_NODELIST", ""),
+        gpus_per_node=reader.integer("gpus_per_node", 1, 64),
+        stale_after_seconds=reader.number("stale_after_seconds", 1, 86400),
+    )
+
+
+def _existing_file(reader: Reader, key: str) -> Path | None:
+    text = reader.optional_text(key)
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise reader.fail(key, f"no such file: {path}")
+    return path
+
+
+def _secret(reader: Reader, file_key: str, direct: str | None) -> Secret:
+    """A secret from its variable, else from the file the config names."""
+    if direct:
+        return Secret(direct.strip())
+    path = _existing_file(reader, file_key)
+    if path is None:
+        return Secret()
+    try:
+        return Secret(path.read_text(encoding="utf-8").strip())
+    except (OSError, UnicodeDecodeError) as error:
+        raise reader.fail(file_key, f"cannot read {path}: {error.__class__.__name__}") from None

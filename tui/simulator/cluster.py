@@ -1,0 +1,287 @@
+"""A simulated synchronous training job: every rank's GPU and job metrics, with scripted faults.
+
+The demo mode and ``ranktop simulate`` draw from this. A frame is a pure function of
+(nodes, gpus_per_node, seed, scenario, t), so two calls with the same arguments agree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass, field, replace
+
+from ranktop.tui.core.model import MISSING, Frame, RankMap
+from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
+
+GPU_MODEL = "NVIDIA H100 80GB HBM3"
+
+# Healthy H100-like readings.
+SM_ACTIVE = 88.0
+GPU_UTIL = 99.0
+TEMPERATURE = 62.0
+POWER = 650.0
+SM_CLOCK = 1980.0
+NVLINK = 150e9  # bytes/s each way
+MEMORY = 71000.0  # MiB
+COMPUTE_SHARE = 0.80 / 1.12  # of a healthy step, the time spent outside collectives
+
+HOT_TEMP = 88.0
+THROTTLE_TEMP = 84.0
+RAMP_SECONDS = 15.0
+THERMAL_BITS = float(0x20 | 0x40)  # SW + HW thermal slowdown
+THROTTLED_CLOCK = 1400.0
+THROTTLED_POWER = 520.0
+THROTTLED_SLOWDOWN = 1.3
+NVLINK_DROP_SLOWDOWN = 1.08
+
+FIRST_STEP = 120_000  # the demo joins a job already well into pretraining
+TICKS_PER_SECOND = 10
+HANG_EFFECTS = ("rank_death", "job_stall")
+
+METRICS = (
+    "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
+    "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid",
+    "step_time", "compute_time",
+)
+
+
+@dataclass(frozen=True)
+class _JobState:
+    """What the whole job is doing at one moment of the loop, without noise."""
+
+    mode: str  # "running", "hung" (a rank died inside an all-reduce) or "stalled"
+    step_time: float  # the last completed step's duration, as reported
+    pace: float  # seconds per step of progress; inf while hung or stalled
+    slowdown: dict[int, float] = field(default_factory=dict)  # compute multiplier per slow rank
+    since: float = 0.0  # seconds since the hang or stall began
+
+
+class SimCluster:
+    """Every rank of a simulated job, polled as Frames at any time t."""
+
+    def __init__(
+        self,
+        nodes: int = 64,
+        gpus_per_node: int = 8,
+        seed: int = 0,
+        scenario: Scenario | None = None,
+    ) -> None:
+        if nodes < 1 or gpus_per_node < 1:
+            raise ValueError("a simulated cluster needs at least one node and one GPU per node")
+        self.scenario = scenario if scenario is not None else load_scenario()
+        self.job_name = self.scenario.name
+        self._seed = seed
+        width = max(3, len(str(nodes - 1)))
+        hosts = [f"gpu-node-{n:0{width}d}" for n in range(nodes)]
+        grid = RankMap.grid(hosts, gpus_per_node, source="simulated")
+        self.rank_map = replace(grid, ranks=tuple(
+            replace(r, uuid=_gpu_uuid(seed, r.rank)) for r in grid.ranks
+        ))
+        self._n = len(self.rank_map)
+        self._loop = self.scenario.loop_seconds
+        self._base = self.scenario.base_step_seconds
+        self._compute = self._base * COMPUTE_SHARE
+        self._faults = tuple(
+            f if f.rank is None else replace(f, rank=f.rank % self._n)
+            for f in self.scenario.faults
+        )
+        self._make_offsets(random.Random(seed))
+        self._progress = self._integrate_steps()
+
+    def _make_offsets(self, rng: random.Random) -> None:
+        """Per-GPU quirks that last the whole run: some GPUs run warmer, busier, hungrier."""
+        n = range(self._n)
+        self._temp_off = [rng.uniform(-4.0, 4.0) for _ in n]
+        self._sm_off = [rng.uniform(-2.0, 2.0) for _ in n]
+        self._power_off = [rng.uniform(-12.0, 12.0) for _ in n]
+        self._memory = [MEMORY + rng.uniform(-500.0, 500.0) for _ in n]
+        self._compute_off = [self._compute * (1 + rng.uniform(-0.006, 0.006)) for _ in n]
+
+    def active_faults(self, t: float) -> list[Fault]:
+        """The faults active at t (taken modulo the loop), each with its rank resolved."""
+        loop_time = t % self._loop
+        return [f for f in self._faults if f.active_at(loop_time)]
+
+    def frame_at(self, t: float) -> Frame:
+        """Every metric of every rank at t seconds since the demo started."""
+        loop_time = t % self._loop
+        faults = self.active_faults(t)
+        state = self._job_state(loop_time, faults)
+        step = self._step_at(t)
+        gauges = random.Random(f"{self._seed}:{math.floor(t * TICKS_PER_SECOND)}")
+        # Step-time metrics describe the last completed step, so they only change with it.
+        per_step = random.Random(f"{self._seed}:step:{step}")
+        running = state.mode == "running"
+        values = self._running(gauges, state) if running else self._idle(gauges, state)
+        values.update(self._step_metrics(per_step, state))
+        for fault in sorted(faults, key=lambda f: f.effect == "rank_death"):
+            self._apply(fault, values, loop_time, gauges)
+        return Frame(time=t, values=values, job=self._job(per_step, step, state, loop_time))
+
+    # --- the job as a whole ---------------------------------------------------------------
+
+    def _job_state(self, loop_time: float, faults: list[Fault]) -> _JobState:
+        hang = next((f for f in faults if f.effect in HANG_EFFECTS), None)
+        if hang is not None:
+            mode = "stalled" if hang.effect == "job_stall" else "hung"
+            frozen = self._running_step(max(0.0, hang.start - 0.01))
+            return _JobState(mode, frozen, math.inf, since=loop_time - hang.start)
+        slowdown = self._slowdown(loop_time, faults)
+        pace = self._step_for(slowdown, faults)
+        step_time = pace
+        for stall in self._faults:
+            # The first step after a stall took the whole stall to finish.
+            if stall.effect == "job_stall" and stall.end <= loop_time < stall.end + pace:
+                step_time = stall.duration + pace
+        return _JobState("running", step_time, pace, slowdown)
+
+    def _slowdown(self, loop_time: float, faults: list[Fault]) -> dict[int, float]:
+        slow: dict[int, float] = {}
+        for f in faults:
+            if f.effect == "thermal_throttle" and loop_time >= self._throttle_onset(f):
+                factor = THROTTLED_SLOWDOWN
+            elif f.effect == "straggler":
+                factor = f.params["factor"]
+            else:
+                continue
+            slow[f.rank] = max(slow.get(f.rank, 1.0), factor)
+        return slow
+
+    def _step_for(self, slowdown: dict[int, float], faults: list[Fault]) -> float:
+        # Synchronous: the step waits for the slowest rank's compute, then communicates.
+        slowest = max(1.0, *slowdown.values()) if slowdown else 1.0
+        step = self._compute * slowest + (self._base - self._compute)
+        if any(f.effect == "nvlink_drop" for f in faults):
+            step *= NVLINK_DROP_SLOWDOWN
+        return step
+
+    def _running_step(self, loop_time: float) -> float:
+        faults = [f for f in self._faults if f.active_at(loop_time)]
+        return self._step_for(self._slowdown(loop_time, faults), faults)
+
+    def _integrate_steps(self) -> list[float]:
+        """Steps completed since the loop began, at every tick of the loop."""
+        done, progress = 0.0, [0.0]
+        for tick in range(math.ceil(self._loop * TICKS_PER_SECOND)):
+            loop_time = tick / TICKS_PER_SECOND
+            faults = [f for f in self._faults if f.active_at(loop_time)]
+            done += 1 / (TICKS_PER_SECOND * self._job_state(loop_time, faults).pace)
+            progress.append(done)
+        return progress
+
+    def _step_at(self, t: float) -> int:
+        loops = math.floor(t / self._loop)
+        tick = min(int((t % self._loop) * TICKS_PER_SECOND), len(self._progress) - 1)
+        return FIRST_STEP + int(loops * self._progress[-1] + self._progress[tick])
+
+    def _job(self, rng: random.Random, step: int, state: _JobState, loop_time: float
+             ) -> dict[str, float]:
+        loss = 2.0 + 0.15 * 5000 / (5000 + max(0, step - FIRST_STEP))
+        for f in self._faults:
+            if f.effect == "loss_divergence" and f.active_at(loop_time):
+                loss += 1.2 + 3.3 * (loop_time - f.start) / f.duration
+        loss *= 1 + rng.uniform(-0.012, 0.012)
+        running = state.mode == "running"
+        tokens = self.scenario.tokens_per_step / state.step_time if running else 0.0
+        return {"step": float(step), "loss": loss, "tokens_per_s": tokens}
+
+    # --- per-rank values --------------------------------------------------------------------
+
+    def _running(self, rng: random.Random, state: _JobState) -> dict[str, list[float]]:
+        r = rng.random
+        # Ranks that finish early wait in collectives: less SM activity, power and bandwidth.
+        busy = self._base / state.pace
+        sm = [min(99.0, (SM_ACTIVE + off) * busy + 2 * r() - 1) for off in self._sm_off]
+        for rank, factor in state.slowdown.items():  # the slow ranks are the ones not waiting
+            sm[rank] = min(99.0, SM_ACTIVE * factor * busy + 2 * r() - 1)
+        power_scale = 0.55 + 0.45 * busy
+        link = NVLINK * busy
+        values = {
+            "sm_active": sm,
+            "gpu_util": [98.0 + 2 * r() for _ in sm],
+            "temperature": [TEMPERATURE + off + r() - 0.5 for off in self._temp_off],
+            "power": [(POWER + off) * power_scale + 16 * r() - 8 for off in self._power_off],
+            "sm_clock": [SM_CLOCK - 15 * r() for _ in sm],
+            "nvlink_tx": [link * (0.95 + 0.1 * r()) for _ in sm],
+            "nvlink_rx": [link * (0.95 + 0.1 * r()) for _ in sm],
+        }
+        return self._common(values)
+
+    def _idle(self, rng: random.Random, state: _JobState) -> dict[str, list[float]]:
+        """Hung in an all-reduce (NCCL kernels spin) or stalled on input (GPUs sit idle)."""
+        r = rng.random
+        hung = state.mode == "hung"
+        sm_low, util_low, power_low = (11.0, 99.9, 242.0) if hung else (2.0, 0.0, 115.0)
+        cool_to, tau = (55.0, 30.0) if hung else (45.0, 10.0)
+        warm = math.exp(-state.since / tau)
+        values = {
+            "sm_active": [sm_low + 2 * r() for _ in self._sm_off],
+            "gpu_util": [util_low + r() * (0.1 if hung else 1.0) for _ in self._sm_off],
+            "temperature": [cool_to + (TEMPERATURE + off - cool_to) * warm + r() - 0.5
+                            for off in self._temp_off],
+            "power": [power_low + 16 * r() for _ in self._sm_off],
+            "sm_clock": [SM_CLOCK - 15 * r() for _ in self._sm_off],
+            "nvlink_tx": [2e7 * r() for _ in self._sm_off],
+            "nvlink_rx": [2e7 * r() for _ in self._sm_off],
+        }
+        return self._common(values)
+
+    def _common(self, values: dict[str, list[float]]) -> dict[str, list[float]]:
+        tx, rx = values["nvlink_tx"], values["nvlink_rx"]
+        values["nvlink"] = [a + b for a, b in zip(tx, rx, strict=True)]
+        values["memory_used"] = list(self._memory)
+        values["throttle_reasons"] = [0.0] * self._n
+        values["ecc_dbe"] = [0.0] * self._n
+        values["xid"] = [MISSING] * self._n
+        return values
+
+    def _step_metrics(self, rng: random.Random, state: _JobState) -> dict[str, list[float]]:
+        r = rng.random
+        step = state.step_time * (1 + 0.02 * (r() - 0.5))
+        compute = [c * (1 + 0.012 * (r() - 0.5)) for c in self._compute_off]
+        for rank, factor in state.slowdown.items():
+            compute[rank] *= factor
+        return {
+            "step_time": [step * (1 + 0.004 * (r() - 0.5)) for _ in compute],
+            "compute_time": compute,
+        }
+
+    def _apply(self, fault: Fault, values: dict[str, list[float]], loop_time: float,
+               rng: random.Random) -> None:
+        rank = fault.rank
+        if fault.effect == "thermal_throttle":
+            self._heat(rank, values, loop_time - fault.start, rng)
+            if loop_time >= self._throttle_onset(fault):
+                values["throttle_reasons"][rank] = THERMAL_BITS
+                values["sm_clock"][rank] = THROTTLED_CLOCK + 20 * rng.random() - 10
+                values["power"][rank] = THROTTLED_POWER + 16 * rng.random() - 8
+        elif fault.effect == "nvlink_drop":
+            node = self.rank_map.ranks[rank].node
+            per_node = self.rank_map.gpus_per_node
+            for other in range(node * per_node, (node + 1) * per_node):
+                for key in ("nvlink_tx", "nvlink_rx", "nvlink"):
+                    values[key][other] *= fault.params["factor"]
+        elif fault.effect == "ecc_dbe":
+            values["ecc_dbe"][rank] = 1.0
+        elif fault.effect == "xid":
+            values["xid"][rank] = float(fault.params["code"])
+        elif fault.effect == "rank_death":
+            for series in values.values():
+                series[rank] = MISSING
+
+    def _heat(self, rank: int, values: dict[str, list[float]], elapsed: float,
+              rng: random.Random) -> None:
+        base = TEMPERATURE + self._temp_off[rank]
+        ramp = min(1.0, elapsed / RAMP_SECONDS)
+        values["temperature"][rank] = base + (HOT_TEMP - base) * ramp + rng.random() - 0.5
+
+    def _throttle_onset(self, fault: Fault) -> float:
+        """Loop time at which the heating GPU passes the throttle temperature."""
+        base = TEMPERATURE + self._temp_off[fault.rank]
+        return fault.start + RAMP_SECONDS * (THROTTLE_TEMP - base) / (HOT_TEMP - base)
+
+
+def _gpu_uuid(seed: int, rank: int) -> str:
+    digest = hashlib.blake2b(f"ranktop-sim:{seed}:{rank}".encode(), digest_size=16).hexdigest()
+    return f"GPU-{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"

@@ -1,0 +1,181 @@
+"""The simulated cluster's script: which faults happen to which rank, and when.
+
+A scenario is a TOML file (``config/scenario.toml`` by default) holding a few job-wide
+numbers and one ``[[fault]]`` table per fault. Loading checks everything up front, so a
+bad file gives one ScenarioError naming the file, the key and what is wrong.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ranktop.tui.settings.paths import shipped_config_dir
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted fault: ``effect`` on ``rank`` (None = the whole job) for a while."""
+
+    effect: str
+    rank: int | None
+    start: float
+    duration: float
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+    def active_at(self, loop_time: float) -> bool:
+        return self.start <= loop_time < self.end
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A looping script of faults over a synchronous training job."""
+
+    name: str
+    loop_seconds: float
+    base_step_seconds: float
+    tokens_per_step: int
+    faults: tuple[Fault, ...]
+
+
+def _positive_number(value: object) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) and value > 0 else None
+
+
+def _positive_int(value: object) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    return value if ok and value > 0 else None
+
+
+# effect -> (needs a rank, {param: (default, parser returning None if invalid, rule)})
+EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
+    "thermal_throttle": (True, {}),
+    "straggler": (True, {"factor": (1.45, _positive_number, "a number > 0")}),
+    "nvlink_drop": (True, {"factor": (0.3, _positive_number, "a number > 0")}),
+    "rank_death": (True, {}),
+    "ecc_dbe": (True, {}),
+    "xid": (True, {"code": (79, _positive_int, "a whole number > 0")}),
+    "job_stall": (False, {}),
+    "loss_divergence": (False, {}),
+}
+
+_TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault")
+_FAULT_KEYS = ("effect", "rank", "start", "duration")
+
+
+def default_scenario_path() -> Path:
+    return shipped_config_dir() / "scenario.toml"
+
+
+def load_scenario(path: Path | None = None) -> Scenario:
+    """Read and check a scenario file; raise ScenarioError on anything wrong."""
+    path = default_scenario_path() if path is None else Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: TOML syntax error: {exc}") from None
+    return _Checker(path).scenario(data)
+
+
+class _Checker:
+    """Turns parsed TOML into a Scenario, naming the file and key in every error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> ScenarioError:
+        return ScenarioError(f"{self.path}: {key}: {problem}")
+
+    def unknown_keys(self, table: dict[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                known = ", ".join(allowed) or "none"
+                raise self.fail(f"{prefix}{key}", f"unknown key{hint}; known keys: {known}")
+
+    def required(self, table: dict[str, Any], key: str, prefix: str) -> Any:
+        if key not in table:
+            raise self.fail(f"{prefix}{key}", "missing key")
+        return table[key]
+
+    def number(self, table: dict[str, Any], key: str, prefix: str, allow_zero: bool) -> float:
+        value = self.required(table, key, prefix)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(f"{prefix}{key}", f"must be a number, got {value!r}")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            rule = ">= 0" if allow_zero else "> 0"
+            raise self.fail(f"{prefix}{key}", f"must be a finite number {rule}, got {value!r}")
+        return float(value)
+
+    def scenario(self, data: dict[str, Any]) -> Scenario:
+        self.unknown_keys(data, _TOP_KEYS, "")
+        name = self.required(data, "name", "")
+        if not isinstance(name, str) or not name.strip():
+            raise self.fail("name", f"must be a non-empty string, got {name!r}")
+        loop = self.number(data, "loop_seconds", "", allow_zero=False)
+        base_step = self.number(data, "base_step_seconds", "", allow_zero=False)
+        tokens = _positive_int(self.required(data, "tokens_per_step", ""))
+        if tokens is None:
+            raise self.fail("tokens_per_step", f"must be a whole number > 0, got "
+                            f"{data['tokens_per_step']!r}")
+        tables = data.get("fault", [])
+        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+            raise self.fail("fault", "must be a list of [[fault]] tables")
+        faults = tuple(self.fault(table, i, loop) for i, table in enumerate(tables))
+        return Scenario(name.strip(), loop, base_step, tokens, faults)
+
+    def fault(self, table: dict[str, Any], index: int, loop: float) -> Fault:
+        prefix = f"fault[{index}]."
+        effect = self.required(table, "effect", prefix)
+        if not isinstance(effect, str) or effect not in EFFECTS:
+            raise self.fail(f"{prefix}effect", f"unknown effect {effect!r}; known effects: "
+                            + ", ".join(EFFECTS))
+        needs_rank, param_rules = EFFECTS[effect]
+        self.unknown_keys(table, _FAULT_KEYS + tuple(param_rules), prefix)
+        rank = self.rank(table, prefix, effect, needs_rank)
+        start = self.number(table, "start", prefix, allow_zero=True)
+        if start >= loop:
+            raise self.fail(f"{prefix}start", f"{start:g} is past the loop end "
+                            f"(loop_seconds = {loop:g})")
+        duration = self.number(table, "duration", prefix, allow_zero=False)
+        if start + duration > loop:
+            raise self.fail(f"{prefix}duration", f"the fault ends at {start + duration:g}, "
+                            f"past the loop end (loop_seconds = {loop:g})")
+        params = {}
+        for key, (default, parse, rule) in param_rules.items():
+            params[key] = parse(table.get(key, default))
+            if params[key] is None:
+                raise self.fail(f"{prefix}{key}", f"must be {rule}, got {table[key]!r}")
+        return Fault(effect, rank, start, duration, params)
+
+    def rank(self, table: dict[str, Any], prefix: str, effect: str, needs: bool) -> int | None:
+        if not needs:
+            if "rank" in table:
+                raise self.fail(f"{prefix}rank", f"{effect} hits the whole job; remove rank")
+            return None
+        value = self.required(table, "rank", prefix)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(f"{prefix}rank", f"must be a whole number >= 0, got {value!r}")
+        return value
