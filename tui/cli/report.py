@@ -148,7 +148,7 @@ def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:
 
 def _where(rank: int, rank_map: RankMap) -> str:
     found = rank_map.ranks[rank] if rank < len(rank_map) else None
-    return f"({found.host} GPU {found.gpu})" if found else ""
+    return f"({found.place})" if found else ""
 
 
 def _job_line(frame: Frame) -> str:

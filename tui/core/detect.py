@@ -13,21 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from ranktop.tui.core.metrics import present_median, throttle_names
+from ranktop.tui.core.domain import (
+    CRITICAL_XIDS,
+    SEVERITIES,
+    THERMAL_BITS,
+    throttle_names,
+    xid_meaning,
+)
+from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.settings.config import DetectSettings
 
-SEVERITIES = ("critical", "major", "warning")
-THERMAL_BITS = 0x20 | 0x40  # SW and HW thermal slowdown
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
-XID_MEANINGS = {
-    13: "graphics engine exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
-    48: "double-bit ECC error", 63: "ECC page retirement or row remapping",
-    64: "ECC page retirement or row remapping failed", 74: "NVLink error",
-    79: "GPU has fallen off the bus", 92: "high single-bit ECC error rate",
-    94: "contained ECC error", 95: "uncontained ECC error",
-}
-CRITICAL_XIDS = {48, 64, 74, 79, 95}
 
 
 @dataclass(frozen=True)
@@ -189,7 +186,7 @@ class Detectors:
                                      frame.time))
         for rank, code in enumerate(frame.values.get("xid", ())):
             if not is_missing(code) and code > 0:
-                meaning = XID_MEANINGS.get(int(code), "see NVIDIA's XID catalogue")
+                meaning = xid_meaning(int(code))
                 severity = "critical" if int(code) in CRITICAL_XIDS else "major"
                 found.append(Anomaly("xid", severity, rank, f"XID {code:.0f}: {meaning}",
                                      frame.time))

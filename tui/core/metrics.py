@@ -6,22 +6,9 @@ from collections import deque
 from collections.abc import Sequence
 from statistics import median
 
+from ranktop.tui.core.domain import throttle_names
 from ranktop.tui.core.model import is_missing
 from ranktop.tui.settings.config import MetricDef
-
-THROTTLE_BITS = (
-    (0x001, "idle"),
-    (0x002, "clocks setting"),
-    (0x004, "SW power cap"),
-    (0x008, "HW slowdown"),
-    (0x010, "sync boost"),
-    (0x020, "SW thermal"),
-    (0x040, "HW thermal"),
-    (0x080, "power brake"),
-    (0x100, "display clocks"),
-    (0x200, "board limit"),
-    (0x400, "reliability"),
-)
 
 # How far above the job's baseline an "auto" scale reaches before it is fully hot.
 AUTO_LOW = 0.9
@@ -29,12 +16,6 @@ AUTO_HIGH = 1.8
 # Frames of history that an "auto" baseline looks back over (its lowest median wins, so a
 # job-wide slowdown shows hot instead of becoming the new normal).
 AUTO_WINDOW = 150
-
-
-def throttle_names(mask: float) -> str:
-    bits = int(mask)
-    names = [name for bit, name in THROTTLE_BITS if bits & bit]
-    return ", ".join(names) if names else "none"
 
 
 def format_value(metric: MetricDef, value: float) -> str:

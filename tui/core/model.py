@@ -29,6 +29,17 @@ class Rank:
     node: int
     uuid: str = ""
 
+    @property
+    def place(self) -> str:
+        """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5"."""
+        host = self.host if self.host and self.host != "?" else "host unknown"
+        return f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
+
+    @property
+    def title(self) -> str:
+        """The rank and its place: "rank 37 (gpu-node-004 GPU 5)"."""
+        return f"rank {self.rank} ({self.place})"
+
 
 @dataclass(frozen=True)
 class RankMap:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_UUID_LABELS
 from ranktop.tui.core.model import Rank, RankMap
 
 FROM_JOB = "job metric labels"
@@ -20,9 +21,6 @@ FROM_FILE = "rank-map file"
 FROM_SLURM = "Slurm node list"
 FROM_DCGM = "host/GPU order (no rank labels: ranks are guessed)"
 
-# Where a DCGM series names its host: released exporters, newer ones, Kubernetes pods.
-DCGM_HOST_LABELS = ("Hostname", "hostname", "exported_pod", "pod")
-DCGM_UUID_LABELS = ("UUID", "uuid")
 
 Labels = Mapping[str, str]
 
@@ -79,7 +77,7 @@ def from_slurm(nodelist: str, gpus_per_node: int) -> RankMap:
 
 def from_dcgm(series: Iterable[Labels]) -> RankMap | None:
     """A last resort: every GPU DCGM reports, ordered by host and GPU index."""
-    gpus = sorted({(_host(labels), _whole(labels.get("gpu")) or 0) for labels in series
+    gpus = sorted({(_host(labels), _whole(labels.get(DCGM_GPU_LABEL)) or 0) for labels in series
                    if _host(labels)})
     if not gpus:
         return None
@@ -136,7 +134,7 @@ class DcgmJoin:
         if uuid and self.by_uuid:
             # The job named its GPUs: a GPU it did not name is another job's, wherever it is.
             return self.by_uuid.get(uuid)
-        gpu = _whole(labels.get("gpu"))
+        gpu = _whole(labels.get(DCGM_GPU_LABEL))
         for key in DCGM_HOST_LABELS:
             host = labels.get(key)
             if host and (host, gpu) in self.by_place:

@@ -233,7 +233,7 @@ class ClusterScreen(Screen):
         where = "the whole job"
         if anomaly.rank is not None and anomaly.rank < len(self.rank_map):
             rank = self.rank_map.ranks[anomaly.rank]
-            where = f"rank {rank.rank} {rank.host} GPU {rank.gpu}"
+            where = f"rank {rank.rank} {rank.place}"
         return f"{where}  {anomaly.kind.replace('_', ' ')}: {anomaly.summary}"
 
     def action_next_anomaly(self, step: int) -> None:

@@ -117,7 +117,7 @@ def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef
     """
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"rank {rank.rank}", "bold reverse")
-    text.append(f" {rank.host} GPU {rank.gpu} ", "bold")
+    text.append(f" {rank.place} ", "bold")
     if frame is not None and rank.rank in frame.local:
         text.append("(NVML, this node) ", "bold color(45)")
     if frame is None:

@@ -46,7 +46,7 @@ class RanktopCommands(Provider):
             return
         rank = cluster.rank_map.find(query)
         if rank is not None:
-            yield Hit(1.0, f"rank: go to rank {rank.rank} ({rank.host} GPU {rank.gpu})",
+            yield Hit(1.0, f"rank: go to {rank.title}",
                       partial(cluster.select, rank.rank), help="Move the cursor there")
         matcher = self.matcher(query)
         for name, callback, help_text in self._commands(cluster):

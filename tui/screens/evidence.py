@@ -35,7 +35,7 @@ class EvidenceScreen(ModalScreen[None]):
         shown = [*verdict.behind, *(r for r in verdict.evidence if r not in verdict.behind)]
         for rank in shown[:SHOWN_RANKS]:
             where = self.rank_map.ranks[rank] if rank < len(self.rank_map) else None
-            label = f"rank {rank}" + (f" {where.host} GPU {where.gpu}" if where else "")
+            label = where.title if where else f"rank {rank}"
             waited = rank in verdict.behind
             text.append(f"{label}{'  (waited for)' if waited else ''}\n",
                         "bold color(201)" if waited else "bold")

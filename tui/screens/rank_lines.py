@@ -18,7 +18,7 @@ def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str
     """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f" rank {rank.rank} ", "bold reverse")
-    text.append(f" {rank.host}  GPU {rank.gpu}", "bold")
+    text.append(f" {rank.place}", "bold")
     if model:
         text.append(f"  {model}")
     if rank.uuid:

@@ -11,6 +11,7 @@ import math
 import random
 from dataclasses import dataclass, field, replace
 
+from ranktop.tui.core.domain import THERMAL_BITS
 from ranktop.tui.core.model import MISSING, Frame, RankMap
 from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 
@@ -29,7 +30,6 @@ COMPUTE_SHARE = 0.80 / 1.12  # of a healthy step, the time spent outside collect
 HOT_TEMP = 88.0
 THROTTLE_TEMP = 84.0
 RAMP_SECONDS = 15.0
-THERMAL_BITS = float(0x20 | 0x40)  # SW + HW thermal slowdown
 THROTTLED_CLOCK = 1400.0
 THROTTLED_POWER = 520.0
 THROTTLED_SLOWDOWN = 1.3
@@ -253,7 +253,7 @@ class SimCluster:
         if fault.effect == "thermal_throttle":
             self._heat(rank, values, loop_time - fault.start, rng)
             if loop_time >= self._throttle_onset(fault):
-                values["throttle_reasons"][rank] = THERMAL_BITS
+                values["throttle_reasons"][rank] = float(THERMAL_BITS)
                 values["sm_clock"][rank] = THROTTLED_CLOCK + 20 * rng.random() - 10
                 values["power"][rank] = THROTTLED_POWER + 16 * rng.random() - 8
         elif fault.effect == "nvlink_drop":

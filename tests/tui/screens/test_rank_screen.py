@@ -39,7 +39,7 @@ async def test_enter_opens_the_rank_with_its_values_against_the_median_and_esc_r
             await poll(app, pilot, at)
         await open_rank(app, pilot, 37)
         text = screen_text(app)
-        assert "rank 37" in text and "gpu-node-004  GPU 5" in text
+        assert "rank 37" in text and "gpu-node-004 GPU 5" in text
         assert "NVIDIA H100 80GB HBM3" in text
         assert "GPU temperature" in text and "job median" in text
         assert "88°C" in text  # the rank, hot, next to a cool median
