@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from ranktop.tui.core.analysis import Watch
-from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.model import Frame, SourceStatus
+from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.commands import RanktopCommands
@@ -24,25 +23,15 @@ from textual.binding import Binding
 from textual.message import Message
 
 
-class FrameReady(Message):
-    """A poll finished; a newer one waiting in the queue replaces an older one."""
+class AnalysisReady(Message):
+    """A poll was analysed (or failed); a newer one waiting in the queue replaces it."""
 
-    def __init__(self, frame: Frame, status: SourceStatus,
-                 anomalies: Sequence[Anomaly] = (), ranks_up: int | None = None) -> None:
+    def __init__(self, analysis: Analysis) -> None:
         super().__init__()
-        self.frame = frame
-        self.status = status
-        self.anomalies = anomalies
-        self.ranks_up = ranks_up
+        self.analysis = analysis
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, FrameReady)
-
-
-class PollFailed(Message):
-    def __init__(self, status: SourceStatus) -> None:
-        super().__init__()
-        self.status = status
+        return isinstance(message, AnalysisReady)
 
 
 class RanktopApp(App[None]):
@@ -65,11 +54,10 @@ class RanktopApp(App[None]):
         self.clock = clock
         self.polling = poll
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
-        log_spec = settings.log_spec or getattr(source, "log_spec", "")
-        self.context = RankContext(settings, source.job_name, event_log, log_spec,
+        self.pipeline = Pipeline(settings, source, event_log)
+        self.context = RankContext(settings, source.job_name, event_log, self.pipeline.logs,
                                    settings.alertmanager_url, source)
-        self.watch = Watch(settings, source.job_name, event_log, self.context, source.rank_map)
-        self.anomalies: Sequence[Anomaly] = ()
+        self.analysis = self.pipeline.latest
 
     def on_mount(self) -> None:
         self.set_keymap(dict(self.settings.keymap))
@@ -86,41 +74,25 @@ class RanktopApp(App[None]):
             await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed))
 
     async def poll_once(self) -> None:
-        """Fetch one frame and hand it to the screens (through the message queue)."""
-        try:
-            frame = await self.source.poll()
-        except Exception:
-            self.post_message(PollFailed(self.source.status()))
-            return
-        anomalies, up = await asyncio.to_thread(self.detect, frame)
-        self.post_message(FrameReady(frame, self.source.status(), anomalies, up))
+        """Fetch one frame, analyse it off the UI's path, and post the analysis."""
+        self.post_message(AnalysisReady(await self.pipeline.poll()))
 
-    def detect(self, frame: Frame) -> tuple[list[Anomaly], int]:
-        """The anomalies active in ``frame`` and how many ranks are up (in the poll worker's
-        thread, off the UI's path)."""
-        rank_map = self.source.rank_map
-        return self.watch.update(frame, rank_map), sum(frame.ranks_up(len(rank_map)))
-
-    async def on_frame_ready(self, message: FrameReady) -> None:
-        if self.source.rank_map is not self.cluster.rank_map:
-            await self.cluster.use_rank_map(self.source.rank_map)
-        self.anomalies = message.anomalies
-        self.cluster.show_frame(message.frame, message.status, message.anomalies,
-                                message.ranks_up)
+    async def on_analysis_ready(self, message: AnalysisReady) -> None:
+        analysis = message.analysis
+        self.analysis = analysis
+        if analysis.rank_map is not self.cluster.rank_map:
+            await self.cluster.use_rank_map(analysis.rank_map)
+        self.cluster.show_analysis(analysis)
         if isinstance(self.screen, RankScreen):
-            self.screen.show_frame(message.frame, message.anomalies)
+            self.screen.show_analysis(analysis)
 
     def open_rank(self, rank: int) -> None:
-        """The rank screen of ``rank``, drawn at once from the latest frame."""
+        """The rank screen of ``rank``, drawn at once from the latest analysis."""
         if not len(self.cluster.rank_map):
             return
-        screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.watch.history,
-                            self.context)
+        screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.context)
         self.push_screen(screen)
-        screen.frame, screen.anomalies = self.cluster.frame, tuple(self.anomalies)
-
-    def on_poll_failed(self, message: PollFailed) -> None:
-        self.cluster.show_status(message.status)
+        screen.analysis = self.analysis
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -10,10 +10,10 @@ import time
 from datetime import datetime, timezone
 
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.logs.tail import FileLog, LogSource, find_logs
+from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.alerts import (
     AlertRecord,
@@ -31,33 +31,22 @@ BACKFILL_STEP = 4.0
 
 
 class RankContext:
-    """The app's handles the rank screen needs, and the latest hang triage."""
+    """The app's handles the rank screen needs: logs, alerts, the source's history."""
 
     def __init__(self, settings: Settings, job_name: str, event_log: EventLog | None,
-                 log_spec: str = "", alertmanager_url: str = "", source: object = None) -> None:
+                 logs: RankLogs | None = None, alertmanager_url: str = "",
+                 source: object = None) -> None:
         self.settings = settings
         self.source = source  # for its history, when it can give one
         self.job_name = job_name
         self.event_log = event_log
-        self.log_spec = log_spec
+        self.logs = logs or RankLogs("")
         self.alertmanager_url = alertmanager_url
-        self.hang: HangVerdict | None = None
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         """The rank's log files, and a note on what was found."""
-        if not self.log_spec:
-            return [], "no log files configured (--logs PATTERN, or [logs] spec)"
-        found = rank_map.ranks[rank]
-        local_rank = found.gpu if found.gpu >= 0 else rank % rank_map.gpus_per_node
-        try:
-            paths = find_logs(self.log_spec, found, found.node, local_rank, len(rank_map))
-        except (ValueError, OSError) as error:
-            return [], f"cannot look for logs: {error}"
-        if not paths:
-            return [], f"no file matches {self.log_spec} for rank {rank} ({found.host})"
-        folder = paths[0].parent
-        names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
-        return [FileLog(path) for path in paths], f"{names} in {folder}"
+        logs, note = self.logs.open(rank_map, rank)
+        return list(logs), note
 
     def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
         """This rank's alerts of the last hour, newest first, and why any source is absent."""
@@ -99,15 +88,6 @@ class RankContext:
         """The rank's GPU model where the source knows it, else ""."""
         model = getattr(self.source, "gpu_model", None)
         return model(rank) if model is not None else ""
-
-    def hang_note(self, rank: int) -> str:
-        """What the latest hang triage says about this rank, if anything."""
-        verdict = self.hang
-        if verdict is None:
-            return ""
-        if rank in verdict.behind:
-            return f"hang: the others are waiting for this rank. {verdict.summary}"
-        return f"hang: {verdict.summary}"
 
     @staticmethod
     def _try(name: str, notes: list[str], read) -> list[AlertRecord]:

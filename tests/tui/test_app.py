@@ -309,7 +309,7 @@ async def test_stale_ranks_are_drawn_stale_and_a_stale_source_frames_the_maps():
         frame = replace(app.cluster.frame, stale=frozenset({5, 9}))
         status = SourceStatus("test source", Health.STALE, since=app.clock() - 45,
                               message="connection refused")
-        app.cluster.show_frame(frame, status)
+        app.cluster.show_analysis(replace(app.analysis, frame=frame, status=status))
         await pilot.pause()
         assert heatmap(app, 1).level_of(5) == palette.STALE
         assert heatmap(app, 1).level_of(6) < palette.LEVELS
@@ -323,7 +323,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
     from ranktop.tui.core.events import EventLog
 
     app = make_app(at=100.0)
-    app.watch.journal.log = EventLog(tmp_path / "events.jsonl")
+    app.pipeline.analyser.journal.log = EventLog(tmp_path / "events.jsonl")
     async with app.run_test(size=(120, 40)) as pilot:
         for seconds in range(100, 136, 2):  # node 37's NVLink drops, then rank 128's ECC error
             app.clock.now = START + seconds
@@ -341,7 +341,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
         assert app.cluster.cursor == 128
         assert heatmap(app, 1).marked == {128, 296}
         assert "▲" in screen_text(app)
-    kinds = {(e.kind, e.rank, e.state) for e in app.watch.journal.log.read()}
+    kinds = {(e.kind, e.rank, e.state) for e in app.pipeline.analyser.journal.log.read()}
     assert {("nvlink", 296, "start"), ("ecc", 128, "start")} <= kinds
 
 

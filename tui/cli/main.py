@@ -181,24 +181,28 @@ def _report(argv: list[str]) -> int:
     settings = _settings(args)
     if settings is None:
         return 2
-    source = _report_source(settings, args)
-    if source is None:
-        return 2
     from ranktop.tui.cli.report import as_json, as_text, collect, exit_code
 
-    findings = collect(settings, source, max(0.0, args.duration))
+    # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
+    with tempfile.TemporaryDirectory(prefix="ranktop-report-",
+                                     ignore_cleanup_errors=True) as folder:
+        source = _report_source(settings, args, Path(folder) / "logs")
+        if source is None:
+            return 2
+        findings = collect(settings, source, max(0.0, args.duration))
     print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")
     return exit_code(findings)
 
 
-def _report_source(settings: Settings, args: argparse.Namespace):
+def _report_source(settings: Settings, args: argparse.Namespace, log_root: Path):
     """The source a report reads, or None after saying why there is none."""
     if args.demo:
         from ranktop.tui.simulator.scenario import ScenarioError
         from ranktop.tui.sources.demo import demo_source
 
         try:
-            return demo_source(settings.demo, started=time.time() - args.demo_start)
+            return demo_source(settings.demo, started=time.time() - args.demo_start,
+                               log_root=log_root)
         except ScenarioError as error:
             print(f"ranktop: scenario error: {error}", file=sys.stderr)
             return None

@@ -10,9 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from ranktop.tui.core.detect import Anomaly, Detectors
-from ranktop.tui.core.metrics import format_value, summarise
+from ranktop.tui.core.analysis import Analysis
+from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, RankMap, SourceStatus, is_missing
+from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 
@@ -21,44 +23,47 @@ WORST_SHOWN = 3
 
 @dataclass
 class Findings:
-    """What a report says: the last frame, what is wrong now, what came and went."""
+    """What a report says: the last analysis, what came and went, why the source failed."""
 
     job: str
-    rank_map: RankMap
-    status: SourceStatus
-    frame: Frame | None = None
-    active: list[Anomaly] = field(default_factory=list)
+    analysis: Analysis
     resolved: list[Anomaly] = field(default_factory=list)
     error: str = ""
+
+    @property
+    def active(self) -> list[Anomaly]:
+        return list(self.analysis.anomalies)
+
+    @property
+    def frame(self) -> Frame | None:
+        return self.analysis.frame
+
+    @property
+    def rank_map(self) -> RankMap:
+        return self.analysis.rank_map
+
+    @property
+    def status(self) -> SourceStatus:
+        return self.analysis.status
 
 
 def collect(settings: Settings, source: Source, duration: float,
             clock: Callable[[], float] = time.monotonic,
             sleep: Callable[[float], None] = time.sleep) -> Findings:
-    """Poll ``source`` every refresh interval for ``duration`` seconds (at least once)."""
-    detectors = Detectors(settings.detect, source.rank_map)
+    """Poll ``source`` every refresh interval for ``duration`` seconds (at least once),
+    through the same pipeline as the console."""
+    pipeline = Pipeline(settings, source)
     seen: dict[tuple, Anomaly] = {}
-    findings = Findings(source.job_name, source.rank_map, source.status())
     deadline = clock() + duration
     while True:
-        try:
-            frame = asyncio.run(source.poll())
-        except Exception as error:
-            findings.error = str(error) or error.__class__.__name__
-        else:
-            if detectors.rank_map is not source.rank_map:
-                detectors = Detectors(settings.detect, source.rank_map)
-            findings.frame, findings.error = frame, ""
-            findings.active = detectors.update(frame)
-            seen.update((a.key, a) for a in findings.active)
+        analysis = asyncio.run(pipeline.poll())
+        seen.update((a.key, a) for a in analysis.anomalies)
         if clock() + settings.refresh_seconds > deadline:
             break
         sleep(settings.refresh_seconds)
-    active = {a.key for a in findings.active}
-    findings.resolved = sorted((a for k, a in seen.items() if k not in active),
-                               key=lambda a: a.order)
-    findings.rank_map, findings.status = source.rank_map, source.status()
-    return findings
+    active = {a.key for a in analysis.anomalies}
+    resolved = sorted((a for k, a in seen.items() if k not in active), key=lambda a: a.order)
+    return Findings(source.job_name, analysis, resolved, pipeline.error)
 
 
 def exit_code(findings: Findings) -> int:
@@ -67,7 +72,7 @@ def exit_code(findings: Findings) -> int:
 
 def as_json(findings: Findings, settings: Settings) -> str:
     frame = findings.frame
-    up = frame.ranks_up(len(findings.rank_map)) if frame else []
+    analysis = findings.analysis
     document = {
         "job": findings.job,
         "time": frame.time if frame else None,
@@ -75,8 +80,8 @@ def as_json(findings: Findings, settings: Settings) -> str:
         "source": {"name": findings.status.name, "health": findings.status.health.value,
                    "message": findings.error or findings.status.message,
                    "ranks_from": findings.rank_map.source},
-        "ranks": {"total": len(findings.rank_map), "up": sum(up),
-                  "missing": [r for r, is_up in enumerate(up) if not is_up]},
+        "ranks": {"total": len(findings.rank_map), "up": analysis.ranks_up,
+                  "missing": analysis.down if frame else []},
         "job_values": {k: (None if is_missing(v) else v) for k, v in (frame.job if frame
                                                                       else {}).items()},
         "anomalies": [_anomaly(a, findings.rank_map) for a in findings.active],
@@ -97,11 +102,10 @@ def as_text(findings: Findings, settings: Settings) -> str:
         lines.append(f"could not read the source: {findings.error}")
     if frame is None:
         return "\n".join(lines) + "\n"
-    up = frame.ranks_up(len(rank_map))
-    missing = [str(r) for r, is_up in enumerate(up) if not is_up]
-    lines.append(f"ranks: {sum(up)}/{len(rank_map)} up"
+    missing = [str(r) for r in findings.analysis.down]
+    lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
-    lines.append("job: " + _job_line(frame))
+    lines.append("job: " + _job_line(findings.analysis))
     lines += ["", f"anomalies ({len(findings.active)} active):" if findings.active
               else "anomalies: none active"]
     lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.active]
@@ -113,7 +117,7 @@ def as_text(findings: Findings, settings: Settings) -> str:
         metric = settings.metrics[metric_id]
         worst = ", ".join(f"rank {r} {_where(r, rank_map)} {format_value(metric, v)}"
                           for r, v in _worst(frame, settings, metric_id))
-        summary = summarise(frame.values[metric_id])
+        summary = findings.analysis.summaries.get(metric_id)
         median = f" (median {format_value(metric, summary[1])})" if summary else ""
         lines.append(f"  {metric.title:<16} {worst or 'no data'}{median}")
     return "\n".join(lines) + "\n"
@@ -151,14 +155,13 @@ def _where(rank: int, rank_map: RankMap) -> str:
     return f"({found.place})" if found else ""
 
 
-def _job_line(frame: Frame) -> str:
-    job = frame.job
+def _job_line(analysis: Analysis) -> str:
+    job = analysis.frame.job if analysis.frame is not None else {}
     parts = []
     if not is_missing(job.get("step", float("nan"))):
         parts.append(f"step {job['step']:,.0f}")
-    step = summarise(frame.values.get("step_time", ()))
-    if step:
-        parts.append(f"{step[1]:.2f} s/step")
+    if not is_missing(analysis.step_seconds):
+        parts.append(f"{analysis.step_seconds:.2f} s/step")
     if not is_missing(job.get("tokens_per_s", float("nan"))):
         parts.append(f"{job['tokens_per_s'] / 1e6:.2f} M tokens/s")
     if not is_missing(job.get("loss", float("nan"))):

@@ -1,77 +1,163 @@
-"""Everything done with each frame besides drawing it, in the poll worker's thread: detect
-anomalies, journal them, keep the recent history, and triage a hang from the ranks' logs."""
+"""One analysis per poll: everything the screens and `ranktop report` show, computed once in
+the poll worker's thread and handed over whole.
+
+``Analyser.analyse`` takes a frame and the source's status and returns an ``Analysis``: the
+frame, the anomalies (pending and confirmed), those resolved of late, the hang verdict from
+the ranks' logs, ranks up and down, the job's progress, and each metric's summary and colour
+scale. Nothing else crosses from the worker to the UI: screens format an Analysis and
+compute nothing it already holds.
+"""
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.hang import triage
-from ranktop.tui.core.history import History
+from ranktop.tui.core.hang import HangVerdict, triage
+from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.journal import Journal
-from ranktop.tui.core.model import Frame, RankMap, is_missing
-from ranktop.tui.rank_context import RankContext
+from ranktop.tui.core.metrics import ScaleTracker, summarise
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.settings.config import Settings
 
-# A job whose step has not moved for this long gets its logs read for watchdog timeouts.
-HANG_AFTER_SECONDS = 15.0
+# A job whose step has not moved for this long has made no progress: the header says so,
+# and the ranks' logs are read for watchdog timeouts.
+NO_PROGRESS_SECONDS = 15.0
 TRIAGE_EVERY_SECONDS = 10.0
-TRIAGE_TAIL_LINES = 200
 HANG_SIGNS = ("missing", "job_stall", "throughput")
+RESOLVED_KEPT = 50
+
+Summary = tuple[float, float, float]  # min, median, max of the values present
+# Reads every rank's recent log lines, for hang triage.
+LogLines = Callable[[RankMap], Mapping[int, list[str]]]
 
 
-class Watch:
-    """Per-frame analysis; rebuilt pieces follow the source's rank map."""
+@dataclass(frozen=True)
+class Progress:
+    """The job's step, and since when it has not moved (None: it moves, or is unknown)."""
 
-    def __init__(self, settings: Settings, job: str, event_log: EventLog | None,
-                 context: RankContext, rank_map: RankMap) -> None:
+    step: float = float("nan")
+    still_since: float | None = None
+
+    def stalled_for(self, now: float) -> float:
+        return 0.0 if self.still_since is None else max(0.0, now - self.still_since)
+
+    def stalled(self, now: float) -> bool:
+        return self.stalled_for(now) >= NO_PROGRESS_SECONDS
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What one poll means. ``frame`` is None until the source has answered once."""
+
+    status: SourceStatus
+    rank_map: RankMap
+    frame: Frame | None = None
+    anomalies: tuple[Anomaly, ...] = ()  # active, most severe first
+    resolved: tuple[Anomaly, ...] = ()  # ended of late, newest first
+    hang: HangVerdict | None = None
+    up: tuple[bool, ...] = ()
+    progress: Progress = Progress()
+    summaries: Mapping[str, Summary | None] = field(default_factory=dict)
+    scales: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
+    history: HistoryView | None = None
+
+    @property
+    def ranks_up(self) -> int:
+        return sum(self.up)
+
+    @property
+    def down(self) -> list[int]:
+        return [rank for rank, is_up in enumerate(self.up) if not is_up]
+
+    @property
+    def step_seconds(self) -> float:
+        summary = self.summaries.get("step_time")
+        return summary[1] if summary else float("nan")
+
+    @property
+    def healthy_source(self) -> bool:
+        return self.frame is not None and self.status.health in (Health.OK, Health.SLOW)
+
+
+class Analyser:
+    """Turns each frame into an Analysis, keeping what must outlive a frame: detector
+    timers, the history, the journal, the hang triage's last verdict."""
+
+    def __init__(self, settings: Settings, job: str, event_log: EventLog | None = None,
+                 log_lines: LogLines | None = None) -> None:
         self.settings = settings
-        self.context = context
+        self.log_lines = log_lines
         self.journal = Journal(job, event_log)
-        self.rank_map = rank_map
-        self.detectors = Detectors(settings.detect, rank_map)
-        self.history = History(len(rank_map))
+        self.detectors = Detectors(settings.detect)
+        self.history = History()
+        self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
+        self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
+        self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
+        self._hang: HangVerdict | None = None
         self._triaged_at = -1e18
 
-    def update(self, frame: Frame, rank_map: RankMap) -> list[Anomaly]:
-        if rank_map is not self.rank_map:
-            self.rank_map = rank_map
-            self.detectors = Detectors(self.settings.detect, rank_map)
-            self.history = History(len(rank_map))
-        self.history.append(frame)
-        anomalies = self.detectors.update(frame)
-        hang = self._hang(frame, anomalies)
-        if hang is not None:
-            anomalies = sorted([hang, *anomalies], key=lambda a: a.order)
+    def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
+        """The analysis of a new frame (blocking: run it off the UI's thread)."""
+        up = tuple(frame.ranks_up(len(rank_map)))
+        self.history.append(frame, len(rank_map))
+        anomalies = self.detectors.update(frame, rank_map)
+        progress = self._progress(frame)
+        hang = self._hang_verdict(frame, anomalies, progress, rank_map)
+        if hang is not None and hang.behind:
+            anomalies = sorted([_hang_anomaly(hang, self._triaged_at), *anomalies],
+                               key=lambda a: a.order)
+        self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
-        return anomalies
+        self.last = Analysis(
+            status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
+            resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
+            summaries={m: summarise(v) for m, v in frame.values.items()},
+            scales={m: t.update(frame.values[m]) for m, t in self.trackers.items()
+                    if m in frame.values},
+            history=self.history.view(),
+        )
+        return self.last
 
-    def _hang(self, frame: Frame, anomalies: list[Anomaly]) -> Anomaly | None:
-        """The hang verdict from the logs, re-read now and then while the job looks stuck."""
-        if not self._looks_stuck(frame, anomalies):
-            self.context.hang = None
+    def failed(self, status: SourceStatus, rank_map: RankMap) -> Analysis:
+        """A poll that failed: the last good analysis stays, under the new status."""
+        if self.last is None:
+            return Analysis(status=status, rank_map=rank_map)
+        return replace(self.last, status=status)
+
+    # -- progress and hangs ----------------------------------------------------------
+
+    def _progress(self, frame: Frame) -> Progress:
+        step = frame.job.get("step", float("nan"))
+        if is_missing(step):
+            self._step = None
+            return Progress()
+        if self._step is None or step != self._step[0]:
+            self._step = (step, frame.time)
+        moved_at = self._step[1]
+        return Progress(step, moved_at if frame.time > moved_at else None)
+
+    def _hang_verdict(self, frame: Frame, anomalies: list[Anomaly], progress: Progress,
+                      rank_map: RankMap) -> HangVerdict | None:
+        """The verdict from the ranks' logs, re-read now and then while the job looks stuck."""
+        stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
+        if not stuck or self.log_lines is None:
+            self._hang = None
             return None
         if frame.time - self._triaged_at >= TRIAGE_EVERY_SECONDS:
             self._triaged_at = frame.time
-            self.context.hang = self._triage()
-        verdict = self.context.hang
-        if verdict is None or not verdict.behind:
-            return None
-        return Anomaly("hang", "critical", verdict.behind[0], verdict.summary, self._triaged_at)
+            self._hang = triage(self.log_lines(rank_map), len(rank_map))
+        return self._hang
 
-    def _looks_stuck(self, frame: Frame, anomalies: list[Anomaly]) -> bool:
-        step = frame.job.get("step", float("nan"))
-        if not is_missing(step) and (self._step is None or step != self._step[0]):
-            self._step = (step, frame.time)
-        stalled = self._step is not None and frame.time - self._step[1] >= HANG_AFTER_SECONDS
-        return stalled or any(a.kind in HANG_SIGNS for a in anomalies)
+    def _note_resolved(self, now: float, anomalies: list[Anomaly]) -> None:
+        current = {a.key for a in anomalies}
+        ended = [a for a in (self.last.anomalies if self.last else ()) if a.key not in current]
+        self.resolved.extendleft(ended)
 
-    def _triage(self):
-        if not self.context.log_spec:
-            return None
-        lines_by_rank = {}
-        for rank in range(len(self.rank_map)):
-            logs, _ = self.context.open_logs(self.rank_map, rank)
-            lines_by_rank[rank] = [line.text for log in logs
-                                   for line in log.tail(TRIAGE_TAIL_LINES)]
-        return triage(lines_by_rank, len(self.rank_map))
+
+def _hang_anomaly(verdict: HangVerdict, since: float) -> Anomaly:
+    return Anomaly("hang", "critical", verdict.behind[0], verdict.summary, since)

@@ -64,9 +64,9 @@ class _Held:
 class Detectors:
     """Every built-in detector; ``update`` returns the anomalies active in a frame."""
 
-    def __init__(self, settings: DetectSettings, rank_map: RankMap) -> None:
+    def __init__(self, settings: DetectSettings, rank_map: RankMap | None = None) -> None:
         self.s = settings
-        self.rank_map = rank_map
+        self.rank_map = rank_map or RankMap((), (), 1, "not known yet")
         self._held = {name: _Held() for name in ("thermal", "sm", "job_stall", "straggler",
                                                  "nvlink", "throughput")}
         self._seen: set[int] = set()
@@ -74,7 +74,11 @@ class Detectors:
         self._loss: deque[tuple[float, float]] = deque()
         self._tokens: deque[tuple[float, float]] = deque()
 
-    def update(self, frame: Frame) -> list[Anomaly]:
+    def update(self, frame: Frame, rank_map: RankMap | None = None) -> list[Anomaly]:
+        """The anomalies active in ``frame``. A new ``rank_map`` (the job's ranks learned
+        anew) keeps every timer: state is kept by rank number, which never changes."""
+        if rank_map is not None:
+            self.rank_map = rank_map
         n = len(self.rank_map)
         up = frame.ranks_up(n)
         found = [

@@ -27,14 +27,42 @@ class Point:
     median: float
 
 
-class History:
-    """The last polls, oldest first."""
+class HistoryView:
+    """A frozen look at the history as of one poll, safe to read from another thread: the
+    arrays it holds are never written after they are appended."""
 
-    def __init__(self, n_ranks: int, metrics: Sequence[str] = HISTORY_METRICS) -> None:
-        self.n_ranks = n_ranks
+    def __init__(self, times: Sequence[float], values: dict[str, Sequence[array]],
+                 medians: dict[str, Sequence[float]]) -> None:
+        self.times = tuple(times)
+        self._values = {m: tuple(v) for m, v in values.items()}
+        self._medians = {m: tuple(v) for m, v in medians.items()}
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    def series(self, metric: str, rank: int, since: float | None = None) -> list[Point]:
+        """The rank's values of ``metric`` with the job's median at each poll."""
+        if metric not in self._values or rank < 0:
+            return []
+        return [
+            Point(t, float(values[rank]) if rank < len(values) else float("nan"), m)
+            for t, values, m in zip(self.times, self._values[metric], self._medians[metric],
+                                    strict=True)
+            if since is None or t >= since
+        ]
+
+    @property
+    def oldest(self) -> float | None:
+        return self.times[0] if self.times else None
+
+
+class History:
+    """The last polls, oldest first; written by the poll worker only."""
+
+    def __init__(self, metrics: Sequence[str] = HISTORY_METRICS) -> None:
         self.metrics = tuple(metrics)
-        per_frame = max(1, n_ranks * len(self.metrics))
-        self.capacity = max(2, min(MAX_FRAMES, MAX_VALUES // per_frame))
+        self.n_ranks = 0
+        self.capacity = MAX_FRAMES
         self._times: deque[float] = deque(maxlen=self.capacity)
         self._values: dict[str, deque[array]] = {
             m: deque(maxlen=self.capacity) for m in self.metrics}
@@ -44,26 +72,30 @@ class History:
     def __len__(self) -> int:
         return len(self._times)
 
-    def append(self, frame: Frame) -> None:
+    def append(self, frame: Frame, n_ranks: int) -> None:
+        if n_ranks != self.n_ranks:
+            self._resize(n_ranks)
         self._times.append(frame.time)
         for metric in self.metrics:
             series = frame.values.get(metric)
-            values = array("f", series if series is not None and len(series) == self.n_ranks
-                           else [float("nan")] * self.n_ranks)
+            values = array("f", series[:n_ranks] if series is not None else ())
+            values.extend([float("nan")] * (n_ranks - len(values)))
             self._values[metric].append(values)
             self._medians[metric].append(present_median(values))
 
-    def series(self, metric: str, rank: int, since: float | None = None) -> list[Point]:
-        """The rank's values of ``metric`` with the job's median at each poll."""
-        if metric not in self._values or not 0 <= rank < self.n_ranks:
-            return []
-        return [
-            Point(t, float(values[rank]), m)
-            for t, values, m in zip(self._times, self._values[metric], self._medians[metric],
-                                    strict=True)
-            if since is None or t >= since
-        ]
+    def view(self) -> HistoryView:
+        return HistoryView(self._times, self._values, self._medians)
 
-    @property
-    def oldest(self) -> float | None:
-        return self._times[0] if self._times else None
+    def series(self, metric: str, rank: int, since: float | None = None) -> list[Point]:
+        return self.view().series(metric, rank, since)
+
+    def _resize(self, n_ranks: int) -> None:
+        """The bound is in values: a bigger job keeps fewer polls (the newest)."""
+        self.n_ranks = n_ranks
+        per_frame = max(1, n_ranks * len(self.metrics))
+        capacity = max(2, min(MAX_FRAMES, MAX_VALUES // per_frame))
+        if capacity != self.capacity:
+            self.capacity = capacity
+            self._times = deque(self._times, maxlen=capacity)
+            self._values = {m: deque(v, maxlen=capacity) for m, v in self._values.items()}
+            self._medians = {m: deque(v, maxlen=capacity) for m, v in self._medians.items()}

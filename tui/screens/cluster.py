@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.metrics import ScaleTracker, format_value, summarise
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.metrics import format_value
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.jump import JumpScreen
@@ -71,18 +72,14 @@ class ClusterScreen(Screen):
         self.job_name = job_name
         self.status = status
         self.map_metrics = list(settings.maps)
-        self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
-        self.frame: Frame | None = None
-        self.pending: tuple[Frame, tuple[Anomaly, ...], int | None] | None = None
+        self.analysis = Analysis(status, rank_map)
+        self.pending: Analysis | None = None  # the newest analysis, held while paused
         self.anomalies: tuple[Anomaly, ...] = ()
         self.current_anomaly: int | None = None
         self.paused = False
         self.cursor = 0
         self.solo: int | None = None
-        self._last_step: tuple[float, float] | None = None  # (step, time it was first seen)
-        self._ranks_up = 0
         self._status_lines = 0
-        self._step_seconds = float("nan")
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -112,65 +109,52 @@ class ClusterScreen(Screen):
         await self.recompose()
         self._apply_solo()
 
-    def show_frame(self, frame: Frame, status: SourceStatus,
-                   anomalies: Sequence[Anomaly] = (), ranks_up: int | None = None) -> None:
-        """A new poll arrived; drawn at once unless paused."""
-        self.status = status
-        self.set_class(status.health is Health.STALE, "-stale")
+    @property
+    def frame(self) -> Frame | None:
+        return self.analysis.frame
+
+    def show_analysis(self, analysis: Analysis) -> None:
+        """A new poll was analysed; drawn at once unless paused (its status always is)."""
+        self.status = analysis.status
+        self.set_class(analysis.status.health is Health.STALE, "-stale")
         if self.paused:
-            self.pending = (frame, tuple(anomalies), ranks_up)
+            self.pending = analysis
             self._refresh_header()
             return
-        self.frame = frame
-        self._show_anomalies(anomalies)
-        self._track_progress(frame)
-        self._ranks_up = (sum(frame.ranks_up(len(self.rank_map))) if ranks_up is None
-                          else ranks_up)
-        step_summary = summarise(frame.values.get("step_time", ()))
-        self._step_seconds = step_summary[1] if step_summary else float("nan")
+        self.analysis = analysis
+        self._show_anomalies(analysis.anomalies)
         with self.app.batch_update():
-            for panel in self.panels:
-                self._draw_panel(panel, frame)
+            if analysis.frame is not None:
+                for panel in self.panels:
+                    self._draw_panel(panel, analysis)
             self._refresh_header()
             self._refresh_rank_status()
-
-    def show_status(self, status: SourceStatus) -> None:
-        self.status = status
-        self.set_class(status.health is Health.STALE, "-stale")
-        self._refresh_header()
 
     @property
     def panels(self) -> list[MetricPanel]:
         return list(self.query(MetricPanel))
 
-    def _draw_panel(self, panel: MetricPanel, frame: Frame) -> None:
+    def _draw_panel(self, panel: MetricPanel, analysis: Analysis) -> None:
         index = int(panel.id.rsplit("-", 1)[1])
         metric = self.settings.metrics[self.map_metrics[index]]
-        values = frame.values.get(metric.id)
-        shows = frame.shows.get(metric.id)
+        frame = analysis.frame
+        values = frame.values.get(metric.id) if frame is not None else None
+        shows = frame.shows.get(metric.id) if frame is not None else None
         title = f"{index + 1} {metric.title}" + (f" ({shows})" if shows else "")
         if values is None:
             panel.show(metric.id, title, metric.bad, (), None, ("not exported",), ("", ""))
             return
-        scale = self.trackers[metric.id].update(values)
+        scale = analysis.scales.get(metric.id)
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale,
-                   summary_texts(metric, summarise(values)), ends, frame.stale)
-
-    def _track_progress(self, frame: Frame) -> None:
-        step = frame.job.get("step", float("nan"))
-        if is_missing(step):
-            self._last_step = None
-        elif self._last_step is None or step != self._last_step[0]:
-            self._last_step = (step, frame.time)
+                   summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale)
 
     def _refresh_header(self) -> None:
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
-            n_ranks=len(self.rank_map), ranks_up=self._ranks_up, now=self.app.clock(),
-            paused=self.paused,
-            step_stuck_since=self._last_step[1] if self._last_step else None,
-            step_seconds=self._step_seconds,
+            n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),
+            paused=self.paused, step_stuck_since=self.analysis.progress.still_since,
+            step_seconds=self.analysis.step_seconds,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view), layout=False)
 
@@ -261,7 +245,7 @@ class ClusterScreen(Screen):
         self.app.open_rank(self.cursor)
 
     def action_evidence(self) -> None:
-        verdict = self.app.context.hang
+        verdict = self.analysis.hang
         if verdict is None:
             self.app.notify("No hang to triage: no rank has logged a watchdog timeout.",
                             timeout=4)
@@ -281,7 +265,7 @@ class ClusterScreen(Screen):
         for panel in self.panels:
             panel.heatmap.zoom(node)
             if self.frame is not None:
-                self._draw_panel(panel, self.frame)
+                self._draw_panel(panel, self.analysis)
 
     # -- views -------------------------------------------------------------------------
 
@@ -305,14 +289,15 @@ class ClusterScreen(Screen):
             if metric_id in pair:
                 self.map_metrics[index] = pair[1] if metric_id == pair[0] else pair[0]
                 if self.frame is not None:
-                    self._draw_panel(self.query_one(f"#map-{index}", MetricPanel), self.frame)
+                    self._draw_panel(self.query_one(f"#map-{index}", MetricPanel),
+                                     self.analysis)
 
     def action_pause(self) -> None:
         self.paused = not self.paused
         self.set_class(self.paused, "-paused")
         if not self.paused and self.pending is not None:
-            (frame, anomalies, up), self.pending = self.pending, None
-            self.show_frame(frame, self.status, anomalies, up)
+            analysis, self.pending = self.pending, None
+            self.show_analysis(analysis)
         self._refresh_header()
 
 

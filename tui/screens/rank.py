@@ -7,12 +7,12 @@ runs in thread workers; the screen only draws what they post.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
+from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.history import HISTORY_METRICS, History
-from ranktop.tui.core.metrics import format_value, summarise
-from ranktop.tui.core.model import Frame, RankMap
+from ranktop.tui.core.history import HISTORY_METRICS
+from ranktop.tui.core.metrics import format_value
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.settings.config import Settings
@@ -67,15 +67,13 @@ class RankScreen(Screen):
             self.rank, self.rows, self.note = rank, rows, note
 
     def __init__(self, settings: Settings, rank_map: RankMap, rank: int,
-                 history: History | None, context: RankContext) -> None:
+                 context: RankContext) -> None:
         super().__init__()
         self.settings = settings
         self.rank_map = rank_map
         self.rank = rank
-        self.history = history
         self.context = context
-        self.frame: Frame | None = None
-        self.anomalies: tuple[Anomaly, ...] = ()
+        self.analysis = Analysis(SourceStatus("", Health.STALE, 0.0), rank_map)
         self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
 
     def compose(self) -> ComposeResult:
@@ -100,9 +98,16 @@ class RankScreen(Screen):
 
     # -- data from the app -------------------------------------------------------------
 
-    def show_frame(self, frame: Frame, anomalies: Sequence[Anomaly]) -> None:
-        self.frame = frame
-        self.anomalies = tuple(anomalies)
+    @property
+    def frame(self) -> Frame | None:
+        return self.analysis.frame
+
+    @property
+    def anomalies(self) -> tuple[Anomaly, ...]:
+        return self.analysis.anomalies
+
+    def show_analysis(self, analysis: Analysis) -> None:
+        self.analysis = analysis
         self._draw_values()
 
     def _open_rank(self) -> None:
@@ -120,7 +125,8 @@ class RankScreen(Screen):
         rank = self.rank_map.ranks[self.rank]
         mine = [a for a in self.anomalies if a.rank == self.rank]
         self.query_one("#rank-title", Static).update(
-            rank_lines.title(rank, self.rank_map, mine, self.context.hang_note(self.rank),
+            rank_lines.title(rank, self.rank_map, mine,
+                             rank_lines.hang_note(self.analysis.hang, self.rank),
                              self.context.gpu_model(self.rank)))
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
@@ -129,11 +135,12 @@ class RankScreen(Screen):
 
     def _draw_trend(self, metric_id: str) -> None:
         metric = self.settings.metrics[metric_id]
-        points = self.history.series(metric_id, self.rank) if self.history else []
+        history = self.analysis.history
+        points = history.series(metric_id, self.rank) if history is not None else []
         oldest = points[0].time if points else float("inf")
         points = [p for p in self.earlier.get(metric_id, []) if p.time < oldest] + points
         value = self.frame.value(metric_id, self.rank) if self.frame else float("nan")
-        summary = summarise(self.frame.values.get(metric_id, ())) if self.frame else None
+        summary = self.analysis.summaries.get(metric_id)
         median = summary[1] if summary else float("nan")
         trend = self.query_one(f"#trend-{metric_id}", Trend)
         trend.show(format_value(metric, value), format_value(metric, median),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.metrics import format_value, summarise
 from ranktop.tui.core.model import Frame, Rank, RankMap
 from ranktop.tui.settings.config import Settings
@@ -52,3 +53,12 @@ def other_values(frame: Frame | None, rank: int, settings: Settings,
         if summary is not None and metric.unit not in ("flags", "code"):
             text.append(f" (median {format_value(metric, summary[1])})", "dim")
     return text
+
+
+def hang_note(verdict: HangVerdict | None, rank: int) -> str:
+    """What the latest hang triage says about this rank, if anything."""
+    if verdict is None:
+        return ""
+    if rank in verdict.behind:
+        return f"hang: the others are waiting for this rank. {verdict.summary}"
+    return f"hang: {verdict.summary}"

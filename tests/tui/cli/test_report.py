@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -13,11 +14,12 @@ from ranktop.tui.sources.demo import demo_source
 from tests.tui.conftest import START, FakeClock
 
 
-def report_at(at: float, duration: float = 0.0):
-    """A report of the demo ``at`` seconds into its scenario, polling for ``duration``."""
+def report_at(at: float, duration: float = 0.0, log_root=None):
+    """A report of the demo ``at`` seconds into its scenario, polling for ``duration``
+    (with ``log_root``, its ranks write their logs there)."""
     settings = load_settings(environ={})
     clock = FakeClock(START + at)
-    source = demo_source(DemoSettings(64, 8, 7), clock, started=START)
+    source = demo_source(DemoSettings(64, 8, 7), clock, started=START, log_root=log_root)
 
     def sleep(seconds: float) -> None:
         clock.now += seconds
@@ -73,3 +75,25 @@ def test_an_unreachable_prometheus_is_reported_and_exits_1(capsys):
     document = json.loads(capsys.readouterr().out)
     assert document["healthy"] is False
     assert "connection refused" in document["source"]["message"]
+
+
+def test_a_report_made_during_the_hang_names_the_culprit_from_the_logs(tmp_path):
+    findings, settings = report_at(196.0, duration=24.0, log_root=tmp_path)  # 455 died at 172
+    hangs = [a for a in findings.active if a.kind == "hang"]
+    assert hangs and hangs[0].rank == 455
+    assert "hang:" in as_text(findings, settings)
+
+
+async def test_the_report_and_the_console_find_the_same_anomalies_in_the_same_frames():
+    from tests.tui.conftest import make_app
+
+    app = make_app(at=100.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(20):  # 40 s of polls, the console's own clock moving 2 s a poll
+            await app.poll_once()
+            await pilot.pause()
+            app.clock.now += 2.0
+        console = {(a.kind, a.rank, a.since) for a in app.analysis.anomalies}
+    findings, _ = await asyncio.to_thread(report_at, 100.0, 38.0)  # it runs its own loop
+    assert console == {(a.kind, a.rank, a.since) for a in findings.active}
+    assert {"ecc", "nvlink"} <= {kind for kind, _, _ in console}

@@ -1,0 +1,48 @@
+"""Every rank's log files, from the user's log spec: for the rank screen's tail, and the
+recent lines of every rank for hang triage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.discovery import find_logs
+from ranktop.tui.logs.tail import FileLog
+
+TRIAGE_TAIL_LINES = 200
+NOT_CONFIGURED = "no log files configured (--logs PATTERN, or [logs] spec)"
+
+
+class RankLogs:
+    """Where each rank's logs are, as the spec (a pattern or a preset) says."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    def files(self, rank_map: RankMap, rank: int) -> tuple[list[Path], str]:
+        """The rank's log files, newest first, and a note on what was found."""
+        if not self.spec:
+            return [], NOT_CONFIGURED
+        found = rank_map.ranks[rank]
+        local_rank = found.gpu if found.gpu >= 0 else rank % rank_map.gpus_per_node
+        try:
+            paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map))
+        except (ValueError, OSError) as error:
+            return [], f"cannot look for logs: {error}"
+        if not paths:
+            return [], f"no file matches {self.spec} for rank {rank} ({found.host})"
+        folder = paths[0].parent
+        names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
+        return paths, f"{names} in {folder}"
+
+    def open(self, rank_map: RankMap, rank: int) -> tuple[list[FileLog], str]:
+        paths, note = self.files(rank_map, rank)
+        return [FileLog(path) for path in paths], note
+
+    def triage_lines(self, rank_map: RankMap) -> dict[int, list[str]]:
+        """Each rank's recent lines, oldest first (blocking: the poll worker calls it)."""
+        lines: dict[int, list[str]] = {}
+        for rank in range(len(rank_map)):
+            logs, _ = self.open(rank_map, rank)
+            lines[rank] = [line.text for log in logs for line in log.tail(TRIAGE_TAIL_LINES)]
+        return lines
