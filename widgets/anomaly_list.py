@@ -1,12 +1,16 @@
-"""A short list of what is wrong, most severe first, with one line highlighted.
+"""What is wrong, one line per anomaly, most severe first, with one line highlighted.
 
-It never takes focus: the arrows stay with the heatmaps; ``n`` / ``N`` (the screen's keys)
-move the highlight, and a click selects a line.
+Nothing active is ever hidden: each anomaly takes exactly one line (cut with … when long;
+the details are in the status line and the rank screen), the list grows with the count up
+to its maximum height, then scrolls, saying how many more lie above and below. The
+highlighted line is always in view. It never takes focus: the arrows stay with the
+heatmaps; ``n`` / ``N`` (the screen's keys) move the highlight, and a click selects a line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -19,14 +23,23 @@ SEVERITY_STYLES = {
     "major": Style(color="color(208)", bold=True),
     "warning": Style(color="color(178)"),
 }
+PENDING_STYLE = Style(color="color(246)", italic=True)
 QUIET = Style(color="color(35)")
+NOTE = Style(color="color(246)")
+
+
+class Row(NamedTuple):
+    severity: str
+    text: str
+    pending: bool = False
 
 
 class AnomalyList(Widget):
-    """Rows of (severity, text); ``current`` is the highlighted row."""
+    """Rows of anomalies; ``current`` is the highlighted row; ``empty`` what to say when
+    there are none ("✓ no anomalies", "checking…", "source down: …")."""
 
     DEFAULT_CSS = """
-    AnomalyList { height: auto; max-height: 6; width: 1fr; }
+    AnomalyList { height: auto; width: 1fr; }
     """
 
     class Selected(Message):
@@ -38,43 +51,86 @@ class AnomalyList(Widget):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.rows: tuple[tuple[str, str], ...] = ()
+        self.rows: tuple[Row, ...] = ()
         self.current: int | None = None
-        self.first = 0  # the first row shown, so the highlighted one stays in view
+        self.empty: tuple[str, bool] = ("✓ no anomalies", True)  # (text, is it good news)
+        self.first = 0  # the first row shown
 
-    def set_rows(self, rows: Sequence[tuple[str, str]], current: int | None) -> None:
-        rows = tuple(rows)
-        if (rows, current) == (self.rows, self.current):
+    def set_rows(self, rows: Sequence[Row], current: int | None,
+                 empty: tuple[str, bool] = ("✓ no anomalies", True)) -> None:
+        rows = tuple(Row(*row) for row in rows)
+        if (rows, current, empty) == (self.rows, self.current, self.empty):
             return
         resized = len(rows) != len(self.rows)
-        self.rows, self.current = rows, current
+        self.rows, self.current, self.empty = rows, current, empty
         self.refresh(layout=resized)
 
     def get_content_height(self, container, viewport, width: int) -> int:
         return max(1, len(self.rows))
 
-    def render(self) -> Text:
-        if not self.rows:
-            return Text("✓ no anomalies", QUIET, no_wrap=True)
-        height = max(1, self.size.height)
+    def visible(self, height: int) -> tuple[int, int]:
+        """(first, last + 1) of the rows shown in ``height`` lines, the current one among
+        them; a line is kept for "+N more" when not all fit."""
+        count = len(self.rows)
+        if count <= height:
+            return 0, count
+        room = max(1, height - 1)
         if self.current is not None:
             if self.current < self.first:
                 self.first = self.current
-            elif self.current >= self.first + height:
-                self.first = self.current - height + 1
-        self.first = min(self.first, max(0, len(self.rows) - height))
-        text = Text(no_wrap=True, overflow="ellipsis")
-        for index in range(self.first, min(len(self.rows), self.first + height)):
-            severity, line = self.rows[index]
-            mark = "▶" if index == self.current else " "
-            style = Style(reverse=True) if index == self.current else Style()
-            if index > self.first:
-                text.append("\n")
-            text.append(f"{mark}● {severity:<8} ", SEVERITY_STYLES.get(severity, Style()) + style)
-            text.append(line, style)
-        return text
+            elif self.current >= self.first + room:
+                self.first = self.current - room + 1
+        self.first = max(0, min(self.first, count - room))
+        return self.first, self.first + room
+
+    def render(self) -> Text:
+        if not self.rows:
+            text, good = self.empty
+            return Text(text, QUIET if good else NOTE, no_wrap=True, overflow="ellipsis")
+        width = max(1, self.size.width)
+        start, stop = self.visible(max(1, self.size.height))
+        out = Text(no_wrap=True, overflow="ellipsis")
+        for index in range(start, stop):
+            if index > start:
+                out.append("\n")
+            out.append_text(self._line(index, width))
+        hidden_above, hidden_below = start, len(self.rows) - stop
+        if hidden_above or hidden_below:
+            out.append("\n")
+            out.append(_more(hidden_above, hidden_below, self.rows[stop:]), NOTE)
+        return out
+
+    def _line(self, index: int, width: int) -> Text:
+        row = self.rows[index]
+        chosen = index == self.current
+        extra = Style(reverse=True) if chosen else Style()
+        mark = "▶" if chosen else " "
+        line = Text(no_wrap=True, overflow="ellipsis")
+        if row.pending:
+            line.append(f"{mark}◌ pending  ", PENDING_STYLE + extra)
+            line.append(row.text, PENDING_STYLE + extra)
+        else:
+            line.append(f"{mark}● {row.severity:<8} ",
+                        SEVERITY_STYLES.get(row.severity, Style()) + extra)
+            line.append(row.text, extra)
+        line.truncate(width, overflow="ellipsis")
+        return line
 
     def on_click(self, event: events.Click) -> None:
-        index = self.first + event.y
-        if 0 <= index < len(self.rows):
+        start, stop = self.visible(max(1, self.size.height))
+        index = start + event.y
+        if start <= index < stop:
             self.post_message(self.Selected(index))
+
+
+def _more(above: int, below: int, rest: Sequence[Row]) -> str:
+    """"+3 more below (1 critical): n / N to scroll", and how many are above."""
+    parts = []
+    if below:
+        worst = [r.severity for r in rest if not r.pending]
+        counts = {s: worst.count(s) for s in SEVERITY_STYLES if worst.count(s)}
+        detail = ", ".join(f"{n} {s}" for s, n in counts.items())
+        parts.append(f"+{below} more below" + (f" ({detail})" if detail else ""))
+    if above:
+        parts.append(f"{above} above")
+    return " · ".join(parts) + ": n / N to scroll"

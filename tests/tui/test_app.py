@@ -329,7 +329,8 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
             app.clock.now = START + seconds
             await started(app, pilot)
         text = screen_text(app)
-        assert "anomalies (2)" in text
+        assert "anomalies (1 critical, 1 major)" in text
+        assert "● 1 critical ● 1 major" in text  # the header counts them too
         assert "rank 128 gpu-node-016 GPU 0  ecc: 1 uncorrectable (double-bit) ECC" in text
         assert "rank 296 gpu-node-037 GPU 0  nvlink: NVLink of node gpu-node-037" in text
         await pilot.press("n")  # the most severe first: the ECC error
@@ -345,10 +346,14 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
     assert {("nvlink", 296, "start"), ("ecc", 128, "start")} <= kinds
 
 
-async def test_n_without_anomalies_says_so():
+async def test_the_all_clear_waits_for_the_detectors_and_n_without_anomalies_says_so():
     app = make_app(at=1.0)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
+        assert "checking…" in screen_text(app) and "no anomalies" not in screen_text(app)
+        for _ in range(2):
+            app.clock.now += 2
+            await started(app, pilot)
         assert "✓ no anomalies" in screen_text(app)
         await pilot.press("n")
         await pilot.pause()

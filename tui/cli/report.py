@@ -67,7 +67,10 @@ def collect(settings: Settings, source: Source, duration: float,
 
 
 def exit_code(findings: Findings) -> int:
-    return 1 if findings.active or findings.error or findings.frame is None else 0
+    """1 when a confirmed anomaly is active or the source could not be read; pending ones
+    are listed but do not fail the report."""
+    confirmed = findings.analysis.confirmed
+    return 1 if confirmed or findings.error or findings.frame is None else 0
 
 
 def as_json(findings: Findings, settings: Settings) -> str:

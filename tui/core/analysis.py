@@ -25,7 +25,7 @@ from ranktop.tui.settings.config import Settings
 
 # A job whose step has not moved for this long has made no progress: the header says so,
 # and the ranks' logs are read for watchdog timeouts.
-NO_PROGRESS_SECONDS = 15.0
+NO_PROGRESS_SECONDS = 10.0
 TRIAGE_EVERY_SECONDS = 10.0
 HANG_SIGNS = ("missing", "job_stall", "throughput")
 RESOLVED_KEPT = 50
@@ -64,6 +64,15 @@ class Analysis:
     summaries: Mapping[str, Summary | None] = field(default_factory=dict)
     scales: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     history: HistoryView | None = None
+    warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
+
+    @property
+    def confirmed(self) -> list[Anomaly]:
+        return [a for a in self.anomalies if a.confirmed]
+
+    @property
+    def pending(self) -> list[Anomaly]:
+        return [a for a in self.anomalies if a.pending]
 
     @property
     def ranks_up(self) -> int:
@@ -81,6 +90,16 @@ class Analysis:
     @property
     def healthy_source(self) -> bool:
         return self.frame is not None and self.status.health in (Health.OK, Health.SLOW)
+
+    @property
+    def verdict_when_clear(self) -> tuple[str, bool]:
+        """What to say when no anomaly is active, and whether it is good news: the
+        all-clear only from a healthy source whose data the detectors have had time for."""
+        if not self.healthy_source:
+            return "source down: nothing can be judged", False
+        if not self.warmed_up:
+            return "checking…", False
+        return "✓ no anomalies", True
 
 
 class Analyser:
@@ -119,7 +138,7 @@ class Analyser:
             summaries={m: summarise(v) for m, v in frame.values.items()},
             scales={m: t.update(frame.values[m]) for m, t in self.trackers.items()
                     if m in frame.values},
-            history=self.history.view(),
+            history=self.history.view(), warmed_up=self.detectors.warmed_up,
         )
         return self.last
 

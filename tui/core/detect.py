@@ -2,63 +2,31 @@
 
 Each detector reads one frame at a time and keeps only what it needs (when a condition
 began, a short window of job-level values), so memory stays flat whatever the number of
-ranks. A condition must hold for its configured time before it is reported, and stops
-being reported as soon as it no longer holds.
+ranks. A condition shows as pending the moment it holds, is confirmed once it has held for
+its configured time (or at once on severe evidence), and ends as soon as it no longer holds.
+State is kept by rank number, which never changes, so a rank map that grows keeps every
+timer running.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from statistics import median
 
-from ranktop.tui.core.domain import (
-    CRITICAL_XIDS,
-    SEVERITIES,
-    THERMAL_BITS,
-    throttle_names,
-    xid_meaning,
-)
+from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
+from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.settings.config import DetectSettings
 
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
+HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
+NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down
+WARMUP_POLLS = 3  # before this many polls, "no anomalies" means "still checking"
 
-
-@dataclass(frozen=True)
-class Anomaly:
-    """One thing wrong: on a rank (or a node, from its first rank), or on the whole job."""
-
-    kind: str
-    severity: str
-    rank: int | None
-    summary: str
-    since: float
-
-    @property
-    def key(self) -> tuple[str, int | None]:
-        return self.kind, self.rank
-
-    @property
-    def order(self) -> tuple[int, float, int]:
-        """Most severe first, then the oldest, then by rank."""
-        return SEVERITIES.index(self.severity), self.since, -1 if self.rank is None else self.rank
-
-
-class _Held:
-    """When each condition began; a condition that lapses starts over."""
-
-    def __init__(self) -> None:
-        self.began: dict[object, float] = {}
-
-    def update(self, now: float, holding: dict[object, str], seconds: float
-               ) -> list[tuple[object, str, float]]:
-        """(key, evidence, since) of the conditions held for at least ``seconds``."""
-        self.began = {key: self.began.get(key, now) for key in holding}
-        return [(key, text, self.began[key]) for key, text in holding.items()
-                if now - self.began[key] >= seconds]
+__all__ = ["Anomaly", "Detectors"]
 
 
 class Detectors:
@@ -67,10 +35,22 @@ class Detectors:
     def __init__(self, settings: DetectSettings, rank_map: RankMap | None = None) -> None:
         self.s = settings
         self.rank_map = rank_map or RankMap((), (), 1, "not known yet")
-        self._held = {name: _Held() for name in ("thermal", "sm", "job_stall", "straggler",
-                                                 "nvlink", "throughput")}
-        self._seen: set[int] = set()
-        self._gone_since: dict[int, float] = {}
+        s = settings
+        self.holds = {
+            "thermal": Hold("thermal", "major", s.thermal_seconds),
+            "sm_stall": Hold("sm_stall", "major", s.sm_stall_seconds),
+            "job_stall": Hold("job_stall", "critical", s.job_stall_seconds),
+            "straggler": Hold("straggler", "major", s.straggler_seconds),
+            "nvlink": Hold("nvlink", "major", s.nvlink_seconds),
+            "throughput": Hold("throughput", "major", s.throughput_seconds),
+            "loss": Hold("loss", "critical", 0),
+            "ecc": Hold("ecc", "critical", 0),
+            "xid": Hold("xid", "major", 0),
+            "xid_critical": Hold("xid", "critical", 0),
+        }
+        self.liveness = Liveness()
+        self._nodes: tuple[RankMap | None, dict[int, list[int]]] = (None, {})
+        self.polls = 0
         self._loss: deque[tuple[float, float]] = deque()
         self._tokens: deque[tuple[float, float]] = deque()
 
@@ -81,32 +61,27 @@ class Detectors:
             self.rank_map = rank_map
         n = len(self.rank_map)
         up = frame.ranks_up(n)
+        self.polls += 1
+        hardware = self._hardware(frame)
         found = [
-            *self._missing(frame, up), *self._thermal(frame), *self._sm_stall(frame, up),
-            *self._straggler(frame, up), *self._nvlink(frame), *self._hardware(frame),
+            *self.liveness.update(frame, up), *self._thermal(frame), *self._sm_stall(frame, up),
+            *self._straggler(frame, up), *self._nvlink(frame), *hardware,
             *self._loss_divergence(frame), *self._throughput(frame),
         ]
         return sorted(found, key=lambda a: a.order)
 
-    # -- per rank ----------------------------------------------------------------------
+    @property
+    def warmed_up(self) -> bool:
+        """Whether the detectors have seen enough polls for "no anomalies" to mean it."""
+        return self.polls >= WARMUP_POLLS
 
-    def _missing(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
-        now = frame.time
-        self._seen.update(r for r, is_up in enumerate(up) if is_up)
-        self._gone_since = {r: self._gone_since.get(r, now) for r in self._seen if not up[r]}
-        found = [Anomaly("missing", "critical", r, "no data: its series are gone", since)
-                 for r, since in self._gone_since.items()]
-        never = [r for r, is_up in enumerate(up) if not is_up and r not in self._seen]
-        if never and self._seen:
-            found.append(Anomaly("never_seen", "warning", never[0],
-                                 f"{len(never)} rank(s) never reported, e.g. rank {never[0]}",
-                                 now))
-        return found
+    # -- per rank ----------------------------------------------------------------------
 
     def _thermal(self, frame: Frame) -> list[Anomaly]:
         temps, bits = frame.values.get("temperature"), frame.values.get("throttle_reasons")
         clocks = frame.values.get("sm_clock")
         holding: dict[object, str] = {}
+        severe: dict[object, str] = {}
         typical_clock = present_median(clocks)
         for rank in range(len(self.rank_map)):
             temp = _at(temps, rank)
@@ -120,8 +95,9 @@ class Detectors:
                 if not is_missing(clock) and not is_missing(typical_clock):
                     parts.append(f"SM clock {clock:.0f} MHz (median {typical_clock:.0f})")
                 holding[rank] = ", ".join(parts)
-        held = self._held["thermal"].update(frame.time, holding, self.s.thermal_seconds)
-        return [Anomaly("thermal", "major", r, text, since) for r, text, since in held]
+                if not is_missing(flags) and int(flags) & HW_THERMAL_BIT:
+                    severe[rank] = "HW thermal slowdown is set"
+        return self.holds["thermal"].update(frame.time, holding, severe)
 
     def _sm_stall(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
@@ -133,13 +109,10 @@ class Detectors:
         if len(low) > self.s.job_stall_share * live:
             text = (f"SM activity below {self.s.sm_active_pct:.0f} % on "
                     f"{len(low)}/{live} ranks (median {present_median(sm):.0f} %)")
-            held = self._held["job_stall"].update(frame.time, {None: text},
-                                                  self.s.job_stall_seconds)
-            self._held["sm"].update(frame.time, {}, self.s.sm_stall_seconds)
-            return [Anomaly("job_stall", "critical", None, t, since) for _, t, since in held]
-        self._held["job_stall"].update(frame.time, {}, self.s.sm_stall_seconds)
-        held = self._held["sm"].update(frame.time, low, self.s.sm_stall_seconds)
-        return [Anomaly("sm_stall", "major", r, t, since) for r, t, since in held]
+            self.holds["sm_stall"].update(frame.time, {})
+            return self.holds["job_stall"].update(frame.time, {None: text})
+        self.holds["job_stall"].update(frame.time, {})
+        return self.holds["sm_stall"].update(frame.time, low)
 
     def _straggler(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
         compute = frame.values.get("compute_time")
@@ -161,40 +134,47 @@ class Detectors:
             if value > self.s.straggler_factor * middle and value - middle > floor:
                 holding[rank] = (f"{name} {value / middle:.2f}x median "
                                  f"({_short(value)} vs {_short(middle)})")
-        held = self._held["straggler"].update(frame.time, holding, self.s.straggler_seconds)
-        return [Anomaly("straggler", "major", r, t, since) for r, t, since in held]
+        return self.holds["straggler"].update(frame.time, holding)
 
     def _nvlink(self, frame: Frame) -> list[Anomaly]:
         links = frame.values.get("nvlink")
-        g = self.rank_map.gpus_per_node
         if links is None or not len(self.rank_map):
             return []
-        nodes = [present_median(links[i:i + g]) for i in range(0, len(self.rank_map), g)]
-        typical = present_median(nodes)
+        if self._nodes[0] is not self.rank_map:
+            self._nodes = (self.rank_map, _nodes(self.rank_map))
+        nodes = self._nodes[1]
+        per_node = {first: present_median([_at(links, r) for r in ranks])
+                    for first, ranks in nodes.items()}
+        typical = present_median(list(per_node.values()))
         holding: dict[object, str] = {}
+        severe: dict[object, str] = {}
         if not is_missing(typical) and typical > 1e9:  # an idle or hung job has no NVLink norm
-            for node, value in enumerate(nodes):
+            for first, value in per_node.items():
                 if not is_missing(value) and value < self.s.nvlink_fraction * typical:
-                    holding[node * g] = (f"NVLink of node {self.rank_map.ranks[node * g].host} "
-                                         f"{value / 1e9:.0f} GB/s per GPU, {value / typical:.2f}x "
-                                         f"the median node ({typical / 1e9:.0f} GB/s)")
-        held = self._held["nvlink"].update(frame.time, holding, self.s.nvlink_seconds)
-        return [Anomaly("nvlink", "major", r, t, since) for r, t, since in held]
+                    holding[first] = (f"NVLink of node {self.rank_map.ranks[first].host} "
+                                      f"{value / 1e9:.0f} GB/s per GPU, {value / typical:.2f}x "
+                                      f"the median node ({typical / 1e9:.0f} GB/s)")
+                    if value < NVLINK_SEVERE_FRACTION * typical:
+                        severe[first] = "under a tenth of the median node"
+        return self.holds["nvlink"].update(frame.time, holding, severe)
 
     def _hardware(self, frame: Frame) -> list[Anomaly]:
-        found = []
+        ecc: dict[object, str] = {}
         for rank, count in enumerate(frame.values.get("ecc_dbe", ())):
             if not is_missing(count) and count > 0:
-                found.append(Anomaly("ecc", "critical", rank,
-                                     f"{count:.0f} uncorrectable (double-bit) ECC error(s)",
-                                     frame.time))
+                ecc[rank] = f"{count:.0f} uncorrectable (double-bit) ECC error(s)"
+        xids: dict[object, str] = {}
+        critical: dict[object, str] = {}
         for rank, code in enumerate(frame.values.get("xid", ())):
             if not is_missing(code) and code > 0:
-                meaning = xid_meaning(int(code))
-                severity = "critical" if int(code) in CRITICAL_XIDS else "major"
-                found.append(Anomaly("xid", severity, rank, f"XID {code:.0f}: {meaning}",
-                                     frame.time))
-        return found
+                text = f"XID {code:.0f}: {xid_meaning(int(code))}"
+                (critical if int(code) in CRITICAL_XIDS else xids)[rank] = text
+        for faults in (ecc, xids, critical):
+            for rank, text in faults.items():
+                self.liveness.note_fault(rank, frame.time, text)
+        return [*self.holds["ecc"].update(frame.time, ecc),
+                *self.holds["xid"].update(frame.time, xids),
+                *self.holds["xid_critical"].update(frame.time, critical)]
 
     # -- the whole job -----------------------------------------------------------------
 
@@ -205,12 +185,11 @@ class Detectors:
         _push(self._loss, frame.time, loss, self.s.loss_window_seconds)
         lowest = min(v for _, v in self._loss)
         rising = len(self._loss) >= 3 and loss >= self._loss[-3][1]
+        holding: dict[object, str] = {}
         if lowest > 0 and loss > lowest * (1 + self.s.loss_rise) and rising:
-            return [Anomaly("loss", "critical", None,
-                            f"loss {loss:.3f}, {loss / lowest:.2f}x its lowest "
-                            f"({lowest:.3f}) in the last {self.s.loss_window_seconds:.0f} s",
-                            frame.time)]
-        return []
+            holding[None] = (f"loss {loss:.3f}, {loss / lowest:.2f}x its lowest "
+                             f"({lowest:.3f}) in the last {self.s.loss_window_seconds:.0f} s")
+        return self.holds["loss"].update(frame.time, holding)
 
     def _throughput(self, frame: Frame) -> list[Anomaly]:
         tokens = frame.job.get("tokens_per_s", float("nan"))
@@ -222,8 +201,16 @@ class Detectors:
         if typical > 0 and tokens < self.s.throughput_fraction * typical:
             holding[None] = (f"{tokens / 1e6:.2f} M tokens/s, {tokens / typical:.2f}x the "
                              f"recent median ({typical / 1e6:.2f} M)")
-        held = self._held["throughput"].update(frame.time, holding, self.s.throughput_seconds)
-        return [Anomaly("throughput", "major", None, t, since) for _, t, since in held]
+        return self.holds["throughput"].update(frame.time, holding)
+
+
+def _nodes(rank_map: RankMap) -> dict[int, list[int]]:
+    """Each node's ranks, by the node's first rank (how a node-wide anomaly is placed)."""
+    by_node: dict[int, list[int]] = {}
+    for rank in rank_map.ranks:
+        if rank.node >= 0:
+            by_node.setdefault(rank.node, []).append(rank.rank)
+    return {ranks[0]: ranks for ranks in by_node.values()}
 
 
 def _at(values: Sequence[float] | None, rank: int) -> float:

@@ -19,8 +19,9 @@ class Journal:
 
     def update(self, now: float, anomalies: Sequence[Anomaly], rank_map: RankMap
                ) -> list[Event]:
-        """The events since the last frame, appended to the log (when there is one)."""
-        current = {a.key: a for a in anomalies}
+        """The events since the last frame, appended to the log (when there is one).
+        Pending anomalies are not facts yet: only confirmed ones are journalled."""
+        current = {a.key: a for a in anomalies if a.confirmed}
         started = [a for key, a in current.items() if key not in self.active]
         resolved = [a for key, a in self.active.items() if key not in current]
         self.active = current

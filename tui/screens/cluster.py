@@ -12,7 +12,7 @@ from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.settings.config import MetricDef, Settings
-from ranktop.widgets.anomaly_list import AnomalyList
+from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.panel import MetricPanel
 from textual import on
@@ -154,7 +154,7 @@ class ClusterScreen(Screen):
             job_name=self.job_name, status=self.status, frame=self.frame,
             n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),
             paused=self.paused, step_stuck_since=self.analysis.progress.still_since,
-            step_seconds=self.analysis.step_seconds,
+            step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view), layout=False)
 
@@ -208,17 +208,20 @@ class ClusterScreen(Screen):
         return self.anomalies[self.current_anomaly].key
 
     def _draw_anomalies(self) -> None:
-        rows = [(a.severity, self._describe(a)) for a in self.anomalies]
+        rows = [Row(a.severity, self._describe(a), a.pending) for a in self.anomalies]
         box = self.query_one("#anomalies", AnomalyList)
-        box.border_title = f"anomalies ({len(rows)}): n / N to visit" if rows else "anomalies"
-        box.set_rows(rows, self.current_anomaly)
+        box.border_title = (f"anomalies ({cluster_lines.count_by_severity(self.anomalies)}):"
+                            " n / N to visit" if rows else "anomalies")
+        box.set_rows(rows, self.current_anomaly, self.analysis.verdict_when_clear)
 
     def _describe(self, anomaly: Anomaly) -> str:
         where = "the whole job"
         if anomaly.rank is not None and anomaly.rank < len(self.rank_map):
             rank = self.rank_map.ranks[anomaly.rank]
             where = f"rank {rank.rank} {rank.place}"
-        return f"{where}  {anomaly.kind.replace('_', ' ')}: {anomaly.summary}"
+        held = (f" ({anomaly.held:.0f} s of {anomaly.confirm_after:.0f} s)"
+                if anomaly.pending else "")
+        return f"{where}  {anomaly.kind.replace('_', ' ')}: {anomaly.summary}{held}"
 
     def action_next_anomaly(self, step: int) -> None:
         if not self.anomalies:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ranktop.tui.core.analysis import NO_PROGRESS_SECONDS
+from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.domain import SEVERITIES
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
 from ranktop.tui.settings.config import MetricDef
@@ -15,14 +18,14 @@ STATUS_ORDER = (
     "sm_active", "temperature", "nvlink", "step_time", "compute_time", "throttle_reasons",
     "xid", "ecc_dbe", "sm_clock", "power", "gpu_util", "memory_used",
 )
+SEVERITY_COLOURS = {"critical": "bold color(196)", "major": "bold color(208)",
+                    "warning": "color(178)"}
 HEALTH_STYLES = {
     Health.OK: "green",
     Health.SLOW: "yellow",
     Health.STALE: "bold yellow",
     Health.ERROR: "bold red",
 }
-# A job whose step counter has not moved for this long is called out as not progressing.
-NO_PROGRESS_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class JobView:
     paused: bool
     step_stuck_since: float | None
     step_seconds: float = float("nan")  # the job's median step time
+    anomalies: Sequence[Anomaly] = ()
 
 
 def header(view: JobView) -> Text:
@@ -55,6 +59,9 @@ def header(view: JobView) -> Text:
         line.append(f"  data {_age(age)} old", "bold yellow" if age > 30 else "dim")
     else:
         line.append("  waiting for the first poll…", "dim")
+    if view.anomalies:
+        line.append("  ")
+        line.append_text(_severity_counts(view.anomalies))
     line.append(f"  {view.status.name}", "dim")
     line.append("\n")
     missing = view.n_ranks - view.ranks_up
@@ -65,6 +72,21 @@ def header(view: JobView) -> Text:
     if view.status.detail:
         line.append(f"  {view.status.detail}", "dim")
     return line
+
+
+def _severity_counts(anomalies: Sequence[Anomaly]) -> Text:
+    """"● 1 critical ● 2 major ◌ 1 pending", each in its colour."""
+    text = Text()
+    confirmed = [a.severity for a in anomalies if a.confirmed]
+    for severity in SEVERITIES:
+        if confirmed.count(severity):
+            text.append(f"● {confirmed.count(severity)} {severity} ",
+                        SEVERITY_COLOURS[severity])
+    pending = sum(1 for a in anomalies if a.pending)
+    if pending:
+        text.append(f"◌ {pending} pending", "italic")
+    text.rstrip()
+    return text
 
 
 def _health(view: JobView) -> Text:
@@ -154,3 +176,13 @@ def _breach_style(metric: MetricDef, value: float) -> str:
         return ""
     breached = value >= metric.warn if metric.bad == "high" else value < metric.warn
     return "bold red" if breached else ""
+
+
+def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
+    """"2 critical, 1 major, 3 pending": confirmed ones by severity, then the pending."""
+    confirmed = [a.severity for a in anomalies if a.confirmed]
+    parts = [f"{confirmed.count(s)} {s}" for s in SEVERITIES if confirmed.count(s)]
+    pending = sum(1 for a in anomalies if a.pending)
+    if pending:
+        parts.append(f"{pending} pending")
+    return ", ".join(parts)

@@ -37,13 +37,14 @@ def healthy(t: float, **changes) -> Frame:
     return Frame(time=t, values=values, job=job)
 
 
-def run(frames) -> dict[tuple, float]:
-    """When each anomaly was first reported."""
+def run(frames, pending: bool = False) -> dict[tuple, float]:
+    """When each anomaly was first confirmed (with ``pending``, first shown at all)."""
     detectors = Detectors(SETTINGS, RANK_MAP)
     first: dict[tuple, float] = {}
     for frame in frames:
         for anomaly in detectors.update(frame):
-            first.setdefault(anomaly.key, frame.time)
+            if pending or anomaly.confirmed:
+                first.setdefault(anomaly.key, frame.time)
     return first
 
 
@@ -55,21 +56,32 @@ def test_a_calm_job_raises_nothing():
     assert run(healthy(t) for t in times(600)) == {}
 
 
-def test_thermal_needs_its_time_and_names_the_throttle_and_clock():
-    frames = [healthy(t, temperature={5: 88.0}, throttle_reasons={5: 96.0},
+def test_thermal_is_pending_at_once_and_confirmed_after_its_time():
+    frames = [healthy(t, temperature={5: 88.0}, throttle_reasons={5: 32.0},
                       sm_clock={5: 1400.0}) for t in times(20)]
     detectors = Detectors(SETTINGS, RANK_MAP)
     reported = [detectors.update(f) for f in frames]
-    assert reported[0] == []  # one hot poll is not yet a fault
+    first = reported[0][0]  # one hot poll shows, but is not yet a fault
+    assert (first.kind, first.rank, first.pending) == ("thermal", 5, True)
+    assert first.state == "pending 0 s of 10 s"
     anomaly = reported[-1][0]
-    assert (anomaly.kind, anomaly.rank) == ("thermal", 5)
-    assert "88 °C" in anomaly.summary and "HW thermal" in anomaly.summary
+    assert anomaly.confirmed and anomaly.since == first.since == 0.0
+    assert "88 °C" in anomaly.summary and "SW thermal" in anomaly.summary
     assert "SM clock 1400 MHz (median 1980)" in anomaly.summary
+    assert [a.confirmed for a in (r[0] for r in reported)] == [t >= 10 for t in times(20)]
 
 
-def test_a_brief_spike_resolves_and_starts_over():
+def test_the_gpus_own_hw_thermal_slowdown_confirms_at_once_and_says_so():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    anomaly = detectors.update(healthy(0, temperature={5: 88.0}, throttle_reasons={5: 96.0}))[0]
+    assert anomaly.confirmed and anomaly.rule == "HW thermal slowdown is set"
+    assert anomaly.state == "confirmed (HW thermal slowdown is set)"
+
+
+def test_a_brief_spike_is_only_ever_pending_and_starts_over():
     frames = [healthy(t, temperature={5: 90.0} if t < 6 else {}) for t in times(30)]
     assert run(frames) == {}
+    assert run(frames, pending=True) == {("thermal", 5): 0.0}
 
 
 def test_one_rank_stalling_is_a_rank_stall_and_everyone_is_a_job_stall():
@@ -105,12 +117,37 @@ def test_a_node_with_low_nvlink_is_named_once_by_its_first_rank():
     assert list(found) == [("nvlink", 8)]
 
 
-def test_ecc_and_xid_are_reported_at_once_with_the_xids_meaning():
+def test_ecc_and_xid_are_confirmed_at_once_with_the_xids_meaning_and_keep_their_start():
     detectors = Detectors(SETTINGS, RANK_MAP)
-    anomalies = detectors.update(healthy(0, ecc_dbe={4: 1.0}, xid={7: 79.0}))
+    detectors.update(healthy(0, ecc_dbe={4: 1.0}, xid={7: 79.0}))
+    anomalies = detectors.update(healthy(2, ecc_dbe={4: 1.0}, xid={7: 79.0}))
     by_kind = {a.kind: a for a in anomalies}
     assert by_kind["ecc"].rank == 4 and by_kind["ecc"].severity == "critical"
     assert by_kind["xid"].rank == 7 and "fallen off the bus" in by_kind["xid"].summary
+    assert all(a.confirmed and a.since == 0 for a in anomalies)
+
+
+def test_a_rank_that_dies_after_an_xid_is_down_with_the_xid_named():
+    gone = {metric: {7: math.nan} for metric in healthy(0).values}
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    detectors.update(healthy(0))
+    detectors.update(healthy(2, xid={7: 79.0}))
+    down = [a for a in detectors.update(healthy(4, **gone)) if a.rank == 7]
+    assert [(a.kind, a.since) for a in down] == [("missing", 4)]
+    assert down[0].summary == ("down: XID 79: GPU has fallen off the bus (2 s before), "
+                               "then its series vanished")
+    record = detectors.liveness.down[7]
+    assert record.last_values["temperature"] == 62.0 and record.last_seen == 2
+
+
+def test_a_rank_map_that_grows_keeps_every_timer():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    hot = {"temperature": {5: 88.0}, "throttle_reasons": {5: 32.0}}
+    for t in times(6):
+        detectors.update(healthy(t, **hot))
+    bigger = RankMap.grid([f"h{i}" for i in range(N // G + 1)], G, "test, grown")
+    anomaly = next(a for a in detectors.update(healthy(8, **hot), bigger) if a.rank == 5)
+    assert anomaly.since == 0 and anomaly.held == 8
 
 
 def test_a_rank_that_vanishes_is_missing_one_never_seen_is_not():

@@ -1,0 +1,89 @@
+"""Ranks that are down: their series vanished after being seen, or never came at all.
+
+A rank that dies keeps what is known of it: since when it is down, its last values, and the
+last hardware fault it had (an XID 79 seen two seconds before its series vanished is the
+likely cause, and is said so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.model import Frame, is_missing
+
+NEVER_NAMED = 8  # up to this many never-seen ranks get an anomaly each; past it, one for all
+
+
+@dataclass(frozen=True)
+class DownRank:
+    """What is known of a rank whose series vanished."""
+
+    rank: int
+    since: float  # the first poll without it
+    last_seen: float  # the last poll with it
+    last_values: Mapping[str, float] = field(default_factory=dict)
+    fault: str = ""  # its last hardware fault, e.g. "XID 79: GPU has fallen off the bus"
+    fault_time: float | None = None
+
+    @property
+    def summary(self) -> str:
+        if not self.fault or self.fault_time is None:
+            return "its series vanished"
+        before = max(0.0, self.since - self.fault_time)
+        return f"{self.fault} ({before:.0f} s before), then its series vanished"
+
+
+class Liveness:
+    """Which ranks have been seen, which are gone since when, and their last faults."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.down: dict[int, DownRank] = {}
+        self._faults: dict[int, tuple[float, str]] = {}
+        self._previous: Frame | None = None
+        self._started: float | None = None  # the first poll: never-seen ranks are since then
+
+    def note_fault(self, rank: int, when: float, text: str) -> None:
+        """A hardware fault on ``rank``: named again if the rank dies."""
+        self._faults[rank] = (when, text)
+
+    def update(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
+        """``missing`` for each rank gone after being seen, ``never_seen`` for the others."""
+        now = frame.time
+        self._started = now if self._started is None else self._started
+        alive = {rank for rank, is_up in enumerate(up) if is_up}
+        for rank in alive:
+            self.down.pop(rank, None)
+        for rank in self.seen - alive:
+            if rank not in self.down:
+                self.down[rank] = self._went_down(rank, now)
+        self.seen |= alive
+        self._previous = frame
+        found = [Anomaly("missing", "critical", rank, f"down: {gone.summary}", gone.since)
+                 for rank, gone in sorted(self.down.items())]
+        return found + self._never_seen(up, self._started)
+
+    def _went_down(self, rank: int, now: float) -> DownRank:
+        previous = self._previous
+        last_values: dict[str, float] = {}
+        last_seen = now
+        if previous is not None:
+            last_seen = previous.time
+            last_values = {m: v for m in previous.values
+                           if not is_missing(v := previous.value(m, rank))}
+        fault_time, fault = self._faults.get(rank, (None, ""))
+        return DownRank(rank, now, last_seen, last_values, fault, fault_time)
+
+    def _never_seen(self, up: Sequence[bool], since: float) -> list[Anomaly]:
+        if not self.seen:
+            return []
+        never = [rank for rank, is_up in enumerate(up) if not is_up and rank not in self.seen]
+        if len(never) > NEVER_NAMED:
+            return [Anomaly("never_seen", "warning", never[0],
+                            f"{len(never)} ranks have not reported since ranktop started, "
+                            f"e.g. rank {never[0]}", since)]
+        return [Anomaly("never_seen", "warning", rank,
+                        "has not reported since ranktop started: down before it?", since)
+                for rank in never]
