@@ -17,7 +17,6 @@ from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.alerts import (
     AlertRecord,
-    AlertSourceError,
     alertmanager_alerts,
     merge,
     prometheus_history,
@@ -60,12 +59,12 @@ class RankContext:
         prometheus = self.settings.prometheus
         if prometheus is not None and prometheus.url:
             found.append(self._try("Prometheus", notes, lambda: prometheus_history(
-                prometheus, rank, ALERT_WINDOW_SECONDS, now)))
+                self.settings, rank, ALERT_WINDOW_SECONDS, now)))
         else:
             notes.append("no Prometheus configured")
         if self.alertmanager_url:
             found.append(self._try("Alertmanager", notes, lambda: alertmanager_alerts(
-                self.alertmanager_url, prometheus, rank)))
+                self.alertmanager_url, self.settings, rank)))
         else:
             notes.append("no Alertmanager configured (--alertmanager URL)")
         records = merge(*found)
@@ -93,7 +92,7 @@ class RankContext:
     def _try(name: str, notes: list[str], read) -> list[AlertRecord]:
         try:
             return read()
-        except AlertSourceError as error:
+        except QueryError as error:
             notes.append(f"{name} unreachable: {error}")
             return []
 

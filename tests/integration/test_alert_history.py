@@ -38,7 +38,7 @@ def ranks():
 
 
 def settings_for(url: str):
-    return load_settings(overrides={"prometheus": {"url": url}}, environ={}).prometheus
+    return load_settings(overrides={"prometheus": {"url": url}}, environ={})
 
 
 @pytest.fixture

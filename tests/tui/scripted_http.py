@@ -28,7 +28,8 @@ class Scripted(BaseHTTPRequestHandler):
     def _answer(self, body: bytes) -> None:
         url = urlparse(self.path)
         form = parse_qs(url.query) | parse_qs(body.decode())
-        Scripted.seen = {"path": url.path, "form": form, "headers": dict(self.headers)}
+        Scripted.seen = {"method": self.command, "path": url.path, "form": form,
+                         "headers": dict(self.headers)}
         time.sleep(Scripted.delay)
         status, content_type, text = Scripted.reply
         self.send_response(status)

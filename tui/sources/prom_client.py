@@ -1,30 +1,35 @@
-"""A blocking PromQL client (prometheus-api-client) whose failures say what they are.
+"""Every HTTP exchange ranktop has with Prometheus (or any API that answers PromQL the same
+way) and with Alertmanager, and failures that say what they are.
 
-Every failure becomes a ``QueryError`` with a short kind ("connection refused", "timed out",
-"HTTP 503", "TLS", ...) and a message free of credentials. Calls block: the source runs them
-in a thread.
+Instant and range queries go to Prometheus by POST; the alerts Alertmanager holds come from
+its v2 API, with the same credentials and TLS settings. Every failure is a ``QueryError``
+whose ``kind`` is the short word the console shows ("connection refused", "timed out",
+"HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Nothing is retried:
+the next poll is the retry, and a poll must stay short. Calls block: run them in a thread.
 """
 
 from __future__ import annotations
 
 import re
+import ssl
+import threading
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timezone
 from typing import NamedTuple
 from urllib.parse import urlparse
 
-import requests
-from prometheus_api_client import PrometheusApiClientException, PrometheusConnect
+import httpx
 from ranktop.tui.settings.sources import PrometheusSettings
-from urllib3.util.retry import Retry
 
 USER_AGENT = "ranktop"
+PROMETHEUS_ANSWER = "not a Prometheus API response"
+ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
+_USERINFO = re.compile(r"//[^/@\s]+@")
 
 
 class QueryError(Exception):
-    """A query that did not answer; ``kind`` is what the header calls it."""
+    """A request that did not answer, whichever the API; ``kind`` is what the header calls it."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str = "") -> None:
         super().__init__(f"{kind}: {message}" if message else kind)
         self.kind = kind
         self.message = message
@@ -34,6 +39,11 @@ class Sample(NamedTuple):
     labels: Mapping[str, str]
     value: float
     time: float
+
+
+class Series(NamedTuple):
+    labels: Mapping[str, str]
+    points: list[tuple[float, float]]  # (time, value), oldest first
 
 
 class Vector:
@@ -58,86 +68,151 @@ class Vector:
 
 
 class PromClient:
-    """Instant queries against one Prometheus-compatible API."""
+    """Queries to one Prometheus-compatible API, and alerts from an Alertmanager, with the
+    credentials and TLS settings of ``settings``. One connection pool, opened on first use."""
 
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
-        session = requests.Session()
-        session.verify = False if settings.insecure else str(settings.ca_bundle or True)
-        if session.verify == "True":
-            session.verify = True
-        headers = {"User-Agent": USER_AGENT}
-        if settings.bearer_token:
-            headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
-        auth = (settings.username, settings.password.value) if settings.username else None
-        # No retries inside a poll: the next poll is the retry, and a poll must stay short.
-        self._prometheus = PrometheusConnect(
-            url=settings.url, headers=headers, auth=auth, session=session,
-            retry=Retry(total=0), timeout=settings.timeout_seconds, method="POST",
-        )
-        self._secrets = [s for s in (settings.bearer_token.value, settings.password.value) if s]
-        password = urlparse(settings.url).password
-        if password:
-            self._secrets.append(password)
+        self._http: httpx.Client | None = None
+        self._opening = threading.Lock()
+        found = [settings.bearer_token.value, settings.password.value,
+                 urlparse(settings.url).password]
+        self._secrets = [secret for secret in found if secret]
+
+    def __enter__(self) -> PromClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
 
     def query(self, promql: str) -> Vector:
         """The instant vector ``promql`` evaluates to now."""
-        try:
-            result = self._prometheus.custom_query(promql)
-        except requests.exceptions.SSLError as error:
-            raise QueryError("TLS", self._clean(_first_line(error))) from None
-        except requests.exceptions.Timeout:
-            raise QueryError("timed out", f"no answer in {self.settings.timeout_seconds:g} s"
-                             ) from None
-        except requests.exceptions.ConnectionError as error:
-            text = str(error)
-            kind = "connection refused" if "refused" in text.lower() else "cannot connect"
-            raise QueryError(kind, self._clean(self.settings.url)) from None
-        except PrometheusApiClientException as error:
-            raise _http_error(self._clean(str(error))) from None
-        except requests.exceptions.JSONDecodeError:
-            raise QueryError("bad answer", "not a Prometheus API response") from None
-        except requests.exceptions.RequestException as error:
-            raise QueryError("request failed", self._clean(_first_line(error))) from None
-        except ValueError:
-            raise QueryError("bad answer", "not a Prometheus API response") from None
-        return _vector(result)
+        result = self._prometheus("query", {"query": promql}).get("result")
+        if not isinstance(result, list):
+            raise QueryError("bad answer", "expected an instant vector")
+        return Vector(result)
 
-    def query_range(self, promql: str, start: float, end: float, step: float
-                    ) -> list[tuple[float, float]]:
-        """The first series of a range query, as (time, value) pairs."""
+    def query_range(self, promql: str, start: float, end: float, step: float) -> list[Series]:
+        """Every series ``promql`` gives from ``start`` to ``end`` (epoch seconds), each
+        evaluated every ``step`` seconds."""
+        form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
+                "step": _seconds(step)}
+        result = self._prometheus("query_range", form).get("result")
         try:
-            result = self._prometheus.custom_query_range(
-                promql, start_time=datetime.fromtimestamp(start, tz=timezone.utc),
-                end_time=datetime.fromtimestamp(end, tz=timezone.utc), step=f"{step:g}s")
-        except (requests.exceptions.RequestException, PrometheusApiClientException,
-                ValueError) as error:
-            raise QueryError("range query failed", self._clean(_first_line(error))) from None
-        if not isinstance(result, list) or not result:
-            return []
-        try:
-            return [(float(t), float(v)) for t, v in result[0]["values"]]
+            return [Series(dict(item["metric"]),
+                           [(float(t), float(v)) for t, v in item["values"]])
+                    for item in result]
         except (KeyError, TypeError, ValueError):
-            raise QueryError("bad answer", "a range series without values") from None
+            raise QueryError("bad answer", "a range series without labels or values") from None
 
-    def _clean(self, text: str) -> str:
-        for secret in self._secrets:
+    def alertmanager_alerts(self, url: str, timeout: float) -> list[dict]:
+        """The alerts the Alertmanager at ``url`` holds: active, silenced and inhibited."""
+        params = {"active": "true", "silenced": "true", "inhibited": "true"}
+        answer = self._send("GET", url, "/api/v2/alerts", timeout, params=params)
+        alerts = _json(answer, ALERTMANAGER_ANSWER)
+        if not isinstance(alerts, list) or not all(isinstance(a, dict) for a in alerts):
+            raise QueryError("bad answer", ALERTMANAGER_ANSWER)
+        return alerts
+
+    def clean(self, text: str, *urls: str) -> str:
+        """``text`` with the credentials, and any user:password@ in a URL, taken out."""
+        found = [urlparse(url).password for url in urls]
+        for secret in [*self._secrets, *(s for s in found if s)]:
             text = text.replace(secret, "***")
-        return re.sub(r"//[^/@\s]+@", "//***@", text)
+        return _USERINFO.sub("//***@", text)
+
+    # -- the exchange ------------------------------------------------------------------
+
+    def _prometheus(self, endpoint: str, form: dict[str, str]) -> dict:
+        if not self.settings.url:
+            raise QueryError("not configured", "no Prometheus URL")
+        answer = self._send("POST", self.settings.url, f"/api/v1/{endpoint}",
+                            self.settings.timeout_seconds, data=form)
+        payload = _json(answer, PROMETHEUS_ANSWER)
+        if not (isinstance(payload, dict) and payload.get("status") == "success"
+                and isinstance(payload.get("data"), dict)):
+            raise QueryError("bad answer", PROMETHEUS_ANSWER)
+        return payload["data"]
+
+    def _send(self, method: str, base: str, path: str, timeout: float,
+              **request: object) -> httpx.Response:
+        try:
+            answer = self._client().request(method, f"{base.rstrip('/')}{path}",
+                                            timeout=timeout, **request)
+        except httpx.TimeoutException:
+            raise QueryError("timed out", f"no answer in {timeout:g} s") from None
+        except httpx.ConnectError as error:
+            if _is_tls(error):
+                raise QueryError("TLS", self.clean(_first_line(error), base)) from None
+            raise QueryError(_connect_kind(str(error)), self.clean(base, base)) from None
+        except (httpx.HTTPError, httpx.InvalidURL, ssl.SSLError, OSError) as error:
+            kind = "TLS" if _is_tls(error) else "request failed"
+            raise QueryError(kind, self.clean(_first_line(error), base)) from None
+        if not answer.is_success:
+            raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base))
+        return answer
+
+    def _client(self) -> httpx.Client:
+        """The connection pool; opened here, not in __init__, so a CA bundle that cannot be
+        read is a failed request (TLS) rather than a crash."""
+        with self._opening:
+            if self._http is None:
+                settings = self.settings
+                headers = {"User-Agent": USER_AGENT}
+                if settings.bearer_token:
+                    headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
+                auth = (settings.username, settings.password.value) if settings.username else None
+                self._http = httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
+                                          follow_redirects=True)
+            return self._http
 
 
-def _vector(result: object) -> Vector:
-    if not isinstance(result, list):
-        raise QueryError("bad answer", "expected an instant vector")
-    return Vector(result)
+def _verify(settings: PrometheusSettings) -> ssl.SSLContext | bool:
+    if settings.insecure:
+        return False
+    if settings.ca_bundle:
+        return ssl.create_default_context(cafile=str(settings.ca_bundle))
+    return True
 
 
-def _http_error(text: str) -> QueryError:
-    match = re.search(r"HTTP Status Code (\d+)", text)
-    code = match.group(1) if match else "error"
-    detail = re.search(r'"error":\s*"([^"]{0,160})', text)
-    return QueryError(f"HTTP {code}", detail.group(1) if detail else "")
+def _json(answer: httpx.Response, what: str) -> object:
+    try:
+        return answer.json()
+    except ValueError:
+        raise QueryError("bad answer", what) from None
 
 
-def _first_line(error: Exception) -> str:
+def _reason(answer: httpx.Response) -> str:
+    """Prometheus's ``error`` field, else the body's first line: what went wrong, short."""
+    try:
+        reason = answer.json().get("error")
+    except (ValueError, AttributeError):
+        reason = None
+    if isinstance(reason, str):
+        return reason[:160]
+    lines = answer.text.strip().splitlines()
+    return lines[0][:160] if lines else ""
+
+
+def _seconds(value: float) -> str:
+    """Seconds as Prometheus reads them: 1800000000, 4, 0.5 (never 1.8e+09)."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _connect_kind(text: str) -> str:
+    return "connection refused" if "refused" in text.lower() else "cannot connect"
+
+
+def _is_tls(error: BaseException) -> bool:
+    cause = error.__cause__ or error.__context__
+    return isinstance(error, ssl.SSLError) or isinstance(cause, ssl.SSLError) or (
+        "SSL" in str(error) or "CERTIFICATE" in str(error))
+
+
+def _first_line(error: BaseException) -> str:
     return str(error).splitlines()[0][:200] if str(error) else error.__class__.__name__

@@ -119,26 +119,24 @@ class PrometheusSource:
             metric = self.settings.metrics.get(metric_id)
             if metric is None or not metric.queries:
                 continue
-            mine = self.client.query_range(self._rank_query(metric, rank), now - seconds, now,
-                                           step)
+            mine = self._first_series(self._rank_query(metric, rank), now - seconds, now, step)
             whole = promql.metric_query(metric.queries, self._dcgm, self._job)
-            typical = dict(self.client.query_range(f"quantile(0.5, {whole})",
-                                                   now - seconds, now, step))
+            typical = dict(self._first_series(f"quantile(0.5, {whole})", now - seconds, now,
+                                              step))
             found[metric_id] = [Point(t, _clean(v), typical.get(t, MISSING)) for t, v in mine]
         return found
 
     def _rank_query(self, metric, rank: int) -> str:
-        """The metric's query narrowed to one rank's GPU (by UUID, else host and GPU)."""
-        found = self.rank_map.ranks[rank]
-        extra = f",{self.prom.dcgm_selector}" if self.prom.dcgm_selector else ""
-        job = self._job[:-1] + ("," if self._job != "{}" else "") + (
-            f'{self.rank_settings.rank_label}="{rank}"}}')
-        if found.uuid:
-            selectors = ["{" + f'UUID="{found.uuid}"' + extra + "}"]
-        else:
-            selectors = ["{" + f'{label}="{found.host}",gpu="{found.gpu}"' + extra + "}"
-                         for label in ("Hostname", "hostname")]
-        return " or ".join(promql.metric_query(metric.queries, s, job) for s in selectors)
+        """The metric's query narrowed to one rank's GPU and the job's series of that rank."""
+        rs = self.rank_settings
+        job = {**promql.job_labels(rs.job_label, self.prom.job), rs.rank_label: str(rank)}
+        return promql.rank_query(metric.queries, self.rank_map.ranks[rank],
+                                 self.prom.dcgm_selector, job)
+
+    def _first_series(self, expression: str, start: float, end: float, step: float
+                      ) -> list[tuple[float, float]]:
+        series = self.client.query_range(expression, start, end, step)
+        return series[0].points if series else []
 
     # -- ranks -------------------------------------------------------------------------
 

@@ -3,32 +3,52 @@
 A metric with several ways of being read (SM activity: SM active, else graphics engine
 active, else GPU utilisation) becomes one query that takes, GPU by GPU, the first way that
 has data, and labels each answer with the way it used, so the screen can say which it shows.
+
+Every label value ranktop puts in a query goes through ``quote``: a host named
+``node",Hostname=~".+`` stays one value and never becomes a matcher of its own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_NODE_LABELS, DCGM_UUID_LABELS
+from ranktop.tui.core.model import Rank
 from ranktop.tui.settings.config import MetricQuery
 
 WAY_LABEL = "ranktop_way"
 # Candidates join per GPU on its UUID (``uuid`` under dcgm-exporter's old label names).
-JOIN = "or on(UUID, uuid)"
+JOIN = f"or on({', '.join(DCGM_UUID_LABELS)})"
+ALERTS_ACTIVE = 'alertstate=~"firing|pending"'
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def quote(value: str) -> str:
+    """``value`` as a PromQL string literal: backslash, double quote and newline escaped."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def selector(labels: Mapping[str, str], extra_matchers: str = "") -> str:
+    """``{name="value",...}``: a matcher per label, values quoted, then the user's own."""
+    matchers = [f"{name}={quote(value)}" for name, value in labels.items()]
+    return "{" + ",".join([*matchers, extra_matchers] if extra_matchers else matchers) + "}"
 
 
 def dcgm_selector(extra_matchers: str) -> str:
     """``{...}`` for DCGM series: the user's extra matchers, or nothing."""
-    return "{" + extra_matchers + "}"
+    return selector({}, extra_matchers)
+
+
+def job_labels(job_label: str, job: str) -> dict[str, str]:
+    """The label that picks the job's own series, or none (every job) when none is named."""
+    return {job_label: job} if job else {}
 
 
 def job_selector(job_label: str, job: str) -> str:
     """``{training_job="name"}`` for the job's own series, or ``{}`` for every job."""
-    if not job:
-        return "{}"
-    escaped = job.replace("\\", "\\\\").replace('"', '\\"')
-    return "{" + f'{job_label}="{escaped}"' + "}"
+    return selector(job_labels(job_label, job))
 
 
 def fill(template: str, dcgm: str, job: str) -> str:
@@ -47,8 +67,29 @@ def metric_query(queries: Sequence[MetricQuery], dcgm: str, job: str) -> str:
     return f" {JOIN} ".join(marked)
 
 
-def freshness_query(metric_name: str, selector: str) -> str:
+def rank_query(queries: Sequence[MetricQuery], rank: Rank, dcgm_extra: str,
+               job: Mapping[str, str]) -> str:
+    """The metric's query narrowed to one rank.
+
+    DCGM series by the rank's GPU UUID, else by its host (under each label a bare-metal
+    exporter may use) and GPU index; the job's own series by the labels ``job`` (the job's
+    name and the rank's number).
+    """
+    if rank.uuid:
+        gpus = [{label: rank.uuid} for label in DCGM_UUID_LABELS]
+    else:
+        gpus = [{label: rank.host, DCGM_GPU_LABEL: str(rank.gpu)} for label in DCGM_NODE_LABELS]
+    mine = selector(job)
+    return " or ".join(metric_query(queries, selector(gpu, dcgm_extra), mine) for gpu in gpus)
+
+
+def alerts_query(label_sets: Iterable[Mapping[str, str]]) -> str:
+    """The ``ALERTS`` series, firing or pending, that carry all the labels of any one set."""
+    return " or ".join("ALERTS" + selector(labels, ALERTS_ACTIVE) for labels in label_sets)
+
+
+def freshness_query(metric_name: str, series: str) -> str:
     """The time of each series' newest sample, for per-rank staleness."""
     if not _LABEL_NAME.match(metric_name):
         raise ValueError(f"not a metric name: {metric_name!r}")
-    return f"timestamp({metric_name}{selector})"
+    return f"timestamp({metric_name}{series})"

@@ -1,14 +1,18 @@
-"""The PromQL client against a scripted HTTP server: answers, and failures by kind."""
+"""The one HTTP client, against a scripted server: instant queries, range queries and
+Alertmanager's alerts, and every failure of each as one error type, by kind, without secrets."""
 
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prom_client import PromClient, QueryError
 
 from tests.tui.scripted_http import Scripted
+
+SECRETS = ("tok-secret", "pw-secret", "url-secret")
 
 
 def client(url: str, **prometheus) -> PromClient:
@@ -22,6 +26,23 @@ def vector(*samples) -> str:
     return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
 
 
+def matrix(*series) -> str:
+    result = [{"metric": labels, "values": points} for labels, points in series]
+    return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}})
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def form() -> dict[str, str]:
+    return {key: values[0] for key, values in Scripted.seen["form"].items()}
+
+
+# --- answers ----------------------------------------------------------------------------
+
 def test_an_instant_vector_reads_as_samples_and_the_token_is_sent(server):
     Scripted.reply = (200, "application/json",
                       vector(({"gpu": "0"}, 61.5), ({"gpu": "1"}, "NaN")))
@@ -29,38 +50,157 @@ def test_an_instant_vector_reads_as_samples_and_the_token_is_sent(server):
     assert samples[0].labels == {"gpu": "0"} and samples[0].value == 61.5
     assert samples[1].value != samples[1].value  # NaN stays NaN: no data
     assert Scripted.seen["headers"]["Authorization"] == "Bearer tok-secret"
+    assert Scripted.seen["headers"]["User-Agent"] == "ranktop"
+    assert (Scripted.seen["method"], Scripted.seen["path"]) == ("POST", "/api/v1/query")
+    assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP"}
 
 
-def test_http_errors_say_their_code_and_prometheus_reason(server):
+def test_a_range_query_gives_every_series_with_its_points(server):
+    Scripted.reply = (200, "application/json", matrix(
+        ({"gpu": "0"}, [[1800000000, "61"], [1800000004, "62.5"]]),
+        ({"gpu": "1"}, [[1800000000, "NaN"]]),
+    ))
+    series = client(server).query_range("DCGM_FI_DEV_GPU_TEMP", 1_799_999_400, 1_800_000_000, 4)
+    assert [s.labels for s in series] == [{"gpu": "0"}, {"gpu": "1"}]
+    assert series[0].points == [(1_800_000_000.0, 61.0), (1_800_000_004.0, 62.5)]
+    assert (Scripted.seen["method"], Scripted.seen["path"]) == ("POST", "/api/v1/query_range")
+    assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP", "start": "1799999400",
+                      "end": "1800000000", "step": "4"}
+
+
+def test_range_bounds_keep_their_fraction_of_a_second(server):
+    Scripted.reply = (200, "application/json", matrix())
+    assert client(server).query_range("up", 1_800_000_000.25, 1_800_000_600.5, 0.5) == []
+    assert (form()["start"], form()["end"], form()["step"]) == (
+        "1800000000.25", "1800000600.5", "0.5")
+
+
+def test_alertmanager_alerts_are_asked_for_with_silenced_and_inhibited(server):
+    alerts = [{"labels": {"alertname": "X"}, "status": {"state": "active"}}]
+    Scripted.reply = (200, "application/json", json.dumps(alerts))
+    assert client(server).alertmanager_alerts(server + "/", timeout=2) == alerts
+    assert (Scripted.seen["method"], Scripted.seen["path"]) == ("GET", "/api/v2/alerts")
+    assert form() == {"active": "true", "silenced": "true", "inhibited": "true"}
+    assert Scripted.seen["headers"]["Authorization"] == "Bearer tok-secret"
+
+
+def test_basic_auth_is_sent_when_a_username_is_set(server, tmp_path):
+    (tmp_path / "password").write_text("pw-secret\n")
+    Scripted.reply = (200, "application/json", "[]")
+    with client(server, username="oncall",
+                password_file=str(tmp_path / "password")) as basic:
+        basic.alertmanager_alerts(server, timeout=2)
+    assert Scripted.seen["headers"]["Authorization"].startswith("Basic ")
+
+
+# --- failures: every call kind, one error type ------------------------------------------
+
+def instant(url: str, timeout: float = 2) -> object:
+    return list(client(url, timeout_seconds=timeout).query("up"))
+
+
+def ranged(url: str, timeout: float = 2) -> object:
+    return client(url, timeout_seconds=timeout).query_range("up", 0, 60, 15)
+
+
+def alertmanager(url: str, timeout: float = 2) -> object:
+    return client("http://prometheus.invalid:9090").alertmanager_alerts(url, timeout)
+
+
+EVERY_CALL = pytest.mark.parametrize("call", [instant, ranged, alertmanager])
+
+
+def failure(call, url: str, **kwargs) -> QueryError:
+    with pytest.raises(QueryError) as caught:
+        call(url, **kwargs)
+    assert type(caught.value) is QueryError  # one error type, whatever the call
+    return caught.value
+
+
+@EVERY_CALL
+def test_nobody_listening_is_connection_refused_and_names_the_url_without_secrets(call):
+    url = f"http://oncall:url-secret@127.0.0.1:{closed_port()}"
+    error = failure(call, url)
+    assert error.kind == "connection refused"
+    assert error.message == url.replace("oncall:url-secret@", "***@")
+
+
+@EVERY_CALL
+def test_a_slow_server_times_out_with_the_limit_it_was_given(call, server):
+    Scripted.delay = 1.5
+    Scripted.reply = (200, "application/json", "[]")
+    error = failure(call, server, timeout=0.5)
+    assert (error.kind, error.message) == ("timed out", "no answer in 0.5 s")
+
+
+@EVERY_CALL
+def test_an_http_error_says_its_code_and_first_line(call, server):
+    Scripted.reply = (502, "text/plain", "bad gateway: upstream down\n<details>")
+    error = failure(call, server)
+    assert (error.kind, error.message) == ("HTTP 502", "bad gateway: upstream down")
+
+
+def test_prometheus_errors_give_prometheus_reason(server):
     Scripted.reply = (503, "application/json", json.dumps(
         {"status": "error", "errorType": "timeout",
          "error": "query timed out in expression evaluation"}))
+    error = failure(instant, server)
+    assert (error.kind, error.message) == ("HTTP 503", "query timed out in expression evaluation")
+
+
+@EVERY_CALL
+@pytest.mark.parametrize("body", ["<html><body>Sign in</body></html>", '{"data": 3}',
+                                  '{"status": "success", "data": {"result": [{"x": 1}]}}'])
+def test_html_or_a_wrong_shape_is_a_bad_answer(call, body, server):
+    Scripted.reply = (200, "text/html", body)
+    assert failure(call, server).kind == "bad answer"
+
+
+@EVERY_CALL
+def test_https_to_a_plain_http_server_is_a_tls_failure(call, server):
+    assert failure(call, server.replace("http://", "https://")).kind == "TLS"
+
+
+@EVERY_CALL
+def test_a_ca_bundle_that_is_not_one_is_a_tls_failure_not_a_crash(call, server, tmp_path):
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    settings = load_settings(overrides={"prometheus": {
+        "url": server, "ca_bundle": str(tmp_path / "ca.pem")}}, environ={})
+    broken = PromClient(settings.prometheus)
+    calls = {instant: lambda: broken.query("up"), ranged: lambda: broken.query_range("up", 0, 1, 1),
+             alertmanager: lambda: broken.alertmanager_alerts(server, 2)}
     with pytest.raises(QueryError) as caught:
-        client(server).query("up")
-    assert caught.value.kind == "HTTP 503"
-    assert "query timed out" in caught.value.message
+        calls[call]()
+    assert caught.value.kind == "TLS"
 
 
-def test_a_malformed_answer_is_a_bad_answer(server):
-    Scripted.reply = (200, "application/json",
-                      json.dumps({"status": "success", "data": {"result": [{"x": 1}]}}))
-    with pytest.raises(QueryError, match="bad answer"):
-        list(client(server).query("up"))
-    Scripted.reply = (200, "text/html", "<html>a login page</html>")
-    with pytest.raises(QueryError, match="bad answer"):
-        client(server).query("up")
+@pytest.mark.parametrize("call", [instant, ranged])
+def test_no_prometheus_url_is_not_configured(call):
+    assert failure(call, "").kind == "not configured"
 
 
-def test_a_slow_server_times_out_with_the_configured_limit(server):
-    Scripted.delay = 1.5
-    Scripted.reply = (200, "application/json", vector())
+# --- secrets ----------------------------------------------------------------------------
+
+@EVERY_CALL
+@pytest.mark.parametrize("reply", [
+    (500, "text/plain", "denied: tok-secret pw-secret http://me:url-secret@proxy/"),
+    (401, "application/json", '{"status": "error", "error": "bad token tok-secret"}'),
+])
+def test_no_message_ever_holds_a_secret(call, reply, server, tmp_path):
+    """The bearer token, the password and a URL's password stay out, even when the server
+    echoes them back."""
+    (tmp_path / "password").write_text("pw-secret\n")
+    Scripted.reply = reply
+    url = server.replace("http://", "http://me:url-secret@")
+    settings = load_settings(overrides={"prometheus": {
+        "url": url, "username": "me", "password_file": str(tmp_path / "password")}},
+        environ={"RANKTOP_BEARER_TOKEN": "tok-secret"})
+    secretive = PromClient(settings.prometheus)
+    calls = {instant: lambda: secretive.query("up"),
+             ranged: lambda: secretive.query_range("up", 0, 1, 1),
+             alertmanager: lambda: secretive.alertmanager_alerts(url, 2)}
     with pytest.raises(QueryError) as caught:
-        client(server, timeout_seconds=0.5).query("up")
-    assert caught.value.kind == "timed out" and "0.5 s" in caught.value.message
-
-
-def test_nobody_listening_is_connection_refused_and_secrets_stay_out():
-    with pytest.raises(QueryError) as caught:
-        client("http://user:pw-secret@127.0.0.1:9").query("up")
-    assert caught.value.kind == "connection refused"
-    assert "pw-secret" not in str(caught.value) and "tok-secret" not in str(caught.value)
+        calls[call]()
+    assert caught.value.kind == f"HTTP {reply[0]}"
+    assert "***" in str(caught.value)
+    assert not [secret for secret in SECRETS if secret in str(caught.value)]

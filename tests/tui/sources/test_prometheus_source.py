@@ -8,7 +8,7 @@ import pytest
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_client import QueryError, Sample
+from ranktop.tui.sources.prom_client import QueryError, Sample, Series
 from ranktop.tui.sources.prometheus import DCGM_FP_BLANK, PrometheusSource
 
 NOW = 1_800_000_000.0
@@ -22,6 +22,7 @@ class ScriptedClient:
         self.answers: dict[str, list[Sample] | QueryError] = {}
         self.by_expression: dict[str, str] = {}
         self.asked: list[str] = []
+        self.ranged: list[str] = []
 
     def query(self, expression: str) -> list[Sample]:
         key = self.by_expression[expression]
@@ -30,6 +31,14 @@ class ScriptedClient:
         if isinstance(answer, QueryError):
             raise answer
         return answer
+
+    def query_range(self, expression: str, start: float, end: float, step: float
+                    ) -> list[Series]:
+        """The rank's series runs 70, 71, ...; the job's median, asked for second, 60, 61, ..."""
+        self.ranged.append(expression)
+        base = 60.0 if expression.startswith("quantile") else 70.0
+        times = [start + i * step for i in range(int((end - start) / step) + 1)]
+        return [Series({}, [(t, base + i) for i, t in enumerate(times)])]
 
 
 def dcgm(rank: int, value: float, **extra: str) -> Sample:
@@ -179,3 +188,21 @@ def test_no_series_at_all_says_so(source):
     source.poll_now()
     assert source.status().health is Health.ERROR
     assert "no series for job 'j'" in source.status().message
+
+
+def test_a_ranks_history_is_its_own_narrowed_query_beside_the_job_median(source):
+    source.poll_now()
+    history = source.backfill(2, ["temperature"], 8.0, 4.0)
+    assert [(p.time, p.value, p.median) for p in history["temperature"]] == [
+        (NOW - 8, 70.0, 60.0), (NOW - 4, 71.0, 61.0), (NOW, 72.0, 62.0)]
+    mine, median = source.client.ranged
+    assert mine == 'DCGM_FI_DEV_GPU_TEMP{UUID="GPU-2"} or DCGM_FI_DEV_GPU_TEMP{uuid="GPU-2"}'
+    assert median == "quantile(0.5, DCGM_FI_DEV_GPU_TEMP{})"
+    assert source.backfill(4, ["temperature"], 8.0, 4.0) == {}  # no such rank
+
+
+def test_a_ranks_job_history_is_asked_by_job_and_rank(source):
+    source.poll_now()
+    source.backfill(3, ["step_time"], 8.0, 4.0)
+    assert source.client.ranged[0].split(" or ")[0] == (
+        'training_step_seconds{training_job="j",rank="3"}')
