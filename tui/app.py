@@ -81,7 +81,11 @@ class RanktopApp(App[None]):
         analysis = message.analysis
         self.analysis = analysis
         if analysis.rank_map is not self.cluster.rank_map:
+            was, had = self.cluster.rank_map.source, bool(self.cluster.rank_map.ranks)
             await self.cluster.use_rank_map(analysis.rank_map)
+            if had and was != analysis.rank_map.source:
+                self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
+                            timeout=8)
         self.cluster.show_analysis(analysis)
         if isinstance(self.screen, RankScreen):
             self.screen.show_analysis(analysis)

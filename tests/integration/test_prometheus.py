@@ -66,6 +66,11 @@ async def test_a_dead_rank_is_missing_and_counted(prometheus):
         assert "ranks 511/512 up" in screen_text(app)
         assert "1 missing" in screen_text(app)
         assert all(heatmap(app, i).level_of(455) == palette.MISSING for i in range(4))
+        # dead before ranktop started: its place is inferred from its neighbours, and said so
+        dead = source.rank_map.ranks[455]
+        assert (dead.host, dead.gpu, dead.inferred) == ("gpu-node-056", 7, True)
+        assert source.rank_map.ranks[456].host == "gpu-node-057"
+        assert "rank 455 gpu-node-056 GPU 7, inferred  never seen" in screen_text(app)
 
 
 def test_check_config_runs_every_query_against_the_server(prometheus, capsys):

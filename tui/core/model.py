@@ -28,12 +28,14 @@ class Rank:
     gpu: int
     node: int
     uuid: str = ""
+    inferred: bool = False  # never seen: its place is inferred from its neighbours
 
     @property
     def place(self) -> str:
         """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5"."""
         host = self.host if self.host and self.host != "?" else "host unknown"
-        return f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
+        where = f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
+        return f"{where}, inferred" if self.inferred else where
 
     @property
     def title(self) -> str:

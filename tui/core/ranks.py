@@ -154,19 +154,108 @@ def _whole(text: str | None) -> int | None:
 
 
 def _build(found: Mapping[int, tuple[str, int, str]], source: str) -> RankMap:
-    """A dense rank map 0..max; ranks never seen are placed on an unknown host."""
+    """A dense rank map 0..max. A rank never seen (a gap in the labels: it died before
+    anyone looked) is placed where torchrun's order puts it, when its neighbours say so;
+    else on an unknown host."""
     hosts: list[str] = []
     for rank in sorted(found):
         if found[rank][0] not in hosts:
             hosts.append(found[rank][0])
-    node_of = {host: index for index, host in enumerate(hosts)}
-    ranks: Sequence[Rank] = [
-        Rank(rank=r, host=found[r][0], gpu=found[r][1], node=node_of[found[r][0]],
-             uuid=found[r][2]) if r in found else Rank(rank=r, host="?", gpu=-1, node=-1)
-        for r in range(max(found) + 1)
-    ]
     per_host: dict[str, int] = {}
     for host, _, _ in found.values():
         per_host[host] = per_host.get(host, 0) + 1
-    return RankMap(ranks=tuple(ranks), hosts=tuple(hosts),
-                   gpus_per_node=max(per_host.values()), source=source)
+    gpus_per_node = max(per_host.values())
+    node_of = {host: index for index, host in enumerate(hosts)}
+    ranks = [
+        Rank(rank=r, host=found[r][0], gpu=found[r][1], node=node_of[found[r][0]],
+             uuid=found[r][2]) if r in found else _inferred(r, found, gpus_per_node, node_of)
+        for r in range(max(found) + 1)
+    ]
+    return RankMap(ranks=tuple(ranks), hosts=tuple(hosts), gpus_per_node=gpus_per_node,
+                   source=source)
+
+
+def _inferred(rank: int, found: Mapping[int, tuple[str, int, str]], gpus_per_node: int,
+              node_of: Mapping[str, int]) -> Rank:
+    """A gap rank between two seen ones on the same host, one GPU apart from each."""
+    before, after = found.get(rank - 1), found.get(rank + 1)
+    for neighbour, step in ((before, 1), (after, -1)):
+        if neighbour is None or neighbour[1] < 0:
+            continue
+        host, gpu = neighbour[0], neighbour[1] + step
+        other = after if step == 1 else before
+        fits = 0 <= gpu < gpus_per_node
+        agrees = other is None or other[0] != host or other[1] == gpu + step
+        if fits and agrees:
+            return Rank(rank=rank, host=host, gpu=gpu, node=node_of[host], inferred=True)
+    return Rank(rank=rank, host="?", gpu=-1, node=-1, inferred=True)
+
+
+# How much each way of learning the ranks is trusted, best first.
+_TRUST = (FROM_JOB, FROM_FILE, FROM_SLURM, FROM_DCGM)
+
+
+def trust(rank_map: RankMap) -> int:
+    """Lower is better; a map not learned at all is the least trusted."""
+    return next((i for i, prefix in enumerate(_TRUST) if rank_map.source.startswith(prefix)),
+                len(_TRUST))
+
+
+def merge(old: RankMap, new: RankMap) -> tuple[RankMap, str]:
+    """The rank map after learning ``new``, and a notice when it was replaced.
+
+    A rank keeps its number, host and GPU for the life of the job: a rank missing from
+    ``new`` (its series vanished) stays as it was; the map only grows. A better source
+    replaces the map (with a notice); a worse one changes nothing. Guessed ranks are matched
+    by host and GPU, so they never renumber: a new GPU gets the next free number.
+    """
+    if not old.ranks or trust(new) < trust(old):
+        notice = f"ranks now from {new.source} (were from {old.source})" if old.ranks else ""
+        return new, notice
+    if trust(new) > trust(old):
+        return old, ""
+    if new.source.startswith(FROM_DCGM):
+        return _merge_places(old, new), ""
+    return _merge_numbers(old, new), ""
+
+
+def _merge_numbers(old: RankMap, new: RankMap) -> RankMap:
+    ranks = list(old.ranks)
+    changed = False
+    for rank in new.ranks:
+        if rank.inferred and rank.rank < len(ranks):
+            continue  # what the old map knew of a gap is at least as good
+        if rank.rank >= len(ranks):
+            ranks.extend(new.ranks[len(ranks):rank.rank + 1])
+            changed = True
+        elif ranks[rank.rank] != rank:
+            ranks[rank.rank] = rank
+            changed = True
+    return _relaid(ranks, old, new) if changed else old
+
+
+def _merge_places(old: RankMap, new: RankMap) -> RankMap:
+    known = {(r.host, r.gpu) for r in old.ranks}
+    fresh = [r for r in new.ranks if (r.host, r.gpu) not in known]
+    if not fresh:
+        return old
+    ranks = list(old.ranks)
+    for rank in fresh:
+        ranks.append(Rank(rank=len(ranks), host=rank.host, gpu=rank.gpu, node=-1))
+    return _relaid(ranks, old, new)
+
+
+def _relaid(ranks: Sequence[Rank], old: RankMap, new: RankMap) -> RankMap:
+    """The ranks with node numbers that keep every old host's place."""
+    hosts = list(old.hosts)
+    for rank in ranks:
+        if rank.host != "?" and rank.host not in hosts:
+            hosts.append(rank.host)
+    node_of = {host: index for index, host in enumerate(hosts)}
+    placed = tuple(
+        rank if rank.node == node_of.get(rank.host, -1)
+        else Rank(rank.rank, rank.host, rank.gpu, node_of.get(rank.host, -1), rank.uuid,
+                  rank.inferred)
+        for rank in ranks)
+    return RankMap(ranks=placed, hosts=tuple(hosts),
+                   gpus_per_node=max(old.gpus_per_node, new.gpus_per_node), source=old.source)

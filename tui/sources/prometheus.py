@@ -146,11 +146,15 @@ class PrometheusSource:
         rs = self.rank_settings
         learned = ranks.from_job_series(step_series, rs.rank_label, rs.host_label,
                                         rs.local_gpu_label, rs.uuid_label)
-        if learned is None and self.rank_map.source in (UNKNOWN.source, ranks.FROM_DCGM):
+        guessed = self.rank_map.source.startswith(ranks.FROM_DCGM)
+        if learned is None and (guessed or not self.rank_map.ranks):
             learned = self._fallback_ranks(answers)
-        if learned is not None and _differs(learned, self.rank_map):
-            self.rank_map = learned
-            self._join = ranks.DcgmJoin(learned)
+        if learned is None:
+            return
+        merged, _ = ranks.merge(self.rank_map, learned)
+        if merged is not self.rank_map:
+            self.rank_map = merged
+            self._join = ranks.DcgmJoin(merged)
 
     def _fallback_ranks(self, answers: Answers) -> RankMap | None:
         rs = self.rank_settings
@@ -251,7 +255,3 @@ def _ways_shown(queries, ways: dict[str, int]) -> str:
     best = max(ways, key=ways.get)
     index = int(best) if best.isdigit() and int(best) < len(queries) else 0
     return queries[index].shows + (" + others" if len(ways) > 1 else "")
-
-
-def _differs(new: RankMap, old: RankMap) -> bool:
-    return new.source != old.source or new.ranks != old.ranks
