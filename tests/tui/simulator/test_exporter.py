@@ -38,6 +38,11 @@ TYPES = {
     "DCGM_FI_PROF_NVLINK_RX_BYTES": "gauge", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "counter",
     "DCGM_FI_DEV_FB_USED": "gauge", "DCGM_FI_DEV_FB_FREE": "gauge",
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "counter", "DCGM_FI_DEV_XID_ERRORS": "gauge",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": "counter",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": "counter", "DCGM_FI_DEV_ROW_REMAP_FAILURE": "gauge",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "counter",
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": "counter",
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": "counter",
     "training_step_seconds": "gauge", "training_compute_seconds": "gauge",
     "training_step": "gauge", "training_tokens_per_second": "gauge", "training_loss": "gauge",
 }
@@ -113,7 +118,7 @@ def test_rank_37_at_40s_is_hot_throttled_and_converted_right(cluster):
     total = one(parsed, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", **gpu).value
     assert total == pytest.approx((tx + rx) / 1048576, abs=1)  # MiB/s, not bytes
     used = one(parsed, "DCGM_FI_DEV_FB_USED", **gpu).value
-    assert used + one(parsed, "DCGM_FI_DEV_FB_FREE", **gpu).value == 81559
+    assert used + one(parsed, "DCGM_FI_DEV_FB_FREE", **gpu).value == 81559 - 552  # reserved
     assert one(parsed, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", **gpu).value == 0
 
 
