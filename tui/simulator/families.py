@@ -52,7 +52,7 @@ def _constant(value: float) -> Callable[[float], float]:
     return lambda v: value
 
 
-_FAMILIES = (
+DCGM_FAMILIES = (  # every DCGM family the simulator can serve
     Family("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "sm_clock"),
     Family("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", "sm_clock",
            convert=_constant(MEM_CLOCK_MHZ)),
@@ -113,7 +113,7 @@ _FAMILIES = (
     Family("DCGM_FI_PROF_NVLINK_RX_BYTES", "gauge", "The number of bytes of active NvLink rx "
            "(read) data including both header and payload.", "nvlink_rx"),
 )
-FAMILIES = {family.name: family for family in _FAMILIES}
+FAMILIES = {family.name: family for family in DCGM_FAMILIES}
 
 # Per profile, in the order it exports them (XID comes separately: it carries labels).
 DEFAULT_NAMES = (
