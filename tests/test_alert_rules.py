@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ranktop.tui.simulator.exporter import (
+from ranktop.tui.simulator.families import (
     DCGM_FAMILIES,
     JOB_FAMILIES,
     TRAINING_FAMILIES,

@@ -61,13 +61,14 @@ def instant(prometheus_url: str, promql: str) -> list:
 class Simulator:
     """`ranktop simulate` on a free port, 30 s into its scenario (the GPU is hot by then)."""
 
-    def __init__(self, scenario: Path, seed: int, nodes: int = 64) -> None:
+    def __init__(self, scenario: Path, seed: int, nodes: int = 64,
+                 extra: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tui", "simulate", "--port", str(self.port),
              "--seed", str(seed), "--scenario", str(scenario), "--start", "30",
-             "--nodes", str(nodes)],
+             "--nodes", str(nodes), *extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         wait_for(lambda: urllib.request.urlopen(self.url, timeout=2).status == 200,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.domain import THERMAL_BITS
 from ranktop.tui.core.model import MISSING, Frame, RankMap
+from ranktop.tui.simulator.hardware import COUNTERS, ErrorCounters
 from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 
 GPU_MODEL = "NVIDIA H100 80GB HBM3"
@@ -42,7 +43,7 @@ HANG_EFFECTS = ("rank_death", "job_stall")
 METRICS = (
     "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
     "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid",
-    "step_time", "compute_time",
+    "step_time", "compute_time", *COUNTERS,
 )
 
 
@@ -87,6 +88,7 @@ class SimCluster:
             for f in self.scenario.faults
         )
         self._make_offsets(random.Random(seed))
+        self._counters = ErrorCounters(self.rank_map, self._faults, self._loop, seed)
         self._progress = self._integrate_steps()
 
     def _make_offsets(self, rng: random.Random) -> None:
@@ -115,6 +117,7 @@ class SimCluster:
         running = state.mode == "running"
         values = self._running(gauges, state) if running else self._idle(gauges, state)
         values.update(self._step_metrics(per_step, state))
+        values.update(self._counters.values(t))
         for fault in sorted(faults, key=lambda f: f.effect == "rank_death"):
             self._apply(fault, values, loop_time, gauges)
         return Frame(time=t, values=values, job=self._job(per_step, step, state, loop_time))
@@ -124,9 +127,10 @@ class SimCluster:
     def _job_state(self, loop_time: float, faults: list[Fault]) -> _JobState:
         hang = next((f for f in faults if f.effect in HANG_EFFECTS), None)
         if hang is not None:
+            # The step metrics stay those of the last step that completed, slow ranks and all.
             mode = "stalled" if hang.effect == "job_stall" else "hung"
-            frozen = self._running_step(max(0.0, hang.start - 0.01))
-            return _JobState(mode, frozen, math.inf, since=loop_time - hang.start)
+            frozen, slowdown = self._running_step(max(0.0, hang.start - 0.01))
+            return _JobState(mode, frozen, math.inf, slowdown, since=loop_time - hang.start)
         slowdown = self._slowdown(loop_time, faults)
         pace = self._step_for(slowdown, faults)
         step_time = pace
@@ -156,9 +160,11 @@ class SimCluster:
             step *= NVLINK_DROP_SLOWDOWN
         return step
 
-    def _running_step(self, loop_time: float) -> float:
+    def _running_step(self, loop_time: float) -> tuple[float, dict[int, float]]:
+        """A running job's step time at loop_time, and its slow ranks."""
         faults = [f for f in self._faults if f.active_at(loop_time)]
-        return self._step_for(self._slowdown(loop_time, faults), faults)
+        slowdown = self._slowdown(loop_time, faults)
+        return self._step_for(slowdown, faults), slowdown
 
     def _integrate_steps(self) -> list[float]:
         """Steps completed since the loop began, at every tick of the loop."""

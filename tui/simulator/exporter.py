@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import hashlib
 import math
 import re
 import signal
@@ -24,88 +25,50 @@ from pathlib import Path
 
 from ranktop.tui.core.model import Rank
 from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
+from ranktop.tui.simulator.families import (
+    JOB_FAMILIES,
+    PROFILES,
+    STOCK_LABELS,
+    TRAINING_FAMILIES,
+    XID_FAMILY,
+    XID_MESSAGES,
+    XID_UNKNOWN,
+    Family,
+    dcgm_families,
+)
 from ranktop.tui.simulator.log_writer import LogWriter, keep_writing
 from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MODEL_NAME = GPU_MODEL
-FB_TOTAL_MIB = 81559.0
-MIB = 1048576.0
-GR_OVER_SM = 1.04  # the graphics engine is busy a little more often than the SMs are
 HGX_BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)  # an 8-GPU HGX board's PCI buses
 K8S_NAMESPACE = "training"
 K8S_CONTAINER = "trainer"
-XID_MESSAGES = {  # the few XIDs a training fleet pages on, as NVIDIA's catalog names them
-    48: "DBE (Double Bit Error) ECC Error", 63: "ECC page retirement or row remapping event",
-    74: "NVLINK Error", 79: "GPU has fallen off the bus", 94: "Contained ECC error",
-    95: "Uncontained ECC error",
-}
-
-
-@dataclass(frozen=True)
-class Family:
-    """One exported metric: name, type, help, which Frame metric feeds it, and how."""
-
-    name: str
-    kind: str
-    help: str
-    key: str
-    spec: str = ".0f"  # format spec of the value
-    convert: Callable[[float], float] | None = None
-
-
-DCGM_FAMILIES = (
-    Family("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", "gpu_util"),
-    Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
-           "Ratio of time the graphics engine is active.", "sm_active", ".6f",
-           lambda v: max(v / 100.0, min(1.0, v * GR_OVER_SM / 100.0))),
-    Family("DCGM_FI_PROF_SM_ACTIVE", "gauge",
-           "The ratio of cycles an SM has at least 1 warp assigned.", "sm_active", ".6f",
-           lambda v: v / 100.0),
-    Family("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", "temperature"),
-    Family("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", "power", ".3f"),
-    Family("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", "sm_clock"),
-    Family("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "Current clock throttle reasons.",
-           "throttle_reasons"),
-    Family("DCGM_FI_PROF_NVLINK_TX_BYTES", "gauge", "The number of bytes of active NvLink tx "
-           "(transmit) data including both header and payload.", "nvlink_tx"),
-    Family("DCGM_FI_PROF_NVLINK_RX_BYTES", "gauge", "The number of bytes of active NvLink rx "
-           "(read) data including both header and payload.", "nvlink_rx"),
-    Family("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter",
-           "Total number of NVLink bandwidth counters for all lanes.", "nvlink", ".0f",
-           lambda v: v / MIB),  # typed counter by dcgm-exporter, but a MiB/s rate
-    Family("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", "memory_used"),
-    Family("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", "memory_used",
-           ".0f", lambda v: FB_TOTAL_MIB - v),
-    Family("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter",
-           "Total number of double-bit volatile ECC errors.", "ecc_dbe"),
-)
-XID_FAMILY = Family("DCGM_FI_DEV_XID_ERRORS", "gauge",
-                    "Value of the last XID error encountered.", "xid")
-TRAINING_FAMILIES = (
-    Family("training_step_seconds", "gauge",
-           "Duration of the last completed training step (in s).", "step_time", ".6g"),
-    Family("training_compute_seconds", "gauge",
-           "Time of the last completed step spent outside collectives (in s).", "compute_time",
-           ".6g"),
-)
-JOB_FAMILIES = (  # job-wide values, exported by every live rank
-    Family("training_step", "gauge", "Current training step number.", "step"),
-    Family("training_tokens_per_second", "gauge",
-           "Tokens per second of the job divided by its number of ranks.", "tokens_per_s", ".6g"),
-    Family("training_loss", "gauge", "Training loss of the job.", "loss", ".6g"),
-)
+# The GPU Operator's dcgm-exporter DaemonSet, one pod per node, scraped by a ServiceMonitor.
+EXPORTER_NAMESPACE = "gpu-operator"
+EXPORTER_NAME = "nvidia-dcgm-exporter"
+EXPORTER_PORT_NAME = "gpu-metrics"
+_POD_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes draws pod suffixes from
 
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """What to export, and how, like dcgm-exporter's own switches."""
+    """What to export, and how, like dcgm-exporter's own switches.
+
+    ``profile`` picks the counters (families.py). ``kubernetes`` adds the exporter's own
+    pod, namespace and container labels (dcgm-exporter's --kubernetes, as a Prometheus with
+    honor_labels keeps them); the k8s profile instead shows them as a Prometheus behind a
+    ServiceMonitor stores them: renamed exported_pod, exported_namespace, exported_container,
+    beside the exporter pod's own target labels (pod, namespace, container, service,
+    endpoint); the job's series carry their pod's labels, as a PodMonitor scrapes them.
+    """
 
     job: str | None = None  # the training_job label; None: the scenario's name
     hostname_label: str = "Hostname"  # released dcgm-exporter; "hostname" on master
     sm_active: bool = True
     nvlink_bytes: bool = True
     kubernetes: bool = False
+    profile: str = "default"
 
 
 def escape(value: str) -> str:
@@ -130,18 +93,18 @@ class MetricsRenderer:
         self.cluster = cluster
         self.options = options or ExportOptions()
         self.job = self.options.job or cluster.job_name
+        stock = self.options.profile != "default"
         ranks = cluster.rank_map.ranks
-        self._dcgm = [self._dcgm_labels(r) for r in ranks]
+        self._dcgm = [self._dcgm_labels(r) + (list(STOCK_LABELS) if stock else [])
+                      for r in ranks]
         self._attrs = [self._k8s_attrs(r) for r in ranks]
         self._gpu = [_labels(d + sorted(a)) for d, a in zip(self._dcgm, self._attrs, strict=True)]
         self._train = [_labels([
             ("training_job", self.job), ("rank", str(r.rank)), ("local_rank", str(r.gpu)),
-            ("hostname", r.host), ("gpu_uuid", r.uuid),
+            ("hostname", r.host), ("gpu_uuid", r.uuid), *self._pod_monitor(r),
         ]) for r in ranks]
-        left_out = {"DCGM_FI_PROF_SM_ACTIVE"} if not self.options.sm_active else set()
-        if not self.options.nvlink_bytes:
-            left_out |= {"DCGM_FI_PROF_NVLINK_TX_BYTES", "DCGM_FI_PROF_NVLINK_RX_BYTES"}
-        self._families = [f for f in DCGM_FAMILIES if f.name not in left_out]
+        self._families = dcgm_families(self.options.profile, self.options.sm_active,
+                                       self.options.nvlink_bytes)
 
     def _dcgm_labels(self, rank: Rank) -> list[tuple[str, str]]:
         return [
@@ -151,11 +114,28 @@ class MetricsRenderer:
             (self.options.hostname_label, rank.host),
         ]
 
-    def _k8s_attrs(self, rank: Rank) -> list[tuple[str, str]]:
-        if not self.options.kubernetes:
-            return []
+    def _worker_pod(self, rank: Rank) -> str:
         pod = re.sub(r"[^a-z0-9-]+", "-", self.job.lower()).strip("-") or "job"  # DNS-1123
-        return [("pod", f"{pod}-worker-{rank.node}"), ("namespace", K8S_NAMESPACE),
+        return f"{pod}-worker-{rank.node}"
+
+    def _k8s_attrs(self, rank: Rank) -> list[tuple[str, str]]:
+        worker = [("pod", self._worker_pod(rank)), ("namespace", K8S_NAMESPACE),
+                  ("container", K8S_CONTAINER)]
+        if self.options.kubernetes:
+            return worker
+        if self.options.profile != "k8s":
+            return []
+        digest = hashlib.blake2b(rank.host.encode(), digest_size=8).digest()
+        suffix = "".join(_POD_SUFFIX_CHARS[b % len(_POD_SUFFIX_CHARS)] for b in digest[:5])
+        return [(f"exported_{name}", value) for name, value in worker] + [
+            ("pod", f"{EXPORTER_NAME}-{suffix}"), ("namespace", EXPORTER_NAMESPACE),
+            ("container", EXPORTER_NAME), ("service", EXPORTER_NAME),
+            ("endpoint", EXPORTER_PORT_NAME)]
+
+    def _pod_monitor(self, rank: Rank) -> list[tuple[str, str]]:
+        if self.options.profile != "k8s" or self.options.kubernetes:
+            return []
+        return [("namespace", K8S_NAMESPACE), ("pod", self._worker_pod(rank)),
                 ("container", K8S_CONTAINER)]
 
     def render(self, t: float) -> str:
@@ -180,7 +160,7 @@ class MetricsRenderer:
         for i, code in enumerate(values):
             if code == code:
                 err = [("err_code", f"{code:.0f}"),
-                       ("err_msg", XID_MESSAGES.get(int(code), "Unknown Error"))]
+                       ("err_msg", XID_MESSAGES.get(int(code), XID_UNKNOWN))]
                 labels.append(_labels(self._dcgm[i] + sorted(self._attrs[i] + err)))
             else:
                 labels.append("")
@@ -295,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--start", type=_number(float, 0, 1e9, "a number of seconds >= 0"), default=0.0,
         metavar="SECONDS",
         help="scenario time to begin at (default 0; e.g. 125: just before the ECC error)")
+    add("--profile", choices=PROFILES, default="default",
+        help="what to export: default (every metric ranktop reads), stock (only "
+             "dcgm-exporter's default counters), k8s (stock, with Kubernetes labels as a "
+             "Prometheus behind a ServiceMonitor stores them: exported_pod, ...)")
     add("--job", help="training_job label (default: the scenario's name)")
     add("--hostname-label", choices=("Hostname", "hostname"), default="Hostname",
         help="host label of the DCGM series: released dcgm-exporter says Hostname (default)")
@@ -303,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--no-nvlink-bytes", action="store_true", help="omit DCGM_FI_PROF_NVLINK_TX/RX_BYTES, "
         "leaving only DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL")
     add("--kubernetes", action="store_true",
-        help="add pod, namespace and container labels to the DCGM series")
+        help="add dcgm-exporter's own pod, namespace and container labels to the DCGM series "
+             "(as Prometheus keeps them with honor_labels)")
     add("--log-dir", type=Path, metavar="DIR",
         help="write the ranks' torchrun-style logs here (default: a temporary folder)")
     return parser
@@ -322,8 +307,14 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as done:  # --help
         return int(done.code or 0)
-    options = ExportOptions(args.job, args.hostname_label, not args.no_sm_active,
-                            not args.no_nvlink_bytes, args.kubernetes)
+    if args.kubernetes and args.profile == "k8s":
+        print("ranktop simulate: --kubernetes and --profile k8s both set the pod labels; "
+              "use one (see ranktop simulate --help)", file=sys.stderr)
+        return 2
+    options = ExportOptions(job=args.job, hostname_label=args.hostname_label,
+                            sm_active=not args.no_sm_active,
+                            nvlink_bytes=not args.no_nvlink_bytes,
+                            kubernetes=args.kubernetes, profile=args.profile)
     try:
         scenario = load_scenario(args.scenario)
         cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, scenario)

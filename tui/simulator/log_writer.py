@@ -8,6 +8,8 @@
 stderr gets NCCL (2.26+: WARN lines carry a timestamp after an empty line) and PyTorch
 ProcessGroupNCCL lines; stdout gets training progress. Each line is a function of the
 seed and the simulated time it is due at, so files do not depend on how often we poll.
+A scenario's log_rotation rotates files under the writer (``rotation.py``); the writer
+opens its files by name for every write, as a process told to reopen its logs would.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import NamedTuple
 
 from ranktop.tui.core.model import Frame
 from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.rotation import rotate
 from ranktop.tui.simulator.scenario import Fault
 
 EPOCH = calendar.timegm((2026, 3, 14, 2, 0, 0))  # the demo's simulated wall clock at t = 0
@@ -38,6 +41,9 @@ BUCKET_NUMEL = 6_553_600  # a 25 MB gradient bucket of float32
 RESTART_MARKER = "[ranktop demo] scenario restarts"
 PG = "[PG ID 0 PG GUID 0(default_pg) Rank {rank}]"
 BUS_IDS = ("18000", "2a000", "3a000", "5d000", "9a000", "ab000", "ba000", "db000")
+STREAMS = ("stdout", "stderr")
+CUDA_FAILURE_AFTER = 0.4  # seconds from an XID to the rank's CUDA error in its log
+DEATH_AFTER_XID = 10.0  # a rank that dies this soon after its XID died of it
 _SUFFIX_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # what tempfile.mkdtemp draws from
 
 
@@ -62,6 +68,7 @@ class LogWriter:
         self._loop = cluster.scenario.loop_seconds
         self._ranks = cluster.rank_map.ranks
         self._n = len(self._ranks)
+        self._node_count = len(cluster.rank_map.hosts)
         run_id = run_id or cluster.scenario.name
         self._paths = [self._rank_dir(r.host, run_id) / str(r.gpu) for r in self._ranks]
         rng = random.Random(f"{seed}:ranks")
@@ -101,6 +108,7 @@ class LogWriter:
 
         everyone(0.0, "start")
         everyone(0.0, "start", "stdout")  # a restart marker from the second loop on
+        xids = [f for f in self.cluster.scenario.faults if f.effect == "xid"]
         for fault in self.cluster.scenario.faults:
             rank = None if fault.rank is None else fault.rank % self._n
             start, end = fault.start, fault.end
@@ -112,9 +120,9 @@ class LogWriter:
                     add(start + 0.2 + 0.01 * peer.gpu, peer.rank, "stderr", "ib", "port error")
                     add(end + 0.2 + 0.01 * peer.gpu, peer.rank, "stderr", "ib", "port active")
             elif fault.effect == "xid":
-                add(start + 0.4, rank, "stderr", "cuda_failure")
+                add(start + CUDA_FAILURE_AFTER, rank, "stderr", "cuda_failure")
             elif fault.effect == "rank_death":
-                self._deaths.append((rank, start, end))
+                self._deaths.append((rank, self._silent_from(fault, xids), end))
                 self._add_watchdogs(add, rank, start, end)
                 everyone(end, "init")
                 add(end + 0.5, 0, "stdout", "resume")
@@ -124,7 +132,27 @@ class LogWriter:
             elif fault.effect == "loss_divergence":
                 during(fault, 3.0, "loss_spike", start)
                 during(fault, 20.0, "loss_rising")
+            elif fault.effect == "log_rotation":
+                self._add_rotations(add, fault)
         return sorted((e for e in events if e.time < self._loop), key=lambda e: e.time)
+
+    def _silent_from(self, death: Fault, xids: list[Fault]) -> float:
+        """When a dying rank stops writing: just after its CUDA error, if an XID killed it."""
+        n = self._n
+        for xid in xids:
+            if xid.rank % n == death.rank % n and 0 <= death.start - xid.start <= DEATH_AFTER_XID:
+                return min(death.start, xid.start + CUDA_FAILURE_AFTER + 0.001)
+        return death.start
+
+    def _add_rotations(self, add: Callable[..., None], fault: Fault) -> None:
+        """logrotate on ``nodes`` nodes from the fault rank's, each at its own moment."""
+        first, count = self._ranks[fault.rank % self._n].node, self._node_count
+        for k in range(min(fault.params["nodes"], count)):
+            node = (first + k) % count
+            drawn = random.Random(f"{self._seed}:rotate:{fault.start:g}:{node}")
+            at = fault.start + drawn.uniform(0.0, fault.duration)
+            for peer in (r for r in self._ranks if r.node == node):
+                add(at + 0.001 * peer.gpu, peer.rank, "both", "rotate", fault.params["mode"])
 
     def _add_watchdogs(self, add: Callable[..., None], dead: int, start: float, end: float
                        ) -> None:
@@ -148,14 +176,17 @@ class LogWriter:
             hi = bisect_right(self._times, t1 - base)
             for e in self._schedule[lo:hi]:
                 kind = "restart" if e.kind == "start" and k > self._first_loop else e.kind
-                if not self._dead(e.rank, e.time) and (kind, e.stream) != ("start", "stdout"):
+                if (kind, e.stream) == ("start", "stdout"):
+                    continue
+                if kind == "rotate" or not self._dead(e.rank, e.time):  # logrotate goes on
                     due.append(e._replace(time=base + e.time, kind=kind))
         half = PROGRESS_EVERY // 2
         for second in range(math.floor(t0) + 1, math.floor(t1) + 1):
             slot = int(second % self._loop) % PROGRESS_EVERY
             extra = [0] if slot != self._slot[0] and slot % half == self._slot[0] % half else []
             due += [_Event(float(second), 1_000_000 + r, r, "stdout", "progress")
-                    for r in extra + self._by_slot[slot]]
+                    for r in extra + self._by_slot[slot]
+                    if not self._dead(r, second % self._loop)]
         due.sort(key=lambda e: (e.time, e.order))
         return due
 
@@ -172,21 +203,35 @@ class LogWriter:
         if t - self._last > self._loop + 1:  # e.g. a suspended laptop: start from this loop
             self._first_loop = math.floor(t / self._loop) - 1
             self._last = (self._first_loop + 1) * self._loop - 1e-6
-        batches: dict[tuple[int, str], list[str]] = defaultdict(list)
+        pending: dict[tuple[int, str], list[str]] = defaultdict(list)
+        written: set[tuple[int, str]] = set()
         frames: dict[float, Frame] = {}
         for event in self._due(self._last, t):
-            batches[event.rank, event.stream].extend(self._render(event, frames))
+            if event.kind == "rotate":
+                self._write(pending, written, event.rank)  # what came before goes with it
+                for stream in STREAMS:
+                    rotate(self._paths[event.rank] / f"{stream}.log", event.arg)
+            else:
+                pending[event.rank, event.stream].extend(self._render(event, frames))
         self._last = t
-        for (rank, stream), lines in batches.items():
-            if lines:
-                # One handle at a time, whatever the number of ranks.
-                with open(self._paths[rank] / f"{stream}.log", "a", encoding="utf-8") as f:
-                    f.write("".join(lines))
+        self._write(pending, written)
         if first:  # both files exist from the start, as under torchrun (creating is slow)
             for rank, directory in enumerate(self._paths):
-                for stream in ("stdout", "stderr"):
-                    if not batches.get((rank, stream)):
-                        (directory / f"{stream}.log").touch()
+                for stream in STREAMS:
+                    path = directory / f"{stream}.log"
+                    if (rank, stream) not in written and not path.exists():
+                        path.touch()
+
+    def _write(self, pending: dict[tuple[int, str], list[str]], written: set[tuple[int, str]],
+               rank: int | None = None) -> None:
+        """Append the pending lines (of one rank, or all), one file handle at a time."""
+        for key in [k for k in pending if rank is None or k[0] == rank]:
+            lines = pending.pop(key)
+            if lines:
+                rank_of, stream = key
+                with open(self._paths[rank_of] / f"{stream}.log", "a", encoding="utf-8") as f:
+                    f.write("".join(lines))
+                written.add(key)
 
     def _render(self, e: _Event, frames: dict[float, Frame]) -> list[str]:
         if e.kind == "progress" or e.kind in _RANK0:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ranktop.tui.settings.paths import shipped_config_dir
+from ranktop.tui.simulator.rotation import MODES as ROTATION_MODES
 
 try:
     import tomllib
@@ -64,16 +65,28 @@ def _positive_int(value: object) -> int | None:
     return value if ok and value > 0 else None
 
 
+def _boolean(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _rotation_mode(value: object) -> str | None:
+    return value if value in ROTATION_MODES else None
+
+
 # effect -> (needs a rank, {param: (default, parser returning None if invalid, rule)})
 EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
     "thermal_throttle": (True, {}),
     "straggler": (True, {"factor": (1.45, _positive_number, "a number > 0")}),
     "nvlink_drop": (True, {"factor": (0.3, _positive_number, "a number > 0")}),
     "rank_death": (True, {}),
-    "ecc_dbe": (True, {}),
+    "ecc_dbe": (True, {"remap_failure": (False, _boolean, "true or false")}),
     "xid": (True, {"code": (79, _positive_int, "a whole number > 0")}),
     "job_stall": (False, {}),
     "loss_divergence": (False, {}),
+    "log_rotation": (True, {
+        "mode": ("copytruncate", _rotation_mode, '"copytruncate" or "rename"'),
+        "nodes": (1, _positive_int, "a whole number > 0"),
+    }),
 }
 
 _TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault")

@@ -38,6 +38,11 @@ TYPES = {
     "DCGM_FI_PROF_NVLINK_RX_BYTES": "gauge", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "counter",
     "DCGM_FI_DEV_FB_USED": "gauge", "DCGM_FI_DEV_FB_FREE": "gauge",
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": "counter", "DCGM_FI_DEV_XID_ERRORS": "gauge",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": "counter",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": "counter", "DCGM_FI_DEV_ROW_REMAP_FAILURE": "gauge",
+    "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "counter",
+    "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": "counter",
+    "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": "counter",
     "training_step_seconds": "gauge", "training_compute_seconds": "gauge",
     "training_step": "gauge", "training_tokens_per_second": "gauge", "training_loss": "gauge",
 }
@@ -113,7 +118,7 @@ def test_rank_37_at_40s_is_hot_throttled_and_converted_right(cluster):
     total = one(parsed, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", **gpu).value
     assert total == pytest.approx((tx + rx) / 1048576, abs=1)  # MiB/s, not bytes
     used = one(parsed, "DCGM_FI_DEV_FB_USED", **gpu).value
-    assert used + one(parsed, "DCGM_FI_DEV_FB_FREE", **gpu).value == 81559
+    assert used + one(parsed, "DCGM_FI_DEV_FB_FREE", **gpu).value == 81559 - 552  # reserved
     assert one(parsed, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", **gpu).value == 0
 
 
@@ -174,6 +179,78 @@ def test_kubernetes_labels_one_pod_per_node(cluster):
     assert len(pods) == 64
     assert "pod" in parsed["DCGM_FI_DEV_XID_ERRORS"][1][0].labels
     assert "pod" not in parsed["training_loss"][1][0].labels
+
+
+# dcgm-exporter's etc/default-counters.csv (4.5.x): every uncommented row, less the two the
+# simulator leaves out (TOTAL_ENERGY_CONSUMPTION, VGPU_LICENSE_STATUS), plus the XID.
+STOCK = {
+    "DCGM_FI_DEV_SM_CLOCK": "gauge", "DCGM_FI_DEV_MEM_CLOCK": "gauge",
+    "DCGM_FI_DEV_MEMORY_TEMP": "gauge", "DCGM_FI_DEV_GPU_TEMP": "gauge",
+    "DCGM_FI_DEV_POWER_USAGE": "gauge", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "counter",
+    "DCGM_FI_DEV_GPU_UTIL": "gauge", "DCGM_FI_DEV_MEM_COPY_UTIL": "gauge",
+    "DCGM_FI_DEV_ENC_UTIL": "gauge", "DCGM_FI_DEV_DEC_UTIL": "gauge",
+    "DCGM_FI_DEV_XID_ERRORS": "gauge", "DCGM_FI_DEV_FB_FREE": "gauge",
+    "DCGM_FI_DEV_FB_USED": "gauge", "DCGM_FI_DEV_FB_RESERVED": "gauge",
+    "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL": "counter",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": "counter",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": "counter", "DCGM_FI_DEV_ROW_REMAP_FAILURE": "gauge",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": "gauge", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": "gauge",
+    "DCGM_FI_PROF_DRAM_ACTIVE": "gauge", "DCGM_FI_PROF_PCIE_TX_BYTES": "gauge",
+    "DCGM_FI_PROF_PCIE_RX_BYTES": "gauge",
+}
+TRAINING = {name: kind for name, kind in TYPES.items() if name.startswith("training_")}
+
+
+def test_stock_profile_exports_only_the_default_counters(cluster):
+    parsed = scrape(cluster, 171.0, profile="stock")
+    assert {name: kind for name, (kind, _) in parsed.items()} == STOCK | TRAINING
+    sample = one(parsed, "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
+    assert set(sample.labels) == GPU_LABELS | {"DCGM_FI_DRIVER_VERSION"}
+    xid = parsed["DCGM_FI_DEV_XID_ERRORS"][1]
+    assert [(s.labels["err_code"], s.labels["err_msg"]) for s in xid] == [
+        ("79", "GPU has fallen off the bus")]
+    free, used, reserved = (one(parsed, f"DCGM_FI_DEV_FB_{k}", UUID=sample.labels["UUID"]).value
+                            for k in ("FREE", "USED", "RESERVED"))
+    assert free + used + reserved == 81559
+
+
+def test_in_the_stock_profile_an_ecc_error_is_only_a_remapped_row(cluster):
+    gpu = {"UUID": cluster.rank_map.ranks[128].uuid}
+    before, after = (scrape(cluster, t, profile="stock") for t in (129.0, 131.0))
+    assert one(before, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", **gpu).value == 0
+    assert one(after, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", **gpu).value == 1
+    assert one(after, "DCGM_FI_DEV_ROW_REMAP_FAILURE", **gpu).value == 0
+    assert "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" not in after
+    assert one(scrape(cluster, 131.0), "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", **gpu).value == 1
+
+
+def test_error_counters_rise_with_their_faults(cluster):
+    bad_link, bad_bus = cluster.rank_map.ranks[300].uuid, cluster.rank_map.ranks[455].uuid
+    early, late = scrape(cluster, 94.0), scrape(cluster, 171.0)
+    for name in ("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+                 "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"):
+        assert one(late, name, UUID=bad_link).value > one(early, name, UUID=bad_link).value
+    replays = "DCGM_FI_DEV_PCIE_REPLAY_COUNTER"
+    assert one(late, replays, UUID=bad_bus).value >= one(early, replays, UUID=bad_bus).value + 150
+
+
+def test_k8s_profile_labels_as_behind_a_service_monitor(cluster):
+    parsed = scrape(cluster, 171.0, profile="k8s")
+    assert "DCGM_FI_PROF_SM_ACTIVE" not in parsed  # the stock counters
+    temp = one(parsed, "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
+    assert temp.labels["exported_pod"] == "llama-70b-pretrain-worker-4"
+    assert temp.labels["exported_namespace"] == "training"
+    assert temp.labels["exported_container"] == "trainer"
+    # the exporter pod's own labels, as Prometheus adds them to its target
+    assert temp.labels["namespace"] == "gpu-operator"
+    assert temp.labels["container"] == temp.labels["service"] == "nvidia-dcgm-exporter"
+    assert re.fullmatch(r"nvidia-dcgm-exporter-[a-z0-9]{5}", temp.labels["pod"])
+    pods = {s.labels["pod"] for s in parsed["DCGM_FI_DEV_GPU_TEMP"][1]}
+    assert len(pods) == 64  # a DaemonSet: one exporter per node
+    assert "exported_pod" in parsed["DCGM_FI_DEV_XID_ERRORS"][1][0].labels
+    loss = one(parsed, "training_loss", rank="37")
+    assert (loss.labels["namespace"], loss.labels["pod"]) == (
+        "training", "llama-70b-pretrain-worker-4")  # a PodMonitor's target labels
 
 
 def test_job_label_is_escaped(cluster):
@@ -245,6 +322,8 @@ def test_a_port_in_use_exits_2_with_one_line(capsys):
     (["--bogus"], "unrecognized arguments"),
     (["--start", "-5"], "--start"),
     (["--scenario", "/nonexistent/scenario.toml"], "cannot read"),
+    (["--profile", "dcp"], "invalid choice"),
+    (["--profile", "k8s", "--kubernetes"], "use one"),
 ])
 def test_bad_flags_exit_2_with_one_line(capsys, argv, words):
     assert simulate_main(argv) == 2
@@ -256,6 +335,7 @@ def test_help_exits_0(capsys):
     assert simulate_main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "ranktop simulate" in out and "--kubernetes" in out and "--no-sm-active" in out
+    assert "--profile {default,stock,k8s}" in out
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])

@@ -12,7 +12,7 @@ from ranktop.tui.core.hang import parse_watchdog, triage
 from ranktop.tui.simulator import log_writer as simlogs
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import RESTART_MARKER, LogWriter
-from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 
 SHIPPED = load_scenario(Path(__file__).resolve().parents[3] / "config" / "scenario.toml")
 DEAD = 455 % 16  # the scenario's ranks wrap onto a 4 x 4 cluster
@@ -48,8 +48,19 @@ def logs(writer: LogWriter, stream: str = "stderr") -> dict[int, str]:
     return found
 
 
+def history(writer: LogWriter, stream: str = "stderr") -> dict[int, str]:
+    """Each rank's whole log: its rotated copies, oldest first, then the live file."""
+    found = {}
+    for rank in writer.cluster.rank_map.ranks:
+        (attempt,) = (writer.root / rank.host).glob("*/attempt_0")
+        live = attempt / str(rank.gpu) / f"{stream}.log"
+        copies = sorted(live.parent.glob(f"{stream}.log.*"), key=lambda p: -int(p.suffix[1:]))
+        found[rank.rank] = "".join(p.read_text() for p in [*copies, live])
+    return found
+
+
 def sizes(root: Path) -> dict[Path, int]:
-    return {path: path.stat().st_size for path in root.rglob("*.log")}
+    return {path: path.stat().st_size for path in root.rglob("*.log*")}
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +105,10 @@ def test_same_seed_same_files_however_often_polled(tmp_path: Path) -> None:
     run(writers[1], 230.0, every=0.7)
     writers[2].advance(0.0)
     writers[2].advance(230.0)
-    contents = [{p.relative_to(w.root): p.read_bytes() for p in w.root.rglob("*.log")}
+    contents = [{p.relative_to(w.root): p.read_bytes() for p in w.root.rglob("*.log*")}
                 for w in writers]
     assert contents[0] == contents[1] == contents[2]
+    assert any(p.name == "stderr.log.1" for p in contents[0])  # the rotations are in it
 
 
 def test_another_seed_other_directories_and_pids(tmp_path: Path) -> None:
@@ -190,7 +202,9 @@ def test_the_dead_rank_writes_nothing_while_dead(tmp_path: Path) -> None:
     run(writer, 172.0)
     before = logs(writer)[DEAD], logs(writer, "stdout")[DEAD]
     run(writer, 219.9, start=172.0, every=0.5)
-    assert (logs(writer)[DEAD], logs(writer, "stdout")[DEAD]) == before
+    # logrotate moved its files meanwhile (copytruncate), but wrote nothing new
+    assert logs(writer)[DEAD] == "" and logs(writer, "stdout")[DEAD] == ""
+    assert (history(writer)[DEAD], history(writer, "stdout")[DEAD]) == before
     writer.advance(221.0)
     assert logs(writer)[DEAD].endswith("- Init COMPLETE\n")  # restarted with the others
 
@@ -200,6 +214,109 @@ def test_after_the_restart_triage_sees_no_hang(tmp_path: Path) -> None:
     run(writer, 222.0)
     assert triage({r: t.splitlines() for r, t in logs(writer).items()}, world_size=16) is None
     assert "resuming at step" in logs(writer, "stdout")[0]
+
+
+def test_the_dead_rank_stops_writing_at_its_fatal_error(tmp_path: Path) -> None:
+    """Rank 0 (progress twice every 20 s) falls off the bus at 10 s and is gone at 20 s:
+    nothing it writes comes after its CUDA error."""
+    death = Fault("rank_death", 0, 20.0, 30.0)
+    xid = Fault("xid", 0, 10.0, 40.0, {"code": 79})
+
+    def last_step(faults: tuple[Fault, ...], folder: str) -> tuple[int, LogWriter]:
+        scenario = Scenario("short", 100.0, 1.12, 4194304, faults)
+        writer = LogWriter(SimCluster(2, 2, seed=0, scenario=scenario), tmp_path / folder)
+        run(writer, 45.0)
+        return max(int(m.group(2)) for m in PROGRESS.finditer(logs(writer, "stdout")[0])), writer
+
+    failed_at = SimCluster(2, 2, seed=0, scenario=Scenario(
+        "short", 100.0, 1.12, 4194304, (xid, death))).frame_at(10.4).job["step"]
+    after_xid, writer = last_step((xid, death), "xid")
+    assert after_xid <= failed_at
+    assert logs(writer)[0].endswith(
+        "terminate called after throwing an instance of 'c10::DistBackendError'\n")
+    without_xid, _ = last_step((death,), "plain")
+    assert without_xid > failed_at  # alive until 20 s, it would have written on
+
+
+def test_a_rank_dying_without_an_xid_just_stops(tmp_path: Path) -> None:
+    scenario = Scenario("short", 100.0, 1.12, 4194304, (Fault("rank_death", 1, 20.0, 40.0),))
+    writer = LogWriter(SimCluster(2, 2, seed=0, scenario=scenario), tmp_path)
+    run(writer, 55.0)
+    assert logs(writer)[1].endswith("- Init COMPLETE\n")
+    assert "Cuda failure" not in logs(writer)[1]
+    assert all("Watchdog caught" in text for rank, text in logs(writer).items() if rank != 1)
+
+
+# --- log rotation during the hang ---------------------------------------------------------
+
+ROTATED_COPY = 455 % 16 // 4  # the dead rank's node: copytruncate within [211, 213)
+ROTATED_RENAME = (201 % 16 // 4, 201 % 16 // 4 + 1)  # two nodes: rename within [213, 217)
+
+
+def rank_files(writer: LogWriter, rank: int) -> Path:
+    r = writer.cluster.rank_map.ranks[rank]
+    (attempt,) = (writer.root / r.host).glob("*/attempt_0")
+    return attempt / str(r.gpu)
+
+
+def test_nothing_rotates_before_the_window(tmp_path: Path) -> None:
+    writer = LogWriter(small(), tmp_path)
+    run(writer, 210.99)
+    assert not list(tmp_path.rglob("*.log.*"))
+
+
+def test_copytruncate_moves_the_dead_ranks_fatal_error_to_the_copy(tmp_path: Path) -> None:
+    writer = LogWriter(small(), tmp_path)
+    run(writer, 210.0)
+    folder = rank_files(writer, DEAD)
+    inode, before = (folder / "stderr.log").stat().st_ino, logs(writer)[DEAD]
+    run(writer, 213.0, start=210.0)
+    assert (folder / "stderr.log.1").read_text() == before
+    assert before.endswith("terminate called after throwing an instance of "
+                           "'c10::DistBackendError'\n")
+    live = folder / "stderr.log"
+    assert live.read_text() == "" and live.stat().st_ino == inode  # same file, truncated
+    copied = {r for r in range(16) if (rank_files(writer, r) / "stderr.log.1").exists()}
+    assert copied == {r for r in range(16) if r // 4 == ROTATED_COPY}
+
+
+def test_rename_moves_the_watchdog_reports_to_the_old_file(tmp_path: Path) -> None:
+    writer = LogWriter(small(), tmp_path)
+    run(writer, 212.9)
+    nodes = ROTATED_RENAME
+    ranks = [r for r in range(16) if r // 4 in nodes]
+    inodes = {r: (rank_files(writer, r) / "stderr.log").stat().st_ino for r in ranks}
+    run(writer, 217.0, start=212.9)
+    for rank in ranks:
+        folder = rank_files(writer, rank)
+        old, live = folder / "stderr.log.1", folder / "stderr.log"
+        assert old.stat().st_ino == inodes[rank] and live.stat().st_ino != inodes[rank]
+        assert "Watchdog caught collective operation timeout" in old.read_text()
+        assert live.read_text() == ""
+        assert (rank_files(writer, rank) / "stdout.log.1").exists()
+    untouched = [r for r in range(16) if r // 4 not in (*nodes, ROTATED_COPY)]
+    assert untouched and not any(list(rank_files(writer, r).glob("*.log.*")) for r in untouched)
+
+
+def test_after_the_rotations_triage_needs_the_rotated_files(tmp_path: Path) -> None:
+    writer = LogWriter(small(), tmp_path)
+    run(writer, 219.0)  # still hung; every node but one rotated
+    live = triage({r: t.splitlines() for r, t in logs(writer).items()}, world_size=16)
+    assert live is not None and len(live.reporting) == 4  # only the unrotated node's ranks
+    whole = triage({r: t.splitlines() for r, t in history(writer).items()}, world_size=16)
+    assert whole is not None and whole.behind == [DEAD] and len(whole.reporting) == 15
+    assert any("Cuda failure" in line for line in whole.evidence[DEAD])
+
+
+def test_rotation_moments_follow_the_seed(tmp_path: Path) -> None:
+    def rotated_by(seed: int, t: float) -> set[int]:
+        writer = LogWriter(small(seed), tmp_path / f"{seed}-{t}", seed=seed)
+        run(writer, t)
+        return {r for r in range(16) if (rank_files(writer, r) / "stderr.log.1").exists()}
+
+    # each node draws its own moment in [213, 217): by 215.5 some seeds have rotated a node
+    assert len({frozenset(rotated_by(seed, 215.5)) for seed in range(6)}) > 1
+    assert rotated_by(3, 215.5) == rotated_by(3, 215.5)
 
 
 def test_nvlink_drop_warns_on_that_node_only(tmp_path: Path) -> None:

@@ -58,6 +58,28 @@ def test_missing_params_take_their_defaults(tmp_path: Path) -> None:
     assert faults[1].params == {"factor": 0.5}
 
 
+def test_log_rotation_and_ecc_params(tmp_path: Path) -> None:
+    text = fault('effect = "log_rotation"\nrank = 3\nstart = 1\nduration = 2\n') + (
+        '\n[[fault]]\neffect = "log_rotation"\nrank = 0\nstart = 5\nduration = 5\n'
+        'mode = "rename"\nnodes = 3\n'
+        '\n[[fault]]\neffect = "ecc_dbe"\nrank = 0\nstart = 5\nduration = 5\n'
+        'remap_failure = true\n')
+    faults = load_scenario(write(tmp_path, text)).faults
+    assert faults[0].params == {"mode": "copytruncate", "nodes": 1}
+    assert faults[1].params == {"mode": "rename", "nodes": 3}
+    assert faults[2].params == {"remap_failure": True}
+
+
+def test_shipped_faults_overlap_and_rotate_logs_during_the_hang() -> None:
+    faults = load_scenario(SHIPPED).faults
+    death = next(f for f in faults if f.effect == "rank_death")
+    during = {f.effect for f in faults if f.active_at(death.start)}
+    assert {"straggler", "nvlink_drop", "xid"} <= during
+    rotations = [f for f in faults if f.effect == "log_rotation"]
+    assert {f.params["mode"] for f in rotations} == {"copytruncate", "rename"}
+    assert all(death.start < f.start and f.end <= death.end for f in rotations)
+
+
 def test_a_scenario_without_faults_is_fine(tmp_path: Path) -> None:
     assert load_scenario(write(tmp_path, HEADER)).faults == ()
 
@@ -90,6 +112,14 @@ BAD_FILES = [
      "fault[0].factr", "unknown key"),
     (fault('effect = "straggler"\nrank = 1\nstart = "soon"\nduration = 2'),
      "fault[0].start", "must be a number"),
+    (fault('effect = "log_rotation"\nrank = 1\nstart = 1\nduration = 2\nmode = "delete"'),
+     "fault[0].mode", '"copytruncate" or "rename", got \'delete\''),
+    (fault('effect = "log_rotation"\nrank = 1\nstart = 1\nduration = 2\nnodes = 0'),
+     "fault[0].nodes", "whole number > 0"),
+    (fault('effect = "log_rotation"\nstart = 1\nduration = 2'),
+     "fault[0].rank", "missing key"),
+    (fault('effect = "ecc_dbe"\nrank = 1\nstart = 1\nduration = 2\nremap_failure = "yes"'),
+     "fault[0].remap_failure", "true or false"),
     (HEADER.replace("name = \"test-job\"", ""), "name", "missing key"),
     (HEADER.replace("= 100\n", "= nan\n"), "loop_seconds", "finite number > 0"),
     (HEADER.replace("= 1000", "= 1000.5"), "tokens_per_step", "whole number > 0"),
