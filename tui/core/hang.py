@@ -6,12 +6,13 @@ the others wait for logs nothing of the kind: it is dead, stuck outside NCCL, or
 ``triage`` turns every rank's log tail, and the ranks whose metric series vanished, into a
 verdict that names a culprit only on evidence:
 
-- A rank is **dead** when its series vanished (``gone``), or when its own log shows it died
-  of its own fault: an XID or CUDA error before any timeout of its own, or a crash that
-  neither repeats a timeout nor tells of a peer gone. A dead rank is sure evidence at once:
-  it is named first, with its cause, and not counted among the ranks that timed out, even
-  when its watchdog timed out too. When more than half the ranks vanished, the job itself is
-  going down (every watchdog ends its process after a timeout) and ``gone`` proves nothing.
+- A rank is **dead** when its own log shows it died of its own fault (an XID or CUDA error
+  before any timeout of its own, or a crash that neither repeats a timeout nor tells of a
+  peer gone), or when its series vanished (``gone``) and its log does not show its watchdog
+  ending it after a timeout. A dead rank is sure evidence at once: it is named first, with
+  its cause, and not counted among the ranks that timed out, even when its watchdog timed
+  out too. When more than half the ranks vanished, the job itself is going down (every
+  watchdog ends its process after a timeout) and ``gone`` proves nothing.
 - The other ranks are **live**. A live rank **reported** when it logged a timeout, or gave
   up when a peer went away (NCCL's remote error). The **work** is the collective (process
   group and SeqNum) most of them timed out in.
@@ -115,9 +116,11 @@ def triage(lines_by_rank: Mapping[int, Iterable[str]], world_size: int,
         log.end = ending(log.lines, log.first_timeout)
     vanished = sorted({rank for rank in gone if 0 <= rank < world_size})
     trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
-    dead = sorted(set(trusted) | {r for r, log in logs.items() if log.end.kind == "fault"})
+    dead = sorted({r for r in trusted if logs[r].end.kind != "timeout"}
+                  | {r for r, log in logs.items() if log.end.kind == "fault"})
     live = [rank for rank in range(world_size) if rank not in set(dead)]
-    reporting = [r for r in live if logs[r].timed_out() or logs[r].end.kind == "peer"]
+    reporting = [r for r in live
+                 if logs[r].timed_out() or logs[r].end.kind in ("peer", "timeout")]
     if not reporting and not dead:
         return None
     work = _work(reporting, logs)
@@ -145,12 +148,17 @@ def _scan(rank: int, lines: list[str], logs: dict[int, _RankLog]) -> None:
     """Parse one rank's lines, looking closely only at the few that can matter."""
     own = logs[rank]
     own.read = own.read or any(line.strip() for line in lines)
-    restart = max((i for i, line in enumerate(lines) if _RESTART in line), default=-1)
-    lines = lines[restart + 1:]
+    blob = "\n".join(lines)
+    restart = blob.rfind(_RESTART)
+    if restart >= 0:
+        lines = lines[blob.count("\n", 0, restart) + 1:]
     own.lines = lines
+    if not any(marker in blob for marker in MARKERS):
+        return
     found: list[WatchdogReport] = []
+    first, second = MARKERS
     for index, line in enumerate(lines):
-        if not any(marker in line for marker in MARKERS):
+        if first not in line and second not in line:
             continue
         parsed = parse_report(line)
         if parsed is None:

@@ -48,6 +48,10 @@ _GPU_FAULT = re.compile(
     r"|unspecified launch failure|fallen off the bus|ncclUnhandledCudaError"
     r"|uncorrectable ECC"
 )
+# Words every _GPU_FAULT match holds: a quick look before the regex runs on each line.
+_FAULT_WORDS = ("Xid", "XID", "xid", "CUDA error", "Cuda failure", "CUDA_ERROR_", "cudaError",
+                "illegal memory", "unspecified launch", "fallen off", "ncclUnhandledCudaError",
+                "uncorrectable ECC")
 # How a process's end starts: the C++ runtime, a Python traceback, a signal.
 _EXIT = re.compile(
     r"terminate called|Traceback \(most recent call last\)|Fatal Python error"
@@ -92,7 +96,7 @@ class WatchdogReport:
 class Ending:
     """How a rank's log ends, as far as a hang is concerned."""
 
-    kind: str  # "fault" (died of its own fault), "peer" (gave up on a peer), "" (neither)
+    kind: str  # "fault" (its own), "timeout" (ended after one), "peer" (gave up on one), ""
     cause: str  # for a fault: "XID 79 in its log", "exited: ValueError: ..."
     line: str  # the line that shows it
 
@@ -155,32 +159,38 @@ def ending(lines: list[str], first_timeout: int | None) -> Ending:
     """How a rank's log ends, given the index of its first timeout report (None: none).
 
     A GPU fault logged before the rank's first timeout (or with none) is its own: the rank
-    is the cause, even when its watchdog timed out afterwards. Otherwise a rank that timed
-    out was brought down by that timeout, whatever its last lines. A rank that did not time
-    out and whose log ends with its process's end died of its own fault, unless that end
-    repeats a timeout or tells of a peer gone.
+    is the cause, even when its watchdog timed out afterwards ("fault"). A rank whose
+    process ended after its own timeout was ended by its watchdog, as PyTorch does
+    ("timeout"). A rank that did not time out and whose log ends with its process's end
+    gave up on a peer when that end tells of one ("peer"), was ended by a timeout when the
+    end repeats one, and else died of its own fault. "" when the log shows no end.
     """
     fault = _first_fault(lines, len(lines) if first_timeout is None else first_timeout)
     if fault is not None:
         return fault
-    if first_timeout is not None:
-        return Ending("", "", "")
-    block = _exit_block(lines)
+    block = _exit_block(lines if first_timeout is None else lines[first_timeout:])
     if not block:
         return Ending("", "", "")
+    line = _cause_line(block)
+    if first_timeout is not None:
+        return Ending("timeout", "", line)
     text = "\n".join(block)
     if _TIMEOUT_END.search(text):
-        return Ending("", "", "")
+        return Ending("timeout", "", line)
     if _PEER_END.search(text):
-        return Ending("peer", "", _cause_line(block))
-    line = _cause_line(block)
+        return Ending("peer", "", line)
     return Ending("fault", f"exited: {_short(_exception(line))}", line)
 
 
 def _first_fault(lines: list[str], end: int) -> Ending | None:
     """The GPU fault among ``lines[:end]``: the first one logged (later ones are its echoes),
     or the first that names an XID."""
-    faults = [(line, found) for line in lines[:end] if (found := _GPU_FAULT.search(line))]
+    lines = lines[:end]
+    blob = "\n".join(lines)
+    if not any(word in blob for word in _FAULT_WORDS):
+        return None
+    faults = [(line, found) for line in lines
+              if any(word in line for word in _FAULT_WORDS) and (found := _GPU_FAULT.search(line))]
     if not faults:
         return None
     named = [(line, found) for line, found in faults if found.group("xid") or found.group("xid2")]

@@ -29,7 +29,7 @@ from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.discovery import NCCL_SNIFF_BYTES
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
 from ranktop.tui.logs.split import FileRanks, RankIndex
-from ranktop.tui.logs.text import clean
+from ranktop.tui.logs.text import clean_lines
 
 BLOCK = 64 * 1024
 MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start
@@ -50,7 +50,7 @@ def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap
     held none for it or could not be read.
     """
     owners = _owners(files_by_rank)
-    current = [Path(key) for key in owners]
+    current = frozenset(owners)
     index = RankIndex(rank_map) if any(len(ranks) > 1 for ranks in owners.values()) else None
     found: dict[int, list[tuple[float, list[bytes]]]] = {rank: [] for rank in files_by_rank}
     for key, ranks in owners.items():
@@ -63,8 +63,8 @@ def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap
             continue
         for rank, lines in _shared_lines(chain, FileRanks(index, ranks), tail_lines).items():
             found[rank].append((written, lines))
-    return {rank: [clean(line, MAX_LINE_CHARS) for _, lines in sorted(blocks, key=_first)
-                   for line in lines]
+    return {rank: clean_lines([line for _, lines in sorted(blocks, key=_first) for line in lines],
+                              MAX_LINE_CHARS)
             for rank, blocks in found.items()}
 
 
@@ -90,7 +90,7 @@ def _rotated_from(current: str, other: str) -> bool:
     return head == here and rotated_suffix(current_name, name) is not None
 
 
-def _chain(path: Path, current: Sequence[Path]) -> list[tuple[Path, float]]:
+def _chain(path: Path, current: frozenset[str]) -> list[tuple[Path, float]]:
     """The file and its predecessors, the one written to last first, with their mtimes."""
     chain = []
     for position, member in enumerate([path, *predecessors(path, exclude=current)]):

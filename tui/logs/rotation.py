@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection
+from collections.abc import Set
 from pathlib import Path
 
 _NUMBERED = r"[.-](?P<number>\d{1,4})"
@@ -37,15 +37,14 @@ def rotated_suffix(current: str, candidate: str) -> re.Match[str] | None:
     return _SUFFIX.fullmatch(candidate, len(current))
 
 
-def predecessors(path: Path, exclude: Collection[Path] = ()) -> list[Path]:
+def predecessors(path: Path, exclude: Set[str] = frozenset()) -> list[Path]:
     """The rotated predecessors of ``path`` in its directory, newest first.
 
-    ``exclude`` are files that are current logs themselves (``rank-1`` is a rank's file, not
-    ``rank``'s predecessor, when both are listed). Only regular files count; a directory
-    that cannot be read has none.
+    ``exclude``: the absolute paths (``os.path.abspath``) of files that are current logs
+    themselves (``rank-1`` is a rank's file, not ``rank``'s predecessor, when both are
+    listed). Only regular files count; a directory that cannot be read has none.
     """
     directory = path.parent
-    skip = {os.path.abspath(p) for p in exclude}
     found: list[tuple[float, tuple, Path]] = []
     try:
         entries = list(os.scandir(directory))
@@ -53,7 +52,7 @@ def predecessors(path: Path, exclude: Collection[Path] = ()) -> list[Path]:
         return []
     for entry in entries:
         suffix = rotated_suffix(path.name, entry.name)
-        if suffix is None or os.path.abspath(entry.path) in skip:
+        if suffix is None or (exclude and os.path.abspath(entry.path) in exclude):
             continue
         try:
             if not entry.is_file():

@@ -10,7 +10,8 @@ A line's rank, from the most to the least direct label:
 1. ``[rankN]:`` names the global rank.
 2. ``[<role><L>]:`` names local rank L on a node: the node of the srun task id when one
    comes first (one torchrun per node under srun), else the node of the file (when every
-   rank sharing the file runs on one host).
+   rank sharing the file runs on one host); when neither is known, an NCCL prefix after
+   it may still tell.
 3. An srun task id on its own is the global rank (one task per rank).
 4. An NCCL prefix: the pid's rank, learned from NCCL's init line (``comm ... rank R nranks
    WORLD cudaDev D``) in the file; else the rank on that host whose local rank is cudaDev.

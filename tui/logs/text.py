@@ -146,3 +146,13 @@ def _cut(text: str, max_chars: int, dropped: int) -> str:
             dropped += len(text) - max_chars
             text = text[:max_chars]
     return f"{text}… [{dropped} more characters]" if dropped else text
+
+
+def clean_lines(raws: list[bytes], max_chars: int) -> list[str]:
+    """``clean`` for many lines at once: one decode when all are short printable ASCII."""
+    if not raws:
+        return []
+    joined = b" ".join(raws)  # a space: a newline would be an unsafe byte
+    if max(map(len, raws)) <= max_chars and _UNSAFE_BYTES.search(joined) is None:
+        return [raw.decode("ascii") for raw in raws]
+    return [clean(raw, max_chars) for raw in raws]

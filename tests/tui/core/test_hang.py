@@ -236,6 +236,17 @@ def test_a_vanished_rank_that_timed_out_is_dead_not_timed_out() -> None:
     assert verdict.summary.startswith("rank 17 is dead (its series vanished): 63 of 63 live")
 
 
+def test_a_vanished_rank_that_its_watchdog_ended_is_no_culprit() -> None:
+    # Ranks 0-3 were ended by their watchdogs after timing out; rank 9 vanished without that.
+    logs = {r: [*healthy_tail(r), *taken_down(r)] for r in range(16)}
+    logs[9] = [*healthy_tail(9), watchdog_line(9), progress_line(9)]
+    verdict = triage(logs, world_size=16, gone=[0, 1, 2, 3, 9])
+    assert verdict is not None and verdict.dead == [9] and verdict.behind == [9]
+    assert verdict.reporting == [r for r in range(16) if r != 9]
+    assert verdict.summary == ("rank 9 is dead (its series vanished): 15 of 15 live ranks timed"
+                               " out in ALLREDUCE SeqNum 8812")
+
+
 def test_a_cause_in_the_log_and_a_vanished_series_are_both_said() -> None:
     logs = timed_out_job(8)
     logs[2] = [*healthy_tail(2), XID_79]

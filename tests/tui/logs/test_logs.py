@@ -13,7 +13,7 @@ import pytest
 from ranktop.tui.core.model import Rank
 from ranktop.tui.logs import tail as logs
 from ranktop.tui.logs.tail import FileLog, LogLine, classify, find_logs, sanitise
-from ranktop.tui.logs.text import byte_limit
+from ranktop.tui.logs.text import byte_limit, clean, clean_lines
 
 RANK = Rank(rank=11, host="gpu-node-001.cluster.local", gpu=3, node=1)
 
@@ -425,6 +425,17 @@ KINDS = {
                          [(kind, line) for kind, lines in KINDS.items() for line in lines])
 def test_classify(kind, line):
     assert classify(line) == kind
+
+
+@pytest.mark.parametrize("raws", [
+    [b"step 1", b"", b"[rank3]: step 2"],
+    [b"step 1", b"tab\there", b"cr\rover"],
+    [b"caf\xc3\xa9 \x1b[31mred\x1b[0m", b"ok"],
+    [b"x" * 50, b"short"],
+    [],
+])
+def test_clean_lines_is_clean_line_by_line(raws):
+    assert clean_lines(raws, 40) == [clean(raw, 40) for raw in raws]
 
 
 def test_lines_come_with_their_kind(tmp_path):
