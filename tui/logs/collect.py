@@ -11,22 +11,20 @@ lines split per rank by their labels (``ranktop.tui.logs.split``); it is read un
 rank sharing it has ``tail_lines`` lines, or ``SHARED_LINES_PER_RANK`` times that many
 lines in all, or ``SHARED_MAX_BYTES`` were read, whichever comes first.
 
-Compressed predecessors (``.gz``) are read when they are at most ``GZ_MAX_BYTES``: such a
-file cannot be read from its end, so it is decompressed whole, once (the result is kept
-while the file is unchanged), and larger ones are skipped.
+Compressed predecessors (``.gz``) are read too, up to a size (``ranktop.tui.logs.gztail``).
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import stat
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.discovery import NCCL_SNIFF_BYTES
+from ranktop.tui.logs.gztail import gz_tail
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
 from ranktop.tui.logs.split import FileRanks, RankIndex
 from ranktop.tui.logs.text import clean_lines
@@ -36,8 +34,6 @@ MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start
 MAX_LINE_BYTES = 16 * 1024  # what one line may cost the read of a rank's own file
 SHARED_LINES_PER_RANK = 2  # x tail_lines x ranks sharing a file: where its read stops
 SHARED_MAX_BYTES = 64 * 1024 * 1024
-GZ_MAX_BYTES = 8 * 1024 * 1024
-_GZ_CACHE = 64  # decompressed tails kept
 
 
 def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap,
@@ -63,13 +59,9 @@ def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap
             continue
         for rank, lines in _shared_lines(chain, FileRanks(index, ranks), tail_lines).items():
             found[rank].append((written, lines))
-    return {rank: clean_lines([line for _, lines in sorted(blocks, key=_first) for line in lines],
-                              MAX_LINE_CHARS)
+    return {rank: clean_lines([line for _, lines in sorted(blocks, key=itemgetter(0))
+                               for line in lines], MAX_LINE_CHARS)
             for rank, blocks in found.items()}
-
-
-def _first(pair: tuple[float, list[bytes]]) -> float:
-    return pair[0]
 
 
 def _owners(files_by_rank: Mapping[int, Sequence[Path]]) -> dict[str, list[int]]:
@@ -107,7 +99,7 @@ def _own_lines(chain: list[tuple[Path, float]], tail_lines: int) -> list[bytes]:
     if tail_lines <= 0:
         return []
     lines: list[bytes] = []
-    for block in _blocks_back(chain, tail_lines * MAX_LINE_BYTES):
+    for block in _blocks_back(chain, tail_lines, tail_lines * MAX_LINE_BYTES):
         lines.extend(block[:tail_lines - len(lines)])
         if len(lines) >= tail_lines:
             break
@@ -122,7 +114,7 @@ def _shared_lines(chain: list[tuple[Path, float]], ranks: FileRanks,
         return lines
     wanting = len(lines)
     budget = SHARED_LINES_PER_RANK * tail_lines * len(lines)
-    for block in _blocks_back(chain, SHARED_MAX_BYTES, on_head=ranks.learn):
+    for block in _blocks_back(chain, budget, SHARED_MAX_BYTES, on_head=ranks.learn):
         ranks.learn(b"\n".join(block))
         for line in block:
             rank = ranks.rank_of(line)
@@ -138,10 +130,11 @@ def _shared_lines(chain: list[tuple[Path, float]], ranks: FileRanks,
     return {rank: own[::-1] for rank, own in lines.items()}
 
 
-def _blocks_back(chain: list[tuple[Path, float]], max_bytes: int,
+def _blocks_back(chain: list[tuple[Path, float]], lines: int, max_bytes: int,
                  on_head: Callable[[bytes], None] | None = None) -> Iterator[list[bytes]]:
     """The lines of the chain's files, newest first, in blocks; about ``max_bytes`` read.
 
+    ``lines``: how many the caller may want, at most (what a compressed file keeps).
     ``on_head`` is given the start of the first file (NCCL_SNIFF_BYTES), where NCCL's init
     lines tell which pid is which rank.
     """
@@ -149,7 +142,7 @@ def _blocks_back(chain: list[tuple[Path, float]], max_bytes: int,
         if max_bytes <= 0:
             return
         if path.name.endswith(".gz"):
-            data = _gz_tail(str(path), _stat_key(path), max_bytes)
+            data = gz_tail(path, lines, max_bytes)
             max_bytes -= len(data)
             yield _split_back(data, whole=True)[0]
             continue
@@ -195,38 +188,3 @@ def _split_back(data: bytes, whole: bool, last: bool = True) -> tuple[list[bytes
         parts.pop()
     carry = b"" if whole or not parts else parts.pop(0)
     return parts[::-1], carry
-
-
-def _stat_key(path: Path) -> tuple[int, int]:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return (-1, -1)
-    return (found.st_size, found.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=_GZ_CACHE)
-def _gz_tail(path: str, key: tuple[int, int], max_bytes: int) -> bytes:
-    """The last ``max_bytes`` of a compressed file's text ("" when too big or unreadable);
-    ``key`` (size, mtime) makes a changed file a new entry."""
-    size = key[0]
-    if size < 0 or size > GZ_MAX_BYTES:
-        return b""
-    try:
-        with open(path, "rb") as file:
-            compressed = file.read()
-    except OSError:
-        return b""
-    tail, cut = b"", False
-    while compressed:
-        stream = zlib.decompressobj(wbits=31)
-        try:
-            tail += stream.decompress(compressed)
-        except zlib.error:
-            break
-        if len(tail) > max_bytes:
-            tail, cut = tail[-max_bytes:], True
-        compressed = stream.unused_data  # a file of several gzip members
-    if cut:
-        tail = tail[tail.find(b"\n") + 1:]  # the first line began in what was dropped
-    return tail

@@ -76,7 +76,7 @@ class FileRanks:
     def __init__(self, index: RankIndex, owners: Iterable[int]) -> None:
         self.index = index
         self.owners = frozenset(owners)
-        nodes = {index.rank_map.ranks[r].node for r in self.owners}
+        nodes = {index.rank_map.ranks[r].node for r in self.owners if 0 <= r < index.world_size}
         self.node = nodes.pop() if len(nodes) == 1 else None
         self.pids: dict[tuple[bytes, bytes], int] = {}
         self.trust_dev = True

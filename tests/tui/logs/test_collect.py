@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ranktop.tui.core.hang import triage
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs import collect
+from ranktop.tui.logs import collect, gztail
 from ranktop.tui.logs.collect import lines_by_rank
 
 GRID = RankMap.grid(["gpu-node-000", "gpu-node-001"], 4, source="test")
@@ -134,8 +134,7 @@ def test_a_compressed_predecessor_too_big_to_unpack_is_skipped(
     text = "".join(f"{x}\n" for x in steps(3, 2000)).encode()
     write(tmp_path / "rank3.log.1.gz", [], age=30, data=gzip.compress(text))
     current = write(tmp_path / "rank3.log", ["fresh"])
-    monkeypatch.setattr(collect, "GZ_MAX_BYTES", 100)
-    collect._gz_tail.cache_clear()
+    monkeypatch.setattr(gztail, "GZ_MAX_BYTES", 100)
     assert lines_by_rank({3: [current]}, GRID, 5)[3] == ["fresh"]
 
 
