@@ -118,14 +118,16 @@ def triage(lines_by_rank: Mapping[int, Iterable[str]], world_size: int,
     trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
     dead = sorted({r for r in trusted if logs[r].end.kind != "timeout"}
                   | {r for r, log in logs.items() if log.end.kind == "fault"})
-    live = [rank for rank in range(world_size) if rank not in set(dead)]
+    dead_set = set(dead)
+    live = [rank for rank in range(world_size) if rank not in dead_set]
     reporting = [r for r in live
                  if logs[r].timed_out() or logs[r].end.kind in ("peer", "timeout")]
     if not reporting and not dead:
         return None
     work = _work(reporting, logs)
-    why = _shown_behind(live, set(reporting), logs, work)
-    quiet = [r for r in live if r not in set(reporting)]
+    told = set(reporting)
+    why = _shown_behind(live, told, logs, work)
+    quiet = [r for r in live if r not in told]
     awaited = [r for r in quiet if r not in why]
     sure = bool(dead) or not awaited
     facts = _Facts(logs, dead, reporting, work, why, awaited, set(trusted), vanished)
