@@ -64,8 +64,9 @@ _TIMEOUT_END = re.compile(
     r"|Timeout at NCCL work|Some NCCL operations have failed or timed out|checkTimeout"
 )
 _PEER_END = re.compile(
-    r"remote process exited|network error|ncclRemoteError|Connection reset by peer"
-    r"|Connection closed by peer|DistNetworkError|Broken pipe|Connection refused"
+    r"remote process exited|network error|ncclRemoteError"
+    r"|Connection (?:reset|closed) by (?:remote )?peer|DistNetworkError|Broken pipe"
+    r"|Connection refused|communicator was aborted"
 )
 _EXCEPTION = re.compile(r"\bwhat\(\):\s*(?P<what>.*)|(?P<exc>\b[\w.]*(?:Error|Exception)\b:.*)")
 EXIT_WINDOW = 80  # non-blank lines at the end of a log where its process's end is looked for

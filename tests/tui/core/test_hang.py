@@ -296,10 +296,15 @@ def test_ranks_that_gave_up_on_a_peer_are_not_culprits() -> None:
             " process exited or there was a network error, NCCL version 2.21.5",
             "terminate called after throwing an instance of 'c10::DistBackendError'",
         ]
+    logs[11] = [*healthy_tail(11), "Traceback (most recent call last):",
+                "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970,"
+                " unhandled system error, NCCL version 2.21.5 ncclSystemError: System call"
+                " (e.g. socket, malloc) or external library call failed or device error. Last"
+                " error: socketProgress: Connection closed by remote peer gpu-node-002<45678>"]
     verdict = triage(logs, world_size=16)
     assert verdict is not None and verdict.dead == [9] and verdict.behind == [9]
     assert verdict.reporting == [r for r in range(16) if r != 9] and verdict.sure
-    assert verdict.summary.endswith("; ranks 8, 10 gave up on a peer (remote error)")
+    assert verdict.summary.endswith("; ranks 8, 10, 11 gave up on a peer (remote error)")
 
 
 def test_when_most_series_vanish_the_job_is_going_down_and_names_no_one() -> None:

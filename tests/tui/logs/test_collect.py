@@ -198,3 +198,24 @@ def test_a_shared_file_stops_reading_at_its_budget(tmp_path: Path) -> None:
     found = lines_by_rank({r: [shared] for r in range(8)}, GRID, 10)
     assert found[5] == []  # further back than 2 x 10 lines x 8 ranks (read in 64 KB blocks)
     assert len(found[0]) == 10
+
+
+def test_a_shared_slurm_output_gives_triage_each_ranks_own_story(tmp_path: Path) -> None:
+    lines = [f"{r}: [rank {r}] step {i} loss 2.137" for i in range(50) for r in range(8)]
+    lines += ["6: Traceback (most recent call last):",
+              '6:   File "/job/train.py", line 88, in <module>',
+              "6: RuntimeError: CUDA error: an illegal memory access was encountered"]
+    for r in range(8):
+        if r != 6:
+            old = (f"[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9,"
+                   " OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800042 milliseconds before"
+                   " timing out.")
+            lines += [f"{r}: [E ProcessGroupNCCL.cpp:475] {old}",
+                      f"{r}: terminate called after throwing an instance of 'std::runtime_error'",
+                      f"{r}:   what():  {old}"]
+    shared = write(tmp_path / "slurm-77.out", lines)
+    found = lines_by_rank({r: [shared] for r in range(8)}, GRID, 200)
+    verdict = triage(found, world_size=8)
+    assert verdict is not None and verdict.dead == [6] and verdict.behind == [6]
+    assert verdict.summary == ("rank 6 is dead (a CUDA error in its log): 7 of 7 live ranks timed"
+                               " out in ALLREDUCE SeqNum 9")
