@@ -48,8 +48,9 @@ PRESETS: dict[str, str] = {
 }
 
 _PRESET = re.compile(r"^([A-Za-z]\w*):(.*)$", re.DOTALL)
-_NCCL_SNIFF_BYTES = 256 * 1024
-_INIT = re.compile(rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d+) nranks (\d+) cudaDev (\d+)")
+NCCL_SNIFF_BYTES = 256 * 1024
+# NCCL's init line (data-contracts §3.2): communicator rank, its size, the CUDA device.
+NCCL_INIT = re.compile(rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d+) nranks (\d+) cudaDev (\d+)")
 _NCCL_DEV = re.compile(rb"(?m)^(?:\[[^\]\n]*\] )?[^:\s]+:\d+:\d+ \[(\d+)\] "
                        rb"(?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?NCCL (?:INFO|WARN|TRACE)\b")
 _SLURM = re.compile(r"%(\d*)([A-Za-z%])")
@@ -172,13 +173,13 @@ def _first(paths: list[Path], heads: dict[Path, bytes],
 def _head(path: Path) -> bytes:
     try:
         with path.open("rb") as file:
-            return file.read(_NCCL_SNIFF_BYTES)
+            return file.read(NCCL_SNIFF_BYTES)
     except OSError:
         return b""
 
 
 def _init_rank_matches(head: bytes, rank: int, world_size: int) -> bool:
-    inits = [(int(m.group(1)), int(m.group(2))) for m in _INIT.finditer(head)]
+    inits = [(int(m.group(1)), int(m.group(2))) for m in NCCL_INIT.finditer(head)]
     if world_size > 0:
         return (rank, world_size) in inits
     # No world size known: the first communicator a process creates is the world one.

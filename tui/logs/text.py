@@ -60,6 +60,11 @@ _NET_TROUBLE = (
     r"|ibv_\w|Got completion from peer|port error"
 )
 _NET = r"NET/(?:IB|Socket|OFI)|socket|Socket"
+# NCCL's proxy service thread says this whenever a communicator is torn down: routine.
+_ROUTINE_INFO = "[Service thread] Connection closed"
+# A process going down: the C++ runtime's last words, which repeat the exception (a
+# watchdog timeout included) that brought it down. Errors, whatever the message they repeat.
+_CRASH = r"terminate called |\bwhat\(\): |Exception raised from "
 # No \b before these words: it would keep the regex engine from skipping ahead.
 _ERROR = (
     r"\[[EF](?:\d{4} [\d:.]+)? [\w./-]+:\d+\]"
@@ -67,8 +72,8 @@ _ERROR = (
     r"|ERROR(?<!\wERROR)(?!\w)|CUDA error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_(?!SUCCESS)"
     r"|NCCL error|illegal memory access"
 )
-_WATCHDOG_RE, _NET_TROUBLE_RE, _NET_RE, _ERROR_RE = (
-    re.compile(pattern) for pattern in (_WATCHDOG, _NET_TROUBLE, _NET, _ERROR))
+_WATCHDOG_RE, _NET_TROUBLE_RE, _NET_RE, _ERROR_RE, _CRASH_RE = (
+    re.compile(pattern) for pattern in (_WATCHDOG, _NET_TROUBLE, _NET, _ERROR, _CRASH))
 
 
 def sanitise(raw: bytes, max_chars: int = 4000) -> str:
@@ -81,12 +86,19 @@ def classify(text: str) -> str:
 
     Checked in that order, so a WARN about NET/IB is "net". NCCL INFO lines that only name a
     transport ("via NET/IB/0", one per channel at start-up) stay "nccl_info"; they are "net"
-    only when they tell of trouble (connection reset, ibv_ failure, ...).
+    only when they tell of trouble (connection reset, ibv_ failure, ...), and NCCL's
+    "[Service thread] Connection closed" at teardown is no trouble. A process's crash lines
+    (``terminate called ...``, ``what(): ...``, ``Exception raised from ...``) are "error"
+    even when they repeat a watchdog message: the watchdog line itself came before them.
     """
+    if _CRASH_RE.search(text):
+        return "error"
     head = _HEAD.match(text)
     level = head.group("level") if head else None
     if _WATCHDOG_RE.search(text):
         return "watchdog"
+    if level == "INFO" and _ROUTINE_INFO in text:
+        return "nccl_info"
     if _NET_TROUBLE_RE.search(text) or (level in (None, "WARN") and _NET_RE.search(text)):
         return "net"
     if level == "WARN":
@@ -134,3 +146,13 @@ def _cut(text: str, max_chars: int, dropped: int) -> str:
             dropped += len(text) - max_chars
             text = text[:max_chars]
     return f"{text}… [{dropped} more characters]" if dropped else text
+
+
+def clean_lines(raws: list[bytes], max_chars: int) -> list[str]:
+    """``clean`` for many lines at once: one decode when all are short printable ASCII."""
+    if not raws:
+        return []
+    joined = b" ".join(raws)  # a space: a newline would be an unsafe byte
+    if max(map(len, raws)) <= max_chars and _UNSAFE_BYTES.search(joined) is None:
+        return [raw.decode("ascii") for raw in raws]
+    return [clean(raw, max_chars) for raw in raws]

@@ -13,7 +13,7 @@ import pytest
 from ranktop.tui.core.model import Rank
 from ranktop.tui.logs import tail as logs
 from ranktop.tui.logs.tail import FileLog, LogLine, classify, find_logs, sanitise
-from ranktop.tui.logs.text import byte_limit
+from ranktop.tui.logs.text import byte_limit, clean, clean_lines
 
 RANK = Rank(rank=11, host="gpu-node-001.cluster.local", gpu=3, node=1)
 
@@ -346,6 +346,10 @@ KINDS = {
         "NCCL version 2.21.5+cuda12.4",
         "[1] gpu-node-001:48211:48211 [3] NCCL INFO NCCL version 2.18.3+cuda12.2",
         "gpu-node-001:48211:48302 [3] 1234.567890 ncclProxyProgress:812 NCCL TRACE idle",
+        # The proxy service thread at a communicator's teardown: routine, not the network.
+        "gpu-node-001:48211:48333 [3] NCCL INFO [Service thread] Connection closed by localRank 3",
+        "3: [rank3]:gpu-node-001:48211:48333 [3] NCCL INFO [Service thread] Connection closed by"
+        " localRank 1",
     ],
     "nccl_warn": [
         "[2026-01-02 03:04:05] gpu-node-001:48211:48290 [3] enqueue.cc:1556 NCCL WARN "
@@ -393,6 +397,18 @@ KINDS = {
         "0(default_pg) Rank 3] Process group destroyed while work still pending.",
         "E1206 18:44:12.715298 48211 cuda_graph.cc:89] CUDA graph capture failed",
         "2026-01-02 03:04:05,123 ERROR train.py:88 loss is NaN at step 48113",
+        # A process going down repeats the watchdog's message: the crash, not a new timeout.
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread "
+        "terminated with exception: [Rank 3] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=48113, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, "
+        "Timeout(ms)=600000) ran for 600031 milliseconds before timing out.",
+        "[default1]:  what():  [Rank 1] Watchdog caught collective operation timeout: WorkNCCL("
+        "SeqNum=2212, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800856 milliseconds "
+        "before timing out.",
+        "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:632 (most recent call first):",
     ],
     "plain": [
         "",
@@ -409,6 +425,17 @@ KINDS = {
                          [(kind, line) for kind, lines in KINDS.items() for line in lines])
 def test_classify(kind, line):
     assert classify(line) == kind
+
+
+@pytest.mark.parametrize("raws", [
+    [b"step 1", b"", b"[rank3]: step 2"],
+    [b"step 1", b"tab\there", b"cr\rover"],
+    [b"caf\xc3\xa9 \x1b[31mred\x1b[0m", b"ok"],
+    [b"x" * 50, b"short"],
+    [],
+])
+def test_clean_lines_is_clean_line_by_line(raws):
+    assert clean_lines(raws, 40) == [clean(raw, 40) for raw in raws]
 
 
 def test_lines_come_with_their_kind(tmp_path):

@@ -117,8 +117,8 @@ async def test_a_hang_names_the_rank_the_others_wait_for_with_evidence_one_key_a
         assert "rank 455" in screen_text(app) and "waited for" in screen_text(app)
         await pilot.press("escape")
         await open_rank(app, pilot, 455)
-        assert "hang: 511 ranks timed out" in screen_text(app)
-        assert "the others are waiting for" in screen_text(app)
+        assert "hang: rank 455 is dead" in screen_text(app)
+        assert "511 of 511 live ranks timed out" in screen_text(app)
 
 
 async def test_history_is_there_at_once_from_the_source():

@@ -192,9 +192,9 @@ def test_every_other_rank_times_out_on_the_same_seqnum(hung: LogWriter) -> None:
 def test_triage_over_the_demo_logs_finds_the_dead_rank(hung: LogWriter) -> None:
     verdict = triage({r: t.splitlines() for r, t in logs(hung).items()}, world_size=16)
     assert verdict is not None
-    assert verdict.behind == [DEAD] and verdict.silent == [DEAD] and len(verdict.reporting) == 15
+    assert verdict.behind == [DEAD] and verdict.dead == [DEAD] and len(verdict.reporting) == 15
     assert any("Cuda failure" in line for line in verdict.evidence[DEAD])
-    assert verdict.summary.endswith(f"rank {DEAD} logged nothing: the others are waiting for it")
+    assert verdict.summary.startswith(f"rank {DEAD} is dead (a CUDA error in its log): 15 of 15")
 
 
 def test_the_dead_rank_writes_nothing_while_dead(tmp_path: Path) -> None:
@@ -421,8 +421,8 @@ def test_at_full_scale_rank_455_is_the_one_the_others_wait_for(tmp_path: Path) -
     assert {tuple(found) for r, found in seqs.items() if r != 455} == {(seqs[0][0],) * 2}
     verdict = triage({r: t.splitlines() for r, t in texts.items()}, world_size=512)
     assert verdict is not None and verdict.behind == [455]
-    assert verdict.summary.startswith("511 ranks timed out in ALLREDUCE SeqNum ")
-    assert verdict.summary.endswith("; rank 455 logged nothing: the others are waiting for it")
+    assert verdict.summary.startswith("rank 455 is dead (a CUDA error in its log): 511 of 511"
+                                      " live ranks timed out in ALLREDUCE SeqNum ")
 
 
 def test_the_log_modules_import_no_textual() -> None:

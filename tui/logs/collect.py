@@ -1,0 +1,190 @@
+"""Every rank's recent log lines, for hang triage: each file read once, from its end.
+
+``lines_by_rank`` takes the files each rank's logs were found in (``find_logs``) and gives
+each rank its newest lines. A file is read backwards from its end, only as far as needed,
+and then on into its rotated predecessors (``ranktop.tui.logs.rotation``), newest first, when
+it holds too few lines: a log that was just rotated still shows what came before.
+
+A file of one rank (per-rank files) is all that rank's. A file that several ranks list (a
+Slurm output, a node's torchrun console, an NCCL debug file per host) is read once and its
+lines split per rank by their labels (``ranktop.tui.logs.split``); it is read until every
+rank sharing it has ``tail_lines`` lines, or ``SHARED_LINES_PER_RANK`` times that many
+lines in all, or ``SHARED_MAX_BYTES`` were read, whichever comes first.
+
+Compressed predecessors (``.gz``) are read too, up to a size (``ranktop.tui.logs.gztail``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import itemgetter
+from pathlib import Path
+
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.discovery import NCCL_SNIFF_BYTES
+from ranktop.tui.logs.gztail import gz_tail
+from ranktop.tui.logs.rotation import predecessors, rotated_suffix
+from ranktop.tui.logs.split import FileRanks, RankIndex
+from ranktop.tui.logs.text import clean_lines
+
+BLOCK = 64 * 1024
+MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start
+MAX_LINE_BYTES = 16 * 1024  # what one line may cost the read of a rank's own file
+SHARED_LINES_PER_RANK = 2  # x tail_lines x ranks sharing a file: where its read stops
+SHARED_MAX_BYTES = 64 * 1024 * 1024
+
+
+def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap,
+                  tail_lines: int) -> dict[int, list[str]]:
+    """Each rank's newest lines, oldest first, made safe to display.
+
+    At most ``tail_lines`` from each of a rank's files (with its predecessors); a rank with
+    several files gets their lines one file after the other, the file written to last at
+    the end. Every rank of ``files_by_rank`` is in the result, with no lines when its files
+    held none for it or could not be read.
+    """
+    owners = _owners(files_by_rank)
+    current = frozenset(owners)
+    index = RankIndex(rank_map) if any(len(ranks) > 1 for ranks in owners.values()) else None
+    found: dict[int, list[tuple[float, list[bytes]]]] = {rank: [] for rank in files_by_rank}
+    for key, ranks in owners.items():
+        chain = _chain(Path(key), current)
+        if not chain:
+            continue
+        written = chain[0][1]
+        if len(ranks) == 1:
+            found[ranks[0]].append((written, _own_lines(chain, tail_lines)))
+            continue
+        for rank, lines in _shared_lines(chain, FileRanks(index, ranks), tail_lines).items():
+            found[rank].append((written, lines))
+    return {rank: clean_lines([line for _, lines in sorted(blocks, key=itemgetter(0))
+                               for line in lines], MAX_LINE_CHARS)
+            for rank, blocks in found.items()}
+
+
+def _owners(files_by_rank: Mapping[int, Sequence[Path]]) -> dict[str, list[int]]:
+    """Each distinct file and the ranks that list it, a rank's own predecessors left out."""
+    owners: dict[str, list[int]] = {}
+    for rank, paths in files_by_rank.items():
+        keys = list(dict.fromkeys(os.path.abspath(path) for path in paths))
+        for key in keys:
+            # A pattern like rank3.log* lists the predecessors too: they are read as such.
+            if not any(_rotated_from(other, key) for other in keys):
+                owners.setdefault(key, []).append(rank)
+    return owners
+
+
+def _rotated_from(current: str, other: str) -> bool:
+    head, name = os.path.split(other)
+    here, current_name = os.path.split(current)
+    return head == here and rotated_suffix(current_name, name) is not None
+
+
+def _chain(path: Path, current: frozenset[str]) -> list[tuple[Path, float]]:
+    """The file and its predecessors, the one written to last first, with their mtimes."""
+    chain = []
+    for position, member in enumerate([path, *predecessors(path, exclude=current)]):
+        try:
+            chain.append((member, os.stat(member).st_mtime, position))
+        except OSError:
+            continue
+    chain.sort(key=lambda item: (-item[1], item[2]))
+    return [(member, mtime) for member, mtime, _ in chain]
+
+
+def _own_lines(chain: list[tuple[Path, float]], tail_lines: int) -> list[bytes]:
+    """The last ``tail_lines`` lines of a rank's own file and its predecessors."""
+    if tail_lines <= 0:
+        return []
+    lines: list[bytes] = []
+    for block in _blocks_back(chain, tail_lines, tail_lines * MAX_LINE_BYTES):
+        lines.extend(block[:tail_lines - len(lines)])
+        if len(lines) >= tail_lines:
+            break
+    return lines[::-1]
+
+
+def _shared_lines(chain: list[tuple[Path, float]], ranks: FileRanks,
+                  tail_lines: int) -> dict[int, list[bytes]]:
+    """The last ``tail_lines`` lines of each rank sharing a file, oldest first."""
+    lines: dict[int, list[bytes]] = {rank: [] for rank in ranks.owners}
+    if tail_lines <= 0:
+        return lines
+    wanting = len(lines)
+    budget = SHARED_LINES_PER_RANK * tail_lines * len(lines)
+    for block in _blocks_back(chain, budget, SHARED_MAX_BYTES, on_head=ranks.learn):
+        ranks.learn(b"\n".join(block))
+        for line in block:
+            rank = ranks.rank_of(line)
+            if rank is None:
+                continue
+            own = lines[rank]
+            if len(own) < tail_lines:
+                own.append(line)
+                wanting -= len(own) == tail_lines
+        budget -= len(block)
+        if wanting == 0 or budget <= 0:
+            break
+    return {rank: own[::-1] for rank, own in lines.items()}
+
+
+def _blocks_back(chain: list[tuple[Path, float]], lines: int, max_bytes: int,
+                 on_head: Callable[[bytes], None] | None = None) -> Iterator[list[bytes]]:
+    """The lines of the chain's files, newest first, in blocks; about ``max_bytes`` read.
+
+    ``lines``: how many the caller may want, at most (what a compressed file keeps).
+    ``on_head`` is given the start of the first file (NCCL_SNIFF_BYTES), where NCCL's init
+    lines tell which pid is which rank.
+    """
+    for position, (path, _) in enumerate(chain):
+        if max_bytes <= 0:
+            return
+        if path.name.endswith(".gz"):
+            data = gz_tail(path, lines, max_bytes)
+            max_bytes -= len(data)
+            yield _split_back(data, whole=True)[0]
+            continue
+        for block, size in _file_back(path, max_bytes, on_head if position == 0 else None):
+            max_bytes -= size
+            yield block
+
+
+def _file_back(path: Path, max_bytes: int, on_head: Callable[[bytes], None] | None
+               ) -> Iterator[tuple[list[bytes], int]]:
+    """A plain file's lines from its end, newest first, block by block, with bytes read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return  # a FIFO or a device never ends
+        pos = os.fstat(fd).st_size
+        if on_head is not None:
+            on_head(os.pread(fd, min(pos, NCCL_SNIFF_BYTES), 0))
+        end, carry = pos, b""
+        while pos > 0 and end - pos < max_bytes:
+            step = min(BLOCK, pos)
+            pos -= step
+            chunk = os.pread(fd, step, pos) + carry
+            block, carry = _split_back(chunk, whole=pos == 0, last=pos + step == end)
+            yield block, step
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _split_back(data: bytes, whole: bool, last: bool = True) -> tuple[list[bytes], bytes]:
+    """The lines of ``data`` newest first, and the unfinished start when not ``whole``.
+
+    ``last``: ``data`` ends the file, so a final newline ends the last line (no empty line
+    after it) and text without one is the line still being written.
+    """
+    parts = data.split(b"\n")
+    if last and parts[-1] == b"":
+        parts.pop()
+    carry = b"" if whole or not parts else parts.pop(0)
+    return parts[::-1], carry

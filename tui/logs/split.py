@@ -1,0 +1,122 @@
+"""Which rank wrote a line of a log that several ranks share.
+
+Launchers and libraries label lines (data-contracts §3); they nest, outermost first, as in
+``3: [default3]:[rank11]:[E1122 ...] ...`` (srun ``-l`` task id, torchrun ``--tee`` role and
+local rank, PyTorch's global rank), and NCCL starts its own lines with
+``gpu-node-001:48211:48302 [3] NCCL INFO ...`` (short host, pid, tid, cudaDev).
+
+A line's rank, from the most to the least direct label:
+
+1. ``[rankN]:`` names the global rank.
+2. ``[<role><L>]:`` names local rank L on a node: the node of the srun task id when one
+   comes first (one torchrun per node under srun), else the node of the file (when every
+   rank sharing the file runs on one host); when neither is known, an NCCL prefix after
+   it may still tell.
+3. An srun task id on its own is the global rank (one task per rank).
+4. An NCCL prefix: the pid's rank, learned from NCCL's init line (``comm ... rank R nranks
+   WORLD cudaDev D``) in the file; else the rank on that host whose local rank is cudaDev.
+   cudaDev is the device index the process sees, so it is trusted only while the init lines
+   seen agree with it (a job that gives each process one GPU through CUDA_VISIBLE_DEVICES
+   sees device 0 everywhere).
+
+Lines that name no rank, or a rank that does not share the file, belong to none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.discovery import NCCL_INIT
+
+_PREFIX = re.compile(
+    rb"(?:(?P<task>\d+): )?"
+    rb"(?:\[(?P<role>[A-Za-z_]+?)(?P<index>\d+)\]: ?)?"
+    rb"(?:\[rank(?P<rank>\d+)\]: ?)?"
+    rb"(?:\[\d{4}-\d\d-\d\d \d\d:[^\]]*\] )?"
+    rb"(?:(?P<host>[^:\s\[\]]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] )?"
+)
+
+
+def local_rank(rank_map: RankMap, rank: int) -> int:
+    """A rank's local rank on its host: its GPU index where known (torchrun's default)."""
+    found = rank_map.ranks[rank]
+    return found.gpu if found.gpu >= 0 else rank % max(rank_map.gpus_per_node, 1)
+
+
+def short_host(host: str) -> str:
+    """A host name as NCCL writes it: up to the first '.'."""
+    return host.split(".", 1)[0]
+
+
+class RankIndex:
+    """The rank map's lookups that labels need, built once per rank map."""
+
+    def __init__(self, rank_map: RankMap) -> None:
+        self.rank_map = rank_map
+        self.world_size = len(rank_map)
+        self.by_node: dict[tuple[int, int], int] = {}
+        self.by_host: dict[tuple[bytes, int], int] = {}
+        clashes: set[tuple[bytes, int]] = set()
+        for rank in rank_map.ranks:
+            local = local_rank(rank_map, rank.rank)
+            self.by_node.setdefault((rank.node, local), rank.rank)
+            for name in {rank.host, short_host(rank.host)}:
+                key = (name.encode(), local)
+                if self.by_host.setdefault(key, rank.rank) != rank.rank:
+                    clashes.add(key)  # two hosts share a short name: say nothing
+        for key in clashes:
+            del self.by_host[key]
+
+
+class FileRanks:
+    """The ranks of one shared file's lines."""
+
+    def __init__(self, index: RankIndex, owners: Iterable[int]) -> None:
+        self.index = index
+        self.owners = frozenset(owners)
+        nodes = {index.rank_map.ranks[r].node for r in self.owners if 0 <= r < index.world_size}
+        self.node = nodes.pop() if len(nodes) == 1 else None
+        self.pids: dict[tuple[bytes, bytes], int] = {}
+        self.trust_dev = True
+
+    def learn(self, data: bytes) -> None:
+        """Take in NCCL's init lines: which pid is which rank, and whether cudaDev is local."""
+        world = self.index.world_size
+        for init in NCCL_INIT.finditer(data):
+            rank, nranks, dev = (int(init.group(i)) for i in (1, 2, 3))
+            if nranks != world or rank >= world:
+                continue
+            start = data.rfind(b"\n", 0, init.start()) + 1
+            prefix = _PREFIX.match(data, start)
+            if prefix.group("pid") is not None:
+                self.pids.setdefault((prefix.group("host"), prefix.group("pid")), rank)
+            if dev != local_rank(self.index.rank_map, rank):
+                self.trust_dev = False
+
+    def rank_of(self, line: bytes) -> int | None:
+        """The rank of the file that wrote ``line``, or None."""
+        rank = self._named(_PREFIX.match(line))
+        return rank if rank in self.owners else None
+
+    def _named(self, label: re.Match[bytes]) -> int | None:
+        if label.group("rank") is not None:
+            return int(label.group("rank"))
+        task, role = label.group("task"), label.group("role")
+        if role is not None:
+            if role == b"rank":  # TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[rank${rank}]:"
+                return int(label.group("index"))
+            node = int(task) if task is not None else self.node
+            rank = self.index.by_node.get((node, int(label.group("index"))))
+            if rank is not None:
+                return rank
+        elif task is not None:
+            return int(task)
+        host = label.group("host")
+        if host is None:
+            return None
+        rank = self.pids.get((host, label.group("pid")))
+        if rank is None and self.trust_dev:
+            rank = self.index.by_host.get((host, int(label.group("dev"))))
+        return rank
