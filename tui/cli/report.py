@@ -109,8 +109,9 @@ def as_text(findings: Findings, settings: Settings) -> str:
     lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
     lines.append("job: " + _job_line(findings.analysis))
-    lines += ["", f"anomalies ({len(findings.active)} active):" if findings.active
-              else "anomalies: none active"]
+    confirmed, pending = findings.analysis.confirmed, findings.analysis.pending
+    counts = f"{len(confirmed)} active" + (f", {len(pending)} pending" if pending else "")
+    lines += ["", f"anomalies ({counts}):" if findings.active else "anomalies: none active"]
     lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.active]
     if findings.resolved:
         lines += ["", "seen during the report, since resolved:"]
@@ -143,14 +144,20 @@ def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
     rank = rank_map.ranks[anomaly.rank] if anomaly.rank is not None else None
     return {"kind": anomaly.kind, "severity": anomaly.severity, "rank": anomaly.rank,
             "host": rank.host if rank else None, "gpu": rank.gpu if rank else None,
-            "summary": anomaly.summary, "since": anomaly.since}
+            "summary": anomaly.summary, "since": anomaly.since,
+            "state": "pending" if anomaly.pending else "confirmed",
+            "held_seconds": round(anomaly.held, 1),
+            "confirm_after_seconds": anomaly.confirm_after,
+            "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None}
 
 
 def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:
     where = "the whole job" if anomaly.rank is None else (
         f"rank {anomaly.rank} {_where(anomaly.rank, rank_map)}")
-    return (f"{anomaly.severity:<8}  {where}  {anomaly.kind.replace('_', ' ')}: "
-            f"{anomaly.summary} (since {_clock_time(anomaly.since)})")
+    label = "pending" if anomaly.pending else anomaly.severity
+    state = f", {anomaly.state}" if anomaly.pending or anomaly.rule else ""
+    return (f"{label:<8}  {where}  {anomaly.kind.replace('_', ' ')}: "
+            f"{anomaly.summary} (since {_clock_time(anomaly.since)}{state})")
 
 
 def _where(rank: int, rank_map: RankMap) -> str:

@@ -118,6 +118,7 @@ class Analyser:
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
         self._hang: HangVerdict | None = None
+        self._hang_since: float | None = None  # when the first verdict of this hang came
         self._triaged_at = -1e18
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
@@ -127,9 +128,8 @@ class Analyser:
         anomalies = self.detectors.update(frame, rank_map)
         progress = self._progress(frame)
         hang = self._hang_verdict(frame, anomalies, progress, rank_map)
-        if hang is not None and hang.behind:
-            anomalies = sorted([_hang_anomaly(hang, self._triaged_at), *anomalies],
-                               key=lambda a: a.order)
+        if hang is not None:
+            anomalies = sorted([self._hang_anomaly(hang), *anomalies], key=lambda a: a.order)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
         self.last = Analysis(
@@ -165,18 +165,27 @@ class Analyser:
         """The verdict from the ranks' logs, re-read now and then while the job looks stuck."""
         stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
         if not stuck or self.log_lines is None:
-            self._hang = None
+            self._hang, self._hang_since = None, None
             return None
         if frame.time - self._triaged_at >= TRIAGE_EVERY_SECONDS:
             self._triaged_at = frame.time
-            self._hang = triage(self.log_lines(rank_map), len(rank_map))
+            gone = sorted(self.detectors.liveness.down)
+            self._hang = triage(self.log_lines(rank_map), len(rank_map), gone)
         return self._hang
+
+    def _hang_anomaly(self, verdict: HangVerdict) -> Anomaly:
+        """The verdict as an anomaly: on the culprit when sure, else pending on the job,
+        saying what evidence it waits for."""
+        if self._hang_since is None:
+            self._hang_since = self._triaged_at
+        if verdict.sure and verdict.behind:
+            return Anomaly("hang", "critical", verdict.behind[0], verdict.summary,
+                           self._hang_since)
+        return Anomaly("hang", "critical", None, verdict.summary, self._hang_since,
+                       awaiting=verdict.awaiting or "evidence from the ranks' logs")
 
     def _note_resolved(self, now: float, anomalies: list[Anomaly]) -> None:
         current = {a.key for a in anomalies}
         ended = [a for a in (self.last.anomalies if self.last else ()) if a.key not in current]
         self.resolved.extendleft(ended)
 
-
-def _hang_anomaly(verdict: HangVerdict, since: float) -> Anomaly:
-    return Anomaly("hang", "critical", verdict.behind[0], verdict.summary, since)

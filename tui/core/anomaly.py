@@ -25,6 +25,7 @@ class Anomaly:
     held: float = 0.0  # seconds the condition has held so far
     confirm_after: float = 0.0  # seconds it must hold to be confirmed
     rule: str = ""  # the severe evidence that confirmed it early, if any
+    awaiting: str = ""  # evidence still missing before it can be confirmed, if any
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -32,7 +33,7 @@ class Anomaly:
 
     @property
     def pending(self) -> bool:
-        return not self.rule and self.held < self.confirm_after
+        return bool(self.awaiting) or (not self.rule and self.held < self.confirm_after)
 
     @property
     def confirmed(self) -> bool:
@@ -47,6 +48,8 @@ class Anomaly:
     @property
     def state(self) -> str:
         """"pending 4 s of 20 s", "confirmed (HW thermal slowdown)" or "confirmed"."""
+        if self.awaiting:
+            return f"pending: {self.awaiting}"
         if self.pending:
             return f"pending {self.held:.0f} s of {self.confirm_after:.0f} s"
         return f"confirmed ({self.rule})" if self.rule else "confirmed"

@@ -24,6 +24,7 @@ from ranktop.tui.settings.config import DetectSettings
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
 HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
 NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down
+SM_STALL_OUTLIER = 0.75  # a stalled rank's SM activity is under this share of the median
 WARMUP_POLLS = 3  # before this many polls, "no anomalies" means "still checking"
 
 __all__ = ["Anomaly", "Detectors"]
@@ -112,7 +113,12 @@ class Detectors:
             self.holds["sm_stall"].update(frame.time, {})
             return self.holds["job_stall"].update(frame.time, {None: text})
         self.holds["job_stall"].update(frame.time, {})
-        return self.holds["sm_stall"].update(frame.time, low)
+        # One rank stalls when it idles while the others work: a rank a hair under the
+        # threshold beside a job that is itself slowed (waiting on a straggler) is not one.
+        typical = present_median(sm)
+        stalled = {r: f"{text} (median {typical:.0f} %)" for r, text in low.items()
+                   if sm[r] < SM_STALL_OUTLIER * typical}
+        return self.holds["sm_stall"].update(frame.time, stalled)
 
     def _straggler(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
         compute = frame.values.get("compute_time")

@@ -32,7 +32,7 @@ class Event:
     """One start or resolve of an anomaly on a rank, or across the job when ``rank`` is None."""
 
     time: float  # epoch seconds
-    state: str  # "start" or "resolve"
+    state: str  # "start", "resolve", or "correct" / "retract" for a verdict that changed
     kind: str  # "thermal", "straggler", "missing", "xid", "loss", ...
     severity: str  # "critical", "major" or "warning"
     rank: int | None  # None for a job-wide anomaly

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.discovery import find_logs
 from ranktop.tui.logs.tail import FileLog
 
@@ -40,9 +41,7 @@ class RankLogs:
         return [FileLog(path) for path in paths], note
 
     def triage_lines(self, rank_map: RankMap) -> dict[int, list[str]]:
-        """Each rank's recent lines, oldest first (blocking: the poll worker calls it)."""
-        lines: dict[int, list[str]] = {}
-        for rank in range(len(rank_map)):
-            logs, _ = self.open(rank_map, rank)
-            lines[rank] = [line.text for log in logs for line in log.tail(TRIAGE_TAIL_LINES)]
-        return lines
+        """Each rank's recent lines, oldest first, rotated predecessors included and shared
+        files split per rank (blocking: the poll worker calls it)."""
+        files = {rank: self.files(rank_map, rank)[0] for rank in range(len(rank_map))}
+        return lines_by_rank(files, rank_map, TRIAGE_TAIL_LINES)

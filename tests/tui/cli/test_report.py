@@ -99,3 +99,17 @@ async def test_the_report_and_the_console_find_the_same_anomalies_in_the_same_fr
     findings, _ = await asyncio.to_thread(report_at, 100.0, 38.0)  # it runs its own loop
     assert console == {(a.kind, a.rank, a.since) for a in findings.active}
     assert {"ecc", "nvlink"} <= {kind for kind, _, _ in console}
+
+
+def test_a_short_report_lists_what_it_saw_as_pending_with_its_start_and_exits_0():
+    findings, settings = report_at(50.0, duration=20.0)  # the straggler starts at 50 s
+    straggler = next(a for a in findings.active if a.kind == "straggler")
+    assert straggler.pending and straggler.rank == 201
+    assert straggler.since <= START + 52.0  # when it began, not the report's last poll
+    assert exit_code(findings) == 0  # pending is listed, but only a confirmed one fails
+    text = as_text(findings, settings)
+    assert "pending   rank 201 (gpu-node-025 GPU 1)  straggler:" in text
+    assert "pending 1" in text and "of 30 s)" in text
+    document = json.loads(as_json(findings, settings))
+    entry = next(a for a in document["anomalies"] if a["kind"] == "straggler")
+    assert entry["state"] == "pending" and entry["confirm_after_seconds"] == 30
