@@ -9,6 +9,7 @@ from ranktop.tui.core.metrics import ScaleTracker, format_value, summarise
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
+from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList
@@ -148,7 +149,8 @@ class ClusterScreen(Screen):
         metric = self.settings.metrics[self.map_metrics[index]]
         values = frame.values.get(metric.id)
         shows = frame.shows.get(metric.id)
-        title = f"{index + 1} {metric.title}" + (f" ({shows})" if shows else "")
+        title = f"{key_for(self, f'map.{index + 1}')} {metric.title}" + (
+            f" ({shows})" if shows else "")
         if values is None:
             panel.show(metric.id, title, metric.bad, (), None, ("not exported",), ("", ""))
             return
@@ -168,7 +170,7 @@ class ClusterScreen(Screen):
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
             n_ranks=len(self.rank_map), ranks_up=self._ranks_up, now=self.app.clock(),
-            paused=self.paused,
+            paused=self.paused, pause_key=key_for(self, "app.pause"),
             step_stuck_since=self._last_step[1] if self._last_step else None,
             step_seconds=self._step_seconds,
         )
@@ -226,7 +228,8 @@ class ClusterScreen(Screen):
     def _draw_anomalies(self) -> None:
         rows = [(a.severity, self._describe(a)) for a in self.anomalies]
         box = self.query_one("#anomalies", AnomalyList)
-        box.border_title = f"anomalies ({len(rows)}): n / N to visit" if rows else "anomalies"
+        visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
+        box.border_title = f"anomalies ({len(rows)}): {visit} to visit" if rows else "anomalies"
         box.set_rows(rows, self.current_anomaly)
 
     def _describe(self, anomaly: Anomaly) -> str:

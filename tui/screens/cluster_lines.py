@@ -36,6 +36,7 @@ class JobView:
     ranks_up: int
     now: float
     paused: bool
+    pause_key: str  # the key that resumes, as the footer shows it
     step_stuck_since: float | None
     step_seconds: float = float("nan")  # the job's median step time
 
@@ -47,7 +48,7 @@ def header(view: JobView) -> Text:
     line.append(view.job_name, "bold cyan")
     if view.paused:
         line.append("  ")
-        line.append(" PAUSED: p to resume ", "bold reverse yellow")
+        line.append(f" PAUSED: {view.pause_key} to resume ", "bold reverse yellow")
     line.append("  ")
     line.append_text(_health(view))
     if view.frame is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.screens.hints import any_of, keys_for, sentence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,7 +26,8 @@ class EvidenceScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="evidence-box"):
             yield Static(self._text())
-            yield Static("Esc, e or q closes this screen.", id="help-footer")
+            closes = any_of(keys_for(self, "evidence.close"))
+            yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
 
     def _text(self) -> Text:
         verdict = self.verdict

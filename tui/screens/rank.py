@@ -18,7 +18,7 @@ from ranktop.tui.screens import rank_lines
 from ranktop.tui.settings.config import Settings
 from ranktop.widgets.log_view import LogView
 from ranktop.widgets.trend import Trend
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -37,6 +37,7 @@ class RankScreen(Screen):
     """Everything about one rank."""
 
     BINDING_GROUP_TITLE = "Rank"
+    KEY_WIDGETS = (LogView,)  # widgets whose keys are live here (the keymap's clash check)
     BINDINGS = [
         Binding("escape", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
         Binding("left_square_bracket", "step(-1)", "Prev", key_display="[",
@@ -191,12 +192,23 @@ class RankScreen(Screen):
     # -- keys --------------------------------------------------------------------------
 
     def action_back(self) -> None:
+        if not self._close_search():
+            self.app.pop_screen()
+
+    def on_key(self, event: events.Key) -> None:
+        # Esc closes the search field even when the back key is another: a text field's own
+        # convention, like its editing keys (which may hold the back key).
+        if event.key == "escape" and self._close_search():
+            event.stop()
+
+    def _close_search(self) -> bool:
+        """Hide the search field if it is shown; whether it was."""
         search = self.query_one("#log-search", Input)
-        if search.display:
-            search.display = False
-            self.query_one(LogView).focus()
-            return
-        self.app.pop_screen()
+        if not search.display:
+            return False
+        search.display = False
+        self.query_one(LogView).focus()
+        return True
 
     def action_step(self, step: int) -> None:
         self.rank = (self.rank + step) % len(self.rank_map)
