@@ -18,6 +18,7 @@ from rich.style import Style
 from textual import events
 from textual.geometry import Region
 from textual.message import Message
+from textual.reactive import var
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -35,6 +36,9 @@ class Heatmap(Widget):
     DEFAULT_CSS = """
     Heatmap { height: 1fr; width: 1fr; }
     """
+
+    cursor_rank = var(0, init=False)
+    """The selected rank; its watcher repaints only the rows of the old and new cells."""
 
     class Relaid(Message):
         """The map was laid out anew (resize, zoom): ``mode`` may have changed."""
@@ -56,7 +60,6 @@ class Heatmap(Widget):
         self.n_ranks = n_ranks
         self.gpus_per_node = gpus_per_node
         self.bad = bad
-        self.cursor_rank = 0
         self.zoom_node: int | None = None
         self.nodes_per_cell = 1  # when aggregated: whole nodes behind each cell
         self.mode = "rank"
@@ -111,14 +114,13 @@ class Heatmap(Widget):
 
     def set_cursor(self, rank: int) -> None:
         """Select ``rank``; zoomed maps follow it into its node's window."""
-        if rank == self.cursor_rank:
-            return
-        old_item = self._item_of(self.cursor_rank)
         self.cursor_rank = rank
+
+    def watch_cursor_rank(self, old: int, rank: int) -> None:
         if self.mode == "zoom" and not self._in_window(rank):
             self.zoom(self._node_of(rank))
             return
-        self._repaint_items([old_item, self._item_of(rank)])
+        self._repaint_items([self._item_of(old), self._item_of(rank)])
 
     def zoom(self, node: int | None) -> None:
         """Show the nodes around ``node`` rank by rank, or (None) the whole job again."""

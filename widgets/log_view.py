@@ -14,6 +14,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -52,11 +53,14 @@ class LogView(ScrollView, can_focus=True):
     LogView { height: 1fr; }
     """
 
+    following = var(True, init=False)
+    """Whether the view keeps to the last line as lines arrive."""
+    serious_only = var(False, init=False)
+    """Whether only warnings and errors are shown."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.lines: deque[tuple[str, str]] = deque(maxlen=MAX_LINES)
-        self.serious_only = False
-        self.following = True
         self.search = ""
         self._shown: list[tuple[str, str]] = []
 
@@ -83,10 +87,14 @@ class LogView(ScrollView, can_focus=True):
 
     def action_toggle_serious(self) -> None:
         self.serious_only = not self.serious_only
-        self._reshow()
 
     def action_toggle_follow(self) -> None:
         self.following = not self.following
+
+    def watch_serious_only(self) -> None:
+        self._reshow()
+
+    def watch_following(self) -> None:
         if self.following:
             self.scroll_end(animate=False)
 

@@ -19,6 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -64,6 +65,15 @@ class ClusterScreen(Screen):
                 tooltip="Freeze the screen (polling goes on); again to resume"),
     ]
 
+    # UI state. Plain vars: each watcher repaints exactly what the change touches, where a
+    # repainting reactive would redraw the whole screen.
+    paused = var(False, init=False, toggle_class="-paused")
+    """The screen is frozen; polls wait in ``pending``."""
+    solo: var[int | None] = var(None, init=False)
+    """The one map shown full size (its index), or None for all four."""
+    cursor = var(0, init=False)
+    """The selected rank, shared by every map."""
+
     def __init__(self, settings: Settings, rank_map: RankMap, job_name: str,
                  status: SourceStatus) -> None:
         super().__init__()
@@ -77,9 +87,6 @@ class ClusterScreen(Screen):
         self.pending: tuple[Frame, tuple[Anomaly, ...], int | None] | None = None
         self.anomalies: tuple[Anomaly, ...] = ()
         self.current_anomaly: int | None = None
-        self.paused = False
-        self.cursor = 0
-        self.solo: int | None = None
         self._last_step: tuple[float, float] | None = None  # (step, time it was first seen)
         self._ranks_up = 0
         self._status_lines = 0
@@ -109,9 +116,11 @@ class ClusterScreen(Screen):
     async def use_rank_map(self, rank_map: RankMap) -> None:
         """The source learned (or re-learned) the job's ranks: lay the maps out anew."""
         self.rank_map = rank_map
-        self.cursor = min(self.cursor, max(0, len(rank_map) - 1))
+        # The maps are about to be built anew: set the cursor quietly, then show it on them.
+        self.set_reactive(ClusterScreen.cursor, self.validate_cursor(self.cursor))
         await self.recompose()
-        self._apply_solo()
+        self.watch_solo()
+        self.watch_cursor()
 
     def show_frame(self, frame: Frame, status: SourceStatus,
                    anomalies: Sequence[Anomaly] = (), ranks_up: int | None = None) -> None:
@@ -192,7 +201,12 @@ class ClusterScreen(Screen):
 
     def select(self, rank: int) -> None:
         """Move the shared cursor to ``rank`` in every map."""
-        self.cursor = max(0, min(rank, len(self.rank_map) - 1))
+        self.cursor = rank
+
+    def validate_cursor(self, rank: int) -> int:
+        return max(0, min(rank, len(self.rank_map) - 1))
+
+    def watch_cursor(self) -> None:
         for panel in self.panels:
             panel.heatmap.set_cursor(self.cursor)
         self._refresh_rank_status()
@@ -290,13 +304,11 @@ class ClusterScreen(Screen):
 
     def action_solo(self, index: int) -> None:
         self.solo = index
-        self._apply_solo()
 
     def action_all_maps(self) -> None:
         self.solo = None
-        self._apply_solo()
 
-    def _apply_solo(self) -> None:
+    def watch_solo(self) -> None:
         self.query_one("#maps").set_class(self.solo is not None, "-solo")
         for index, panel in enumerate(self.panels):
             panel.display = self.solo is None or index == self.solo
@@ -312,7 +324,8 @@ class ClusterScreen(Screen):
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        self.set_class(self.paused, "-paused")
+
+    def watch_paused(self) -> None:
         if not self.paused and self.pending is not None:
             (frame, anomalies, up), self.pending = self.pending, None
             self.show_frame(frame, self.status, anomalies, up)

@@ -84,3 +84,24 @@ def test_a_bad_keymap_is_refused_with_a_message_that_names_what_is_wrong(keymap,
 
 def test_keys_of_different_screens_may_be_the_same():
     check_keymap({"rank.search": "z", "jump.cancel": "ctrl+z"}, "my.toml")  # z: zoom elsewhere
+
+
+async def test_every_widget_with_configurable_keys_is_declared_by_its_screen():
+    from tests.tui.conftest import make_app
+
+    def undeclared(screen) -> set[str]:
+        keyed = {type(w) for w in screen.walk_children()
+                 if any(getattr(b, "id", None) for b in type(w).BINDINGS)}
+        return {cls.__name__ for cls in keyed - set(getattr(screen, "KEY_WIDGETS", ()))}
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        assert undeclared(app.screen) == set()
+        await pilot.press("enter")
+        assert isinstance(app.screen, RankScreen)
+        assert undeclared(app.screen) == set()  # the log view's keys: declared
+        await pilot.press("escape", "slash")
+        assert isinstance(app.screen, JumpScreen)
+        assert undeclared(app.screen) == set()
