@@ -14,13 +14,6 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-SEVERITY_STYLES = {
-    "critical": Style(color="color(196)", bold=True),
-    "major": Style(color="color(208)", bold=True),
-    "warning": Style(color="color(178)"),
-}
-QUIET = Style(color="color(35)")
-
 
 class AnomalyList(Widget):
     """Rows of (severity, text); ``current`` is the highlighted row."""
@@ -28,6 +21,13 @@ class AnomalyList(Widget):
     DEFAULT_CSS = """
     AnomalyList { height: auto; max-height: 6; width: 1fr; }
     """
+    COMPONENT_CLASSES = {
+        "anomaly-list--critical",  # the severity of a row
+        "anomaly-list--major",
+        "anomaly-list--warning",
+        "anomaly-list--quiet",  # "✓ no anomalies"
+        "anomaly-list--current",  # the highlighted row, over its other styles
+    }
 
     class Selected(Message):
         """A row was clicked."""
@@ -55,7 +55,7 @@ class AnomalyList(Widget):
 
     def render(self) -> Text:
         if not self.rows:
-            return Text("✓ no anomalies", QUIET, no_wrap=True)
+            return Text("✓ no anomalies", self._style("quiet"), no_wrap=True)
         height = max(1, self.size.height)
         if self.current is not None:
             if self.current < self.first:
@@ -67,12 +67,16 @@ class AnomalyList(Widget):
         for index in range(self.first, min(len(self.rows), self.first + height)):
             severity, line = self.rows[index]
             mark = "▶" if index == self.current else " "
-            style = Style(reverse=True) if index == self.current else Style()
+            style = self._style("current") if index == self.current else Style()
             if index > self.first:
                 text.append("\n")
-            text.append(f"{mark}● {severity:<8} ", SEVERITY_STYLES.get(severity, Style()) + style)
+            text.append(f"{mark}● {severity:<8} ", self._style(severity) + style)
             text.append(line, style)
         return text
+
+    def _style(self, part: str) -> Style:
+        return self.get_component_rich_style(f"anomaly-list--{part}", partial=True,
+                                             default=Style())
 
     def on_click(self, event: events.Click) -> None:
         index = self.first + event.y

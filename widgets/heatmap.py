@@ -24,10 +24,8 @@ from textual.widget import Widget
 
 HALF_BLOCK = "▀"
 PLAIN = Style()
-LABEL = Style(dim=True)
 CURSOR_MARK = "◆"
 ANOMALY_MARK = "▲"
-ANOMALY_STYLE = Style(color="color(196)", bold=True)
 
 
 class Heatmap(Widget):
@@ -36,6 +34,11 @@ class Heatmap(Widget):
     DEFAULT_CSS = """
     Heatmap { height: 1fr; width: 1fr; }
     """
+    # The cells are not styled here but by widgets/palette.py's table (why: its docstring).
+    COMPONENT_CLASSES = {
+        "heatmap--label",  # the node number left of a band
+        "heatmap--anomaly",  # the ▲ under a rank with an active anomaly
+    }
 
     cursor_rank = var(0, init=False)
     """The selected rank; its watcher repaints only the rows of the old and new cells."""
@@ -277,7 +280,8 @@ class Heatmap(Widget):
         for x in range(1, len(chars)):  # a wide cell carries the cursor mark once
             if chars[x][0] == CURSOR_MARK and cells[x] is cells[x - 1]:
                 chars[x] = (" ", chars[x][1])
-        segments = [Segment(self._margin_label(grid, y), LABEL)] if self._x_offset else []
+        label = self.get_component_rich_style("heatmap--label", partial=True)
+        segments = [Segment(self._margin_label(grid, y), label)] if self._x_offset else []
         run_text, run_style = "", PLAIN
         for text, style in chars:
             if style == run_style:
@@ -293,9 +297,10 @@ class Heatmap(Widget):
     def _marker_row(self, y: int) -> Strip:
         xs = sorted(self._marks[y])
         segments, at = [], 0
+        mark = self.get_component_rich_style("heatmap--anomaly", partial=True)
         for x in xs:
             segments.append(Segment(" " * (self._x_offset + x - at), PLAIN))
-            segments.append(Segment(ANOMALY_MARK, ANOMALY_STYLE))
+            segments.append(Segment(ANOMALY_MARK, mark))
             at = self._x_offset + x + 1
         return Strip(segments, at).apply_style(self.rich_style)
 

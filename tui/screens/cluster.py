@@ -10,6 +10,7 @@ from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_miss
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
+from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList
@@ -28,6 +29,7 @@ class ClusterScreen(Screen):
     """Every rank at once."""
 
     BINDING_GROUP_TITLE = "Cluster"
+    COMPONENT_CLASSES = CLASSES  # the styles of the header and the status line
     BINDINGS = [
         Binding("up,k", "move(0,-1)", "Up", show=False, id="cursor.up",
                 tooltip="Move the cursor up (previous GPU of the node)"),
@@ -183,7 +185,8 @@ class ClusterScreen(Screen):
             step_stuck_since=self._last_step[1] if self._last_step else None,
             step_seconds=self._step_seconds,
         )
-        self.query_one("#header", Static).update(cluster_lines.header(view), layout=False)
+        self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
+                                                 layout=False)
 
     def _refresh_rank_status(self) -> None:
         status = self.query_one("#rank-status", Static)
@@ -192,7 +195,8 @@ class ClusterScreen(Screen):
             return
         rank = self.rank_map.ranks[self.cursor]
         width = status.size.width - 2 or self.app.size.width - 2
-        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics, width)
+        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics,
+                                         styles_of(self), width)
         lines = text.plain.count("\n") + 1
         status.update(text, layout=lines != self._status_lines)  # layout only when its height moves
         self._status_lines = lines

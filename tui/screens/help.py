@@ -7,7 +7,9 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
 from ranktop.tui.screens.hints import any_of, bound_keys, keys_for, sentence
+from ranktop.tui.screens.line_styles import CLASSES, Styles, styles_of
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -17,6 +19,7 @@ from textual.widgets import Static
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+    COMPONENT_CLASSES = CLASSES
 
     def __init__(self, beneath: Screen) -> None:
         super().__init__()
@@ -31,7 +34,8 @@ class HelpScreen(ModalScreen[None]):
         if focused is not None and getattr(focused, "BINDING_GROUP_TITLE", None):
             groups.insert(1, (focused.BINDING_GROUP_TITLE, focused.BINDINGS))
         with VerticalScroll(id="help-box"):
-            yield Static(key_table(groups, partial(bound_keys, self.app)), id="help-keys")
+            table = key_table(groups, partial(bound_keys, self.app), styles_of(self))
+            yield Static(table, id="help-keys")
             closes = any_of(keys_for(self, "help.close"))
             yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
 
@@ -40,14 +44,14 @@ class HelpScreen(ModalScreen[None]):
 
 
 def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
-              keys: Callable[[Binding], list[str]]) -> Table:
+              keys: Callable[[Binding], list[str]], style: Styles) -> Table:
     """Two columns, keys and what they do, one block per group of bindings; ``keys`` gives
     the keys a binding answers to now."""
     table = Table(box=None, show_header=False, padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(style=style("key"), no_wrap=True)
     table.add_column()
     for title, bindings in groups:
-        table.add_row(f"[b]{title}[/b]", "")
+        table.add_row(Text.assemble((title, style("strong"))), "")
         for binding in bindings:
             if not isinstance(binding, Binding):
                 continue

@@ -15,6 +15,7 @@ from ranktop.tui.core.metrics import format_value, summarise
 from ranktop.tui.core.model import Frame, RankMap
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
+from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.settings.config import Settings
 from ranktop.widgets.log_view import LogView
 from ranktop.widgets.trend import Trend
@@ -37,6 +38,7 @@ class RankScreen(Screen):
     """Everything about one rank."""
 
     BINDING_GROUP_TITLE = "Rank"
+    COMPONENT_CLASSES = CLASSES  # the styles of the title and the other values
     KEY_WIDGETS = (LogView,)  # widgets whose keys are live here (the keymap's clash check)
     BINDINGS = [
         Binding("escape", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
@@ -122,10 +124,11 @@ class RankScreen(Screen):
         mine = [a for a in self.anomalies if a.rank == self.rank]
         self.query_one("#rank-title", Static).update(
             rank_lines.title(rank, self.rank_map, mine, self.context.hang_note(self.rank),
-                             self.context.gpu_model(self.rank)))
+                             styles_of(self), self.context.gpu_model(self.rank)))
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
-        others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS)
+        others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS,
+                                         styles_of(self))
         self.query_one("#rank-others", Static).update(others)
 
     def _draw_trend(self, metric_id: str) -> None:
