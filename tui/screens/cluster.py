@@ -10,8 +10,8 @@ from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_miss
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
-from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.jump import JumpScreen
+from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList
 from ranktop.widgets.heatmap import Heatmap
