@@ -18,14 +18,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-SEVERITY_STYLES = {
-    "critical": Style(color="color(196)", bold=True),
-    "major": Style(color="color(208)", bold=True),
-    "warning": Style(color="color(178)"),
-}
-PENDING_STYLE = Style(color="color(246)", italic=True)
-QUIET = Style(color="color(35)")
-NOTE = Style(color="color(246)")
+SEVERITIES = ("critical", "major", "warning")
 
 
 class Row(NamedTuple):
@@ -41,6 +34,15 @@ class AnomalyList(Widget):
     DEFAULT_CSS = """
     AnomalyList { height: auto; width: 1fr; }
     """
+    COMPONENT_CLASSES = {
+        "anomaly-list--critical",  # the severity of a row
+        "anomaly-list--major",
+        "anomaly-list--warning",
+        "anomaly-list--pending",  # a condition not yet confirmed
+        "anomaly-list--quiet",  # "✓ no anomalies"
+        "anomaly-list--note",  # "checking…", "+3 more below"
+        "anomaly-list--current",  # the highlighted row, over its other styles
+    }
 
     class Selected(Message):
         """A row was clicked."""
@@ -86,7 +88,8 @@ class AnomalyList(Widget):
     def render(self) -> Text:
         if not self.rows:
             text, good = self.empty
-            return Text(text, QUIET if good else NOTE, no_wrap=True, overflow="ellipsis")
+            return Text(text, self._style("quiet" if good else "note"), no_wrap=True,
+                        overflow="ellipsis")
         width = max(1, self.size.width)
         start, stop = self.visible(max(1, self.size.height))
         out = Text(no_wrap=True, overflow="ellipsis")
@@ -97,24 +100,28 @@ class AnomalyList(Widget):
         hidden_above, hidden_below = start, len(self.rows) - stop
         if hidden_above or hidden_below:
             out.append("\n")
-            out.append(_more(hidden_above, hidden_below, self.rows[stop:]), NOTE)
+            out.append(_more(hidden_above, hidden_below, self.rows[stop:]), self._style("note"))
         return out
 
     def _line(self, index: int, width: int) -> Text:
         row = self.rows[index]
         chosen = index == self.current
-        extra = Style(reverse=True) if chosen else Style()
+        extra = self._style("current") if chosen else Style()
         mark = "▶" if chosen else " "
         line = Text(no_wrap=True, overflow="ellipsis")
         if row.pending:
-            line.append(f"{mark}◌ pending  ", PENDING_STYLE + extra)
-            line.append(row.text, PENDING_STYLE + extra)
+            pending = self._style("pending")
+            line.append(f"{mark}◌ pending  ", pending + extra)
+            line.append(row.text, pending + extra)
         else:
-            line.append(f"{mark}● {row.severity:<8} ",
-                        SEVERITY_STYLES.get(row.severity, Style()) + extra)
+            line.append(f"{mark}● {row.severity:<8} ", self._style(row.severity) + extra)
             line.append(row.text, extra)
         line.truncate(width, overflow="ellipsis")
         return line
+
+    def _style(self, part: str) -> Style:
+        return self.get_component_rich_style(f"anomaly-list--{part}", partial=True,
+                                             default=Style())
 
     def on_click(self, event: events.Click) -> None:
         start, stop = self.visible(max(1, self.size.height))
@@ -128,7 +135,7 @@ def _more(above: int, below: int, rest: Sequence[Row]) -> str:
     parts = []
     if below:
         worst = [r.severity for r in rest if not r.pending]
-        counts = {s: worst.count(s) for s in SEVERITY_STYLES if worst.count(s)}
+        counts = {s: worst.count(s) for s in SEVERITIES if worst.count(s)}
         detail = ", ".join(f"{n} {s}" for s, n in counts.items())
         parts.append(f"+{below} more below" + (f" ({detail})" if detail else ""))
     if above:

@@ -18,15 +18,14 @@ from rich.style import Style
 from textual import events
 from textual.geometry import Region
 from textual.message import Message
+from textual.reactive import var
 from textual.strip import Strip
 from textual.widget import Widget
 
 HALF_BLOCK = "▀"
 PLAIN = Style()
-LABEL = Style(dim=True)
 CURSOR_MARK = "◆"
 ANOMALY_MARK = "▲"
-ANOMALY_STYLE = Style(color="color(196)", bold=True)
 
 
 class Heatmap(Widget):
@@ -35,6 +34,14 @@ class Heatmap(Widget):
     DEFAULT_CSS = """
     Heatmap { height: 1fr; width: 1fr; }
     """
+    # The cells are not styled here but by widgets/palette.py's table (why: its docstring).
+    COMPONENT_CLASSES = {
+        "heatmap--label",  # the node number left of a band
+        "heatmap--anomaly",  # the ▲ under a rank with an active anomaly
+    }
+
+    cursor_rank = var(0, init=False)
+    """The selected rank; its watcher repaints only the rows of the old and new cells."""
 
     class Relaid(Message):
         """The map was laid out anew (resize, zoom): ``mode`` may have changed."""
@@ -56,7 +63,6 @@ class Heatmap(Widget):
         self.n_ranks = n_ranks
         self.gpus_per_node = gpus_per_node
         self.bad = bad
-        self.cursor_rank = 0
         self.zoom_node: int | None = None
         self.nodes_per_cell = 1  # when aggregated: whole nodes behind each cell
         self.mode = "rank"
@@ -111,14 +117,13 @@ class Heatmap(Widget):
 
     def set_cursor(self, rank: int) -> None:
         """Select ``rank``; zoomed maps follow it into its node's window."""
-        if rank == self.cursor_rank:
-            return
-        old_item = self._item_of(self.cursor_rank)
         self.cursor_rank = rank
+
+    def watch_cursor_rank(self, old: int, rank: int) -> None:
         if self.mode == "zoom" and not self._in_window(rank):
             self.zoom(self._node_of(rank))
             return
-        self._repaint_items([old_item, self._item_of(rank)])
+        self._repaint_items([self._item_of(old), self._item_of(rank)])
 
     def zoom(self, node: int | None) -> None:
         """Show the nodes around ``node`` rank by rank, or (None) the whole job again."""
@@ -275,7 +280,8 @@ class Heatmap(Widget):
         for x in range(1, len(chars)):  # a wide cell carries the cursor mark once
             if chars[x][0] == CURSOR_MARK and cells[x] is cells[x - 1]:
                 chars[x] = (" ", chars[x][1])
-        segments = [Segment(self._margin_label(grid, y), LABEL)] if self._x_offset else []
+        label = self.get_component_rich_style("heatmap--label", partial=True)
+        segments = [Segment(self._margin_label(grid, y), label)] if self._x_offset else []
         run_text, run_style = "", PLAIN
         for text, style in chars:
             if style == run_style:
@@ -291,9 +297,10 @@ class Heatmap(Widget):
     def _marker_row(self, y: int) -> Strip:
         xs = sorted(self._marks[y])
         segments, at = [], 0
+        mark = self.get_component_rich_style("heatmap--anomaly", partial=True)
         for x in xs:
             segments.append(Segment(" " * (self._x_offset + x - at), PLAIN))
-            segments.append(Segment(ANOMALY_MARK, ANOMALY_STYLE))
+            segments.append(Segment(ANOMALY_MARK, mark))
             at = self._x_offset + x + 1
         return Strip(segments, at).apply_style(self.rich_style)
 

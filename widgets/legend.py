@@ -13,7 +13,6 @@ from rich.text import Text
 from textual.widget import Widget
 
 SWATCH = "█"
-SUMMARY_STYLE = Style(dim=True)
 
 
 class Legend(Widget):
@@ -22,6 +21,11 @@ class Legend(Widget):
     DEFAULT_CSS = """
     Legend { height: 1; width: 1fr; }
     """
+    # The swatches are not here: they are drawn from the heatmap's palette (widgets/palette.py).
+    COMPONENT_CLASSES = {
+        "legend--summary",  # min / median / max
+        "legend--glyphs",  # the scale drawn as glyphs, without colour
+    }
 
     def __init__(self, bad: str, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -61,7 +65,7 @@ class Legend(Widget):
             text.append(f" {words}")
         if summary:
             text.append(" " * max(2, width - text.cell_len - len(summary)))
-            text.append(summary, SUMMARY_STYLE)
+            text.append(summary, self.get_component_rich_style("legend--summary", partial=True))
         text.no_wrap, text.overflow = True, "crop"
         return text
 
@@ -71,7 +75,8 @@ class Legend(Widget):
         low, high = self.ends
         text = Text(f"{low} ")
         if self.app.no_color:
-            text.append("".join(palette.glyph(level) for level in ordered), Style(underline=True))
+            text.append("".join(palette.glyph(level) for level in ordered),
+                        self.get_component_rich_style("legend--glyphs", partial=True))
         else:
             for level in ordered:
                 text.append(SWATCH, Style(color=_color(level)))
@@ -82,7 +87,7 @@ class Legend(Widget):
         if self.app.no_color:
             stale = [(palette.STALE_GLYPH, Style(), "stale")] if self.show_stale else []
             return [*stale, (palette.MISSING_GLYPH, Style(), "no data")]
-        cursor = Style(color="color(231)", bgcolor=_color(palette.CURSOR))
+        cursor = Style(color=f"color({palette.CURSOR_MARK_COLOR})", bgcolor=_color(palette.CURSOR))
         keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data")]
         if self.show_stale:  # first, while there are stale cells to explain
             keys.insert(0, (SWATCH, Style(color=_color(palette.STALE)), "stale"))

@@ -14,19 +14,11 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-KIND_STYLES = {
-    "nccl_warn": Style(color="color(214)", bold=True),
-    "watchdog": Style(color="color(201)", bold=True),
-    "net": Style(color="color(208)"),
-    "error": Style(color="color(196)", bold=True),
-    "nccl_info": Style(color="color(245)"),
-    "plain": Style(),
-}
 SERIOUS = frozenset({"nccl_warn", "watchdog", "net", "error"})
-MATCH_STYLE = Style(reverse=True)
 MAX_LINES = 5000
 
 
@@ -51,12 +43,23 @@ class LogView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     LogView { height: 1fr; }
     """
+    COMPONENT_CLASSES = {
+        "log-view--nccl-warn",  # a line of each kind (tui/logs/text.py); plain lines: none
+        "log-view--watchdog",
+        "log-view--net",
+        "log-view--error",
+        "log-view--nccl-info",
+        "log-view--match",  # the search text, over its line's style
+    }
+
+    following = var(True, init=False)
+    """Whether the view keeps to the last line as lines arrive."""
+    serious_only = var(False, init=False)
+    """Whether only warnings and errors are shown."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.lines: deque[tuple[str, str]] = deque(maxlen=MAX_LINES)
-        self.serious_only = False
-        self.following = True
         self.search = ""
         self._shown: list[tuple[str, str]] = []
 
@@ -83,10 +86,14 @@ class LogView(ScrollView, can_focus=True):
 
     def action_toggle_serious(self) -> None:
         self.serious_only = not self.serious_only
-        self._reshow()
 
     def action_toggle_follow(self) -> None:
         self.following = not self.following
+
+    def watch_serious_only(self) -> None:
+        self._reshow()
+
+    def watch_following(self) -> None:
         if self.following:
             self.scroll_end(animate=False)
 
@@ -108,6 +115,9 @@ class LogView(ScrollView, can_focus=True):
 
     # -- drawing -----------------------------------------------------------------------
 
+    def _style(self, part: str) -> Style:
+        return self.get_component_rich_style(f"log-view--{part}", partial=True, default=Style())
+
     def _reshow(self) -> None:
         lines = self.lines
         self._shown = [ln for ln in lines if ln[0] in SERIOUS] if self.serious_only else list(lines)
@@ -124,19 +134,19 @@ class LogView(ScrollView, can_focus=True):
         if index >= len(self._shown):
             return Strip.blank(width, self.rich_style)
         kind, text = self._shown[index]
-        style = KIND_STYLES.get(kind, Style())
-        segments = list(_highlighted(text, self.search, style))
+        style = self._style(kind.replace("_", "-"))
+        segments = list(_highlighted(text, self.search, style, self._style("match")))
         strip = Strip(segments).crop_extend(scroll_x, scroll_x + width, self.rich_style)
         return strip.apply_style(self.rich_style)
 
 
-def _highlighted(text: str, search: str, style: Style) -> Iterable[Segment]:
+def _highlighted(text: str, search: str, style: Style, match: Style) -> Iterable[Segment]:
     if not search or search not in text:
         yield Segment(text, style)
         return
     start = 0
     while (found := text.find(search, start)) >= 0:
         yield Segment(text[start:found], style)
-        yield Segment(search, style + MATCH_STYLE)
+        yield Segment(search, style + match)
         start = found + len(search)
     yield Segment(text[start:], style)

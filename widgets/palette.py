@@ -5,6 +5,11 @@ direction is bad. Colours are exact xterm-256 entries so truecolor, 256-colour t
 and tmux's own down-sampling all show the same picture. "No data" and the cursor have
 colours of their own, outside the scale. Without colour (NO_COLOR) each level is a glyph
 of increasing density instead.
+
+The styles are pre-built here rather than declared as component classes in the stylesheet like
+the widgets' text: a half-block cell shows two levels at once (foreground over background), so
+its style is one of a table of level pairs built from the one list of colours, looked up per
+cell of a map of up to 16k ranks on every repaint; the legend's swatches read the same table.
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ from rich.text import Text
 from textual.widget import Widget
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
-RANK_STYLE = Style(color="color(45)")
-MEDIAN_STYLE = Style(color="color(244)")
 LABEL_WIDTH = 32
 
 
@@ -23,6 +21,12 @@ class Trend(Widget):
     DEFAULT_CSS = """
     Trend { height: 2; width: 1fr; }
     """
+    COMPONENT_CLASSES = {
+        "trend--label",  # the metric's name
+        "trend--value",  # the rank's value now
+        "trend--rank",  # the rank's blocks
+        "trend--median",  # the job's median: its value and blocks
+    }
 
     def __init__(self, label: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -43,14 +47,18 @@ class Trend(Widget):
         values, medians = self.values[-width:], self.medians[-width:]
         present = [v for v in (*values, *medians) if v == v]
         low, high = (min(present), max(present)) if present else (0.0, 1.0)
+        style = self._style
         text = Text(no_wrap=True, overflow="crop")
-        text.append(f"{self.label:<18.18}", Style(bold=True))
-        text.append(f"{self.value_text:>12}  ", RANK_STYLE + Style(bold=True))
-        text.append(_blocks(values, low, high), RANK_STYLE)
+        text.append(f"{self.label:<18.18}", style("label"))
+        text.append(f"{self.value_text:>12}  ", style("value"))
+        text.append(_blocks(values, low, high), style("rank"))
         text.append("\n")
-        text.append(f"{'  job median':<18}{self.median_text:>12}  ", MEDIAN_STYLE)
-        text.append(_blocks(medians, low, high), MEDIAN_STYLE)
+        text.append(f"{'  job median':<18}{self.median_text:>12}  ", style("median"))
+        text.append(_blocks(medians, low, high), style("median"))
         return text
+
+    def _style(self, part: str) -> Style:
+        return self.get_component_rich_style(f"trend--{part}", partial=True)
 
 
 def _blocks(values: Sequence[float], low: float, high: float) -> str:

@@ -360,3 +360,16 @@ async def test_the_all_clear_waits_for_the_detectors_and_n_without_anomalies_say
         await pilot.press("n")
         await pilot.pause()
         assert app.cluster.cursor == 0
+
+
+async def test_the_cursor_stays_on_its_rank_when_the_maps_are_laid_out_anew():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", *"37", "enter")
+        await pilot.pause()
+        await app.cluster.use_rank_map(app.source.rank_map)  # as when the ranks are re-learned
+        await pilot.pause()
+        assert app.cluster.cursor == 37
+        assert all(heatmap(app, i).cursor_rank == 37 for i in range(4))
+        assert "rank 37 gpu-node-004 GPU 5" in screen_text(app)

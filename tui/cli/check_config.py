@@ -1,5 +1,8 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
-every query with how many ranks it returned. Exit 0 when all answered, 1 when not."""
+every query with how many ranks it returned. Exit 0 when all answered, 1 when not.
+
+``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
+same messages as when the console starts (the command line exits 2 on either)."""
 
 from __future__ import annotations
 
@@ -46,6 +49,8 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
         ("rank map file", str(ranks.rank_map_file or "(none)")),
         ("slurm nodes", ranks.slurm_nodelist or "(none)"),
         ("refresh", f"{settings.refresh_seconds:g} s"),
+        ("logs", settings.log_spec or "(none)"),
+        ("keys", ", ".join(f"{k} = {v}" for k, v in settings.keymap.items()) or "(defaults)"),
     ]
     print("configuration", file=out)
     for name, value in rows:

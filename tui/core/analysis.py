@@ -125,8 +125,8 @@ class Analyser:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
         up = tuple(frame.ranks_up(len(rank_map)))
         self.history.append(frame, len(rank_map))
-        anomalies = self.detectors.update(frame, rank_map)
         progress = self._progress(frame)
+        anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time))
         hang = self._hang_verdict(frame, anomalies, progress, rank_map)
         if hang is not None:
             anomalies = sorted([self._hang_anomaly(hang), *anomalies], key=lambda a: a.order)

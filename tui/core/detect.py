@@ -55,7 +55,8 @@ class Detectors:
         self._loss: deque[tuple[float, float]] = deque()
         self._tokens: deque[tuple[float, float]] = deque()
 
-    def update(self, frame: Frame, rank_map: RankMap | None = None) -> list[Anomaly]:
+    def update(self, frame: Frame, rank_map: RankMap | None = None,
+               progressing: bool = True) -> list[Anomaly]:
         """The anomalies active in ``frame``. A new ``rank_map`` (the job's ranks learned
         anew) keeps every timer: state is kept by rank number, which never changes."""
         if rank_map is not None:
@@ -64,9 +65,11 @@ class Detectors:
         up = frame.ranks_up(n)
         self.polls += 1
         hardware = self._hardware(frame)
+        thermal = self._thermal(frame)
         found = [
-            *self.liveness.update(frame, up), *self._thermal(frame), *self._sm_stall(frame, up),
-            *self._straggler(frame, up), *self._nvlink(frame), *hardware,
+            *self.liveness.update(frame, up), *thermal, *self._sm_stall(frame, up),
+            *self._straggler(frame, progressing, {a.rank for a in thermal}),
+            *self._nvlink(frame), *hardware,
             *self._loss_divergence(frame), *self._throughput(frame),
         ]
         return sorted(found, key=lambda a: a.order)
@@ -103,6 +106,8 @@ class Detectors:
     def _sm_stall(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
         if sm is None:
+            for name in ("sm_stall", "job_stall"):
+                self.holds[name].update(frame.time, {})
             return []
         low = {r: f"SM activity {sm[r]:.0f} %" for r in range(len(self.rank_map))
                if not is_missing(_at(sm, r)) and sm[r] < self.s.sm_active_pct}
@@ -120,16 +125,20 @@ class Detectors:
                    if sm[r] < SM_STALL_OUTLIER * typical}
         return self.holds["sm_stall"].update(frame.time, stalled)
 
-    def _straggler(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
+    def _straggler(self, frame: Frame, progressing: bool, hot: set[int | None]
+                   ) -> list[Anomaly]:
+        """A rank whose compute time (else SM activity) stands out above the others'. A job
+        that is not computing has no straggler: while its step does not move, its per-step
+        times are the last step's, frozen."""
         compute = frame.values.get("compute_time")
         name, values = ("compute", compute) if compute is not None else (
             "SM activity", frame.values.get("sm_active"))
         idle = name == "SM activity" and present_median(values) < self.s.sm_active_pct
-        if values is None or idle:
-            return []  # a job that is not computing has no straggler
+        if values is None or idle or not progressing:
+            return self.holds["straggler"].update(frame.time, {})
         present = [v for v in values if not is_missing(v)]
         if len(present) < 3:
-            return []
+            return self.holds["straggler"].update(frame.time, {})
         middle = median(present)
         spread = MAD_TO_SIGMA * median(abs(v - middle) for v in present)
         floor = max(self.s.straggler_mads * spread, 1e-9)
@@ -139,13 +148,14 @@ class Detectors:
                 continue
             if value > self.s.straggler_factor * middle and value - middle > floor:
                 holding[rank] = (f"{name} {value / middle:.2f}x median "
-                                 f"({_short(value)} vs {_short(middle)})")
+                                 f"({_short(value)} vs {_short(middle)})"
+                                 + (": its GPU is throttling" if rank in hot else ""))
         return self.holds["straggler"].update(frame.time, holding)
 
     def _nvlink(self, frame: Frame) -> list[Anomaly]:
         links = frame.values.get("nvlink")
         if links is None or not len(self.rank_map):
-            return []
+            return self.holds["nvlink"].update(frame.time, {})
         if self._nodes[0] is not self.rank_map:
             self._nodes = (self.rank_map, _nodes(self.rank_map))
         nodes = self._nodes[1]
@@ -187,7 +197,7 @@ class Detectors:
     def _loss_divergence(self, frame: Frame) -> list[Anomaly]:
         loss = frame.job.get("loss", float("nan"))
         if is_missing(loss):
-            return []
+            return self.holds["loss"].update(frame.time, {})
         _push(self._loss, frame.time, loss, self.s.loss_window_seconds)
         lowest = min(v for _, v in self._loss)
         rising = len(self._loss) >= 3 and loss >= self._loss[-3][1]
@@ -200,7 +210,7 @@ class Detectors:
     def _throughput(self, frame: Frame) -> list[Anomaly]:
         tokens = frame.job.get("tokens_per_s", float("nan"))
         if is_missing(tokens):
-            return []
+            return self.holds["throughput"].update(frame.time, {})
         _push(self._tokens, frame.time, tokens, self.s.throughput_window_seconds)
         typical = median(v for _, v in self._tokens)
         holding: dict[object, str] = {}

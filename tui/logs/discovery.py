@@ -60,12 +60,35 @@ _SLURM_ANY = set("jJsAabux")
 def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
               world_size: int) -> list[Path]:
     """The log files of one rank that ``spec`` names (see the module docstring)."""
+    name, argument = _parse(spec)
+    if name == "":
+        return _newest_first(_glob(_fill(argument, rank, node_rank, local_rank)))
+    if name == "torchrun":
+        return _torchrun(argument, rank, local_rank)
+    if name == "nccl":
+        return _nccl(argument, rank, local_rank, world_size)
+    return _newest_first(_glob(_slurm_pattern(argument, rank, node_rank)))
+
+
+def check_spec(spec: str) -> None:
+    """Raise the ValueError ``find_logs`` would raise for ``spec`` whatever the rank, without
+    looking at a single file (for the configuration check at start)."""
+    name, argument = _parse(spec)
+    sample = Rank(rank=0, host="host", gpu=0, node=0)
+    if name == "":
+        _fill(argument, sample, 0, 0)
+    elif name == "slurm":
+        _slurm_pattern(argument, sample, 0)
+
+
+def _parse(spec: str) -> tuple[str, str]:
+    """(preset name, its argument), or ("", pattern) for a raw pattern."""
     spec = spec.strip()
     if not spec:
         raise ValueError("empty log spec: give a path pattern or preset:PATH")
     preset = _PRESET.match(spec)
     if preset is None:
-        return _newest_first(_glob(_fill(spec, rank, node_rank, local_rank)))
+        return "", spec
     name, argument = preset.group(1), preset.group(2).strip()
     if name not in PRESETS:
         known = ", ".join(sorted(PRESETS))
@@ -74,11 +97,7 @@ def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
     if not argument:
         raise ValueError(f"log preset {name}: needs a path after the colon, "
                          f"e.g. {name}:/shared/logs")
-    if name == "torchrun":
-        return _torchrun(argument, rank, local_rank)
-    if name == "nccl":
-        return _nccl(argument, rank, local_rank, world_size)
-    return _newest_first(_glob(_slurm_pattern(argument, rank, node_rank)))
+    return name, argument
 
 
 def _short_host(host: str) -> str:

@@ -10,7 +10,9 @@ from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
+from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.jump import JumpScreen
+from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
@@ -19,6 +21,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -27,6 +30,7 @@ class ClusterScreen(Screen):
     """Every rank at once."""
 
     BINDING_GROUP_TITLE = "Cluster"
+    COMPONENT_CLASSES = CLASSES  # the styles of the header and the status line
     BINDINGS = [
         Binding("up,k", "move(0,-1)", "Up", show=False, id="cursor.up",
                 tooltip="Move the cursor up (previous GPU of the node)"),
@@ -64,6 +68,15 @@ class ClusterScreen(Screen):
                 tooltip="Freeze the screen (polling goes on); again to resume"),
     ]
 
+    # UI state. Plain vars: each watcher repaints exactly what the change touches, where a
+    # repainting reactive would redraw the whole screen.
+    paused = var(False, init=False, toggle_class="-paused")
+    """The screen is frozen; polls wait in ``pending``."""
+    solo: var[int | None] = var(None, init=False)
+    """The one map shown full size (its index), or None for all four."""
+    cursor = var(0, init=False)
+    """The selected rank, shared by every map."""
+
     def __init__(self, settings: Settings, rank_map: RankMap, job_name: str,
                  status: SourceStatus) -> None:
         super().__init__()
@@ -76,9 +89,6 @@ class ClusterScreen(Screen):
         self.pending: Analysis | None = None  # the newest analysis, held while paused
         self.anomalies: tuple[Anomaly, ...] = ()
         self.current_anomaly: int | None = None
-        self.paused = False
-        self.cursor = 0
-        self.solo: int | None = None
         self._status_lines = 0
 
     def compose(self) -> ComposeResult:
@@ -105,9 +115,11 @@ class ClusterScreen(Screen):
     async def use_rank_map(self, rank_map: RankMap) -> None:
         """The source learned (or re-learned) the job's ranks: lay the maps out anew."""
         self.rank_map = rank_map
-        self.cursor = min(self.cursor, max(0, len(rank_map) - 1))
+        # The maps are about to be built anew: set the cursor quietly, then show it on them.
+        self.set_reactive(ClusterScreen.cursor, self.validate_cursor(self.cursor))
         await self.recompose()
-        self._apply_solo()
+        self.watch_solo()
+        self.watch_cursor()
 
     @property
     def frame(self) -> Frame | None:
@@ -140,7 +152,8 @@ class ClusterScreen(Screen):
         frame = analysis.frame
         values = frame.values.get(metric.id) if frame is not None else None
         shows = frame.shows.get(metric.id) if frame is not None else None
-        title = f"{index + 1} {metric.title}" + (f" ({shows})" if shows else "")
+        title = f"{key_for(self, f'map.{index + 1}')} {metric.title}" + (
+            f" ({shows})" if shows else "")
         if values is None:
             panel.show(metric.id, title, metric.bad, (), None, ("not exported",), ("", ""))
             return
@@ -153,10 +166,12 @@ class ClusterScreen(Screen):
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
             n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),
-            paused=self.paused, step_stuck_since=self.analysis.progress.still_since,
+            paused=self.paused, pause_key=key_for(self, "app.pause"),
+            step_stuck_since=self.analysis.progress.still_since,
             step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
         )
-        self.query_one("#header", Static).update(cluster_lines.header(view), layout=False)
+        self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
+                                                 layout=False)
 
     def _refresh_rank_status(self) -> None:
         status = self.query_one("#rank-status", Static)
@@ -165,7 +180,8 @@ class ClusterScreen(Screen):
             return
         rank = self.rank_map.ranks[self.cursor]
         width = status.size.width - 2 or self.app.size.width - 2
-        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics, width)
+        text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics,
+                                         styles_of(self), width)
         lines = text.plain.count("\n") + 1
         status.update(text, layout=lines != self._status_lines)  # layout only when its height moves
         self._status_lines = lines
@@ -174,7 +190,12 @@ class ClusterScreen(Screen):
 
     def select(self, rank: int) -> None:
         """Move the shared cursor to ``rank`` in every map."""
-        self.cursor = max(0, min(rank, len(self.rank_map) - 1))
+        self.cursor = rank
+
+    def validate_cursor(self, rank: int) -> int:
+        return max(0, min(rank, len(self.rank_map) - 1))
+
+    def watch_cursor(self) -> None:
         for panel in self.panels:
             panel.heatmap.set_cursor(self.cursor)
         self._refresh_rank_status()
@@ -210,8 +231,9 @@ class ClusterScreen(Screen):
     def _draw_anomalies(self) -> None:
         rows = [Row(a.severity, self._describe(a), a.pending) for a in self.anomalies]
         box = self.query_one("#anomalies", AnomalyList)
-        box.border_title = (f"anomalies ({cluster_lines.count_by_severity(self.anomalies)}):"
-                            " n / N to visit" if rows else "anomalies")
+        visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
+        counts = cluster_lines.count_by_severity(self.anomalies)
+        box.border_title = f"anomalies ({counts}): {visit} to visit" if rows else "anomalies"
         box.set_rows(rows, self.current_anomaly, self.analysis.verdict_when_clear)
 
     def _describe(self, anomaly: Anomaly) -> str:
@@ -274,13 +296,11 @@ class ClusterScreen(Screen):
 
     def action_solo(self, index: int) -> None:
         self.solo = index
-        self._apply_solo()
 
     def action_all_maps(self) -> None:
         self.solo = None
-        self._apply_solo()
 
-    def _apply_solo(self) -> None:
+    def watch_solo(self) -> None:
         self.query_one("#maps").set_class(self.solo is not None, "-solo")
         for index, panel in enumerate(self.panels):
             panel.display = self.solo is None or index == self.solo
@@ -297,7 +317,8 @@ class ClusterScreen(Screen):
 
     def action_pause(self) -> None:
         self.paused = not self.paused
-        self.set_class(self.paused, "-paused")
+
+    def watch_paused(self) -> None:
         if not self.paused and self.pending is not None:
             analysis, self.pending = self.pending, None
             self.show_analysis(analysis)

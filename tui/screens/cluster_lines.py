@@ -10,6 +10,7 @@ from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import SEVERITIES
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
+from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.settings.config import MetricDef
 from rich.text import Text
 
@@ -18,14 +19,6 @@ STATUS_ORDER = (
     "sm_active", "temperature", "nvlink", "step_time", "compute_time", "throttle_reasons",
     "xid", "ecc_dbe", "sm_clock", "power", "gpu_util", "memory_used",
 )
-SEVERITY_COLOURS = {"critical": "bold color(196)", "major": "bold color(208)",
-                    "warning": "color(178)"}
-HEALTH_STYLES = {
-    Health.OK: "green",
-    Health.SLOW: "yellow",
-    Health.STALE: "bold yellow",
-    Health.ERROR: "bold red",
-}
 
 
 @dataclass(frozen=True)
@@ -39,70 +32,80 @@ class JobView:
     ranks_up: int
     now: float
     paused: bool
+    pause_key: str  # the key that resumes, as the footer shows it
     step_stuck_since: float | None
     step_seconds: float = float("nan")  # the job's median step time
     anomalies: Sequence[Anomaly] = ()
 
 
-def header(view: JobView) -> Text:
+def header(view: JobView, style: Styles) -> Text:
     """Two lines: the job and how fresh its data is; the ranks and the job's progress."""
     line = Text(no_wrap=True, overflow="ellipsis")
-    line.append("ranktop ", "bold")
-    line.append(view.job_name, "bold cyan")
+    line.append("ranktop ", style("strong"))
+    line.append(view.job_name, style("job"))
     if view.paused:
         line.append("  ")
-        line.append(" PAUSED: p to resume ", "bold reverse yellow")
+        line.append(f" PAUSED: {view.pause_key} to resume ", style("paused"))
     line.append("  ")
-    line.append_text(_health(view))
+    line.append_text(_health(view, style))
     if view.frame is not None:
         age = max(0.0, view.now - view.frame.time)
-        line.append(f"  data {_age(age)} old", "bold yellow" if age > 30 else "dim")
+        line.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
     else:
-        line.append("  waiting for the first poll…", "dim")
+        line.append("  waiting for the first poll…", style("muted"))
     if view.anomalies:
         line.append("  ")
-        line.append_text(_severity_counts(view.anomalies))
-    line.append(f"  {view.status.name}", "dim")
+        line.append_text(_severity_counts(view.anomalies, style))
+    line.append(f"  {view.status.name}", style("muted"))
     line.append("\n")
     missing = view.n_ranks - view.ranks_up
-    line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", "bold")
+    line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", style("strong"))
     if view.frame is not None and missing:
-        line.append(f"  {missing} missing", "bold red")
-    line.append(_job_values(view))
+        line.append(f"  {missing} missing", style("alarm"))
+    line.append(_job_values(view, style))
     if view.status.detail:
-        line.append(f"  {view.status.detail}", "dim")
+        line.append(f"  {view.status.detail}", style("muted"))
     return line
 
 
-def _severity_counts(anomalies: Sequence[Anomaly]) -> Text:
-    """"● 1 critical ● 2 major ◌ 1 pending", each in its colour."""
+def _severity_counts(anomalies: Sequence[Anomaly], style: Styles) -> Text:
+    """"● 1 critical ● 2 major ◌ 1 pending", each in its severity's style."""
     text = Text()
     confirmed = [a.severity for a in anomalies if a.confirmed]
     for severity in SEVERITIES:
         if confirmed.count(severity):
-            text.append(f"● {confirmed.count(severity)} {severity} ",
-                        SEVERITY_COLOURS[severity])
+            text.append(f"● {confirmed.count(severity)} {severity} ", style(severity))
     pending = sum(1 for a in anomalies if a.pending)
     if pending:
-        text.append(f"◌ {pending} pending", "italic")
+        text.append(f"◌ {pending} pending", style("muted"))
     text.rstrip()
     return text
 
 
-def _health(view: JobView) -> Text:
+def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
+    """"2 critical, 1 major, 3 pending": confirmed ones by severity, then the pending."""
+    confirmed = [a.severity for a in anomalies if a.confirmed]
+    parts = [f"{confirmed.count(s)} {s}" for s in SEVERITIES if confirmed.count(s)]
+    pending = sum(1 for a in anomalies if a.pending)
+    if pending:
+        parts.append(f"{pending} pending")
+    return ", ".join(parts)
+
+
+def _health(view: JobView, style: Styles) -> Text:
     """● ok, or what is wrong and for how long: "● STALE for 45 s: connection refused"."""
     status = view.status
-    style = HEALTH_STYLES[status.health]
-    text = Text(f"● {status.health.value}", style)
+    health = style(status.health.value)
+    text = Text(f"● {status.health.value}", health)
     if status.health is not Health.OK:
-        text = Text(f"● {status.health.value.upper()}", style)
-        text.append(f" for {_age(max(0.0, view.now - status.since))}", style)
+        text = Text(f"● {status.health.value.upper()}", health)
+        text.append(f" for {_age(max(0.0, view.now - status.since))}", health)
     if status.message:
-        text.append(f": {status.message}", style)
+        text.append(f": {status.message}", health)
     return text
 
 
-def _job_values(view: JobView) -> Text:
+def _job_values(view: JobView, style: Styles) -> Text:
     text = Text()
     job = view.frame.job if view.frame is not None else {}
     step = job.get("step", float("nan"))
@@ -111,7 +114,7 @@ def _job_values(view: JobView) -> Text:
     if view.step_stuck_since is not None and view.frame is not None:
         stuck = view.frame.time - view.step_stuck_since
         if stuck >= NO_PROGRESS_SECONDS:
-            text.append(f"  no progress for {_age(stuck)}", "bold red")
+            text.append(f"  no progress for {_age(stuck)}", style("alarm"))
     if not is_missing(view.step_seconds):
         text.append(f"  {view.step_seconds:.2f} s/step")
     tokens = job.get("tokens_per_s", float("nan"))
@@ -132,21 +135,21 @@ def _age(seconds: float) -> str:
 
 
 def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef],
-                width: int = 0) -> Text:
+                style: Styles, width: int = 0) -> Text:
     """The selected rank: who it is, then its value of every metric.
 
     Each "name value" pair is kept whole: a line breaks between pairs once ``width`` is used.
     """
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f"rank {rank.rank}", "bold reverse")
-    text.append(f" {rank.place} ", "bold")
+    text.append(f"rank {rank.rank}", style("rank"))
+    text.append(f" {rank.place} ", style("strong"))
     if frame is not None and rank.rank in frame.local:
-        text.append("(NVML, this node) ", "bold color(45)")
+        text.append("(NVML, this node) ", style("local"))
     if frame is None:
         return text
     up = any(not is_missing(frame.value(m, rank.rank)) for m in frame.values)
     if not up:
-        text.append(" no data from this rank ", "bold reverse red")
+        text.append(" no data from this rank ", style("no-data"))
         return text
     line_length = text.cell_len
     for metric_id in STATUS_ORDER:
@@ -159,30 +162,21 @@ def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef
         if width and line_length + pair_length > width:
             text.append("\n")
             line_length = 0
-        text.append(f" {metric.short} ", "dim")
-        text.append(shown, _breach_style(metric, value))
+        text.append(f" {metric.short} ", style("muted"))
+        text.append(shown, style(_breach_role(metric, value)))
         line_length += pair_length
     return text
 
 
-def _breach_style(metric: MetricDef, value: float) -> str:
+def _breach_role(metric: MetricDef, value: float) -> str:
+    """"alarm" for a value past its warning threshold, "muted" for none, "" for the rest."""
     if is_missing(value):
-        return "dim"
+        return "muted"
     if metric.unit == "flags":
-        return "bold red" if int(value) & 0x68 else ""
+        return "alarm" if int(value) & 0x68 else ""
     if metric.id == "xid":
-        return "bold red"
+        return "alarm"
     if metric.warn is None:
         return ""
     breached = value >= metric.warn if metric.bad == "high" else value < metric.warn
-    return "bold red" if breached else ""
-
-
-def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
-    """"2 critical, 1 major, 3 pending": confirmed ones by severity, then the pending."""
-    confirmed = [a.severity for a in anomalies if a.confirmed]
-    parts = [f"{confirmed.count(s)} {s}" for s in SEVERITIES if confirmed.count(s)]
-    pending = sum(1 for a in anomalies if a.pending)
-    if pending:
-        parts.append(f"{pending} pending")
-    return ", ".join(parts)
+    return "alarm" if breached else ""

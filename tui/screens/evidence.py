@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.screens.hints import any_of, keys_for, sentence
+from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,6 +18,7 @@ SHOWN_RANKS = 12
 
 class EvidenceScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,e,q", "close", "Close", id="evidence.close")]
+    COMPONENT_CLASSES = CLASSES
 
     def __init__(self, verdict: HangVerdict, rank_map: RankMap) -> None:
         super().__init__()
@@ -25,12 +28,13 @@ class EvidenceScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="evidence-box"):
             yield Static(self._text())
-            yield Static("Esc, e or q closes this screen.", id="help-footer")
+            closes = any_of(keys_for(self, "evidence.close"))
+            yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
 
     def _text(self) -> Text:
-        verdict = self.verdict
+        verdict, style = self.verdict, styles_of(self)
         text = Text()
-        text.append("Hang triage\n", "bold")
+        text.append("Hang triage\n", style("strong"))
         text.append(f"{verdict.summary}\n\n")
         shown = [*verdict.behind, *(r for r in verdict.evidence if r not in verdict.behind)]
         for rank in shown[:SHOWN_RANKS]:
@@ -38,12 +42,12 @@ class EvidenceScreen(ModalScreen[None]):
             label = where.title if where else f"rank {rank}"
             waited = rank in verdict.behind
             text.append(f"{label}{'  (waited for)' if waited else ''}\n",
-                        "bold color(201)" if waited else "bold")
+                        style("hang" if waited else "strong"))
             lines = verdict.evidence.get(rank) or ["(no lines: this rank logged nothing)"]
             for line in lines:
-                text.append(f"  {line}\n", "color(250)")
+                text.append(f"  {line}\n", style("quoted"))
         if len(shown) > SHOWN_RANKS:
-            text.append(f"… and {len(shown) - SHOWN_RANKS} more ranks\n", "dim")
+            text.append(f"… and {len(shown) - SHOWN_RANKS} more ranks\n", style("muted"))
         return text
 
     def action_close(self) -> None:

@@ -3,9 +3,13 @@ so the list cannot drift from what the keys do."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
+from ranktop.tui.screens.hints import any_of, bound_keys, keys_for, sentence
+from ranktop.tui.screens.line_styles import CLASSES, Styles, styles_of
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -15,6 +19,7 @@ from textual.widgets import Static
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+    COMPONENT_CLASSES = CLASSES
 
     def __init__(self, beneath: Screen) -> None:
         super().__init__()
@@ -29,31 +34,27 @@ class HelpScreen(ModalScreen[None]):
         if focused is not None and getattr(focused, "BINDING_GROUP_TITLE", None):
             groups.insert(1, (focused.BINDING_GROUP_TITLE, focused.BINDINGS))
         with VerticalScroll(id="help-box"):
-            keymap = getattr(self.app, "settings", None)
-            keymap = keymap.keymap if keymap is not None else {}
-            yield Static(key_table(groups, self.app.get_key_display, keymap), id="help-keys")
-            yield Static("Esc, ? or q closes this screen.", id="help-footer")
+            table = key_table(groups, partial(bound_keys, self.app), styles_of(self))
+            yield Static(table, id="help-keys")
+            closes = any_of(keys_for(self, "help.close"))
+            yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
 
     def action_close(self) -> None:
         self.dismiss(None)
 
 
 def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
-              key_display: Callable[[Binding], str],
-              keymap: Mapping[str, str]) -> Table:
-    """Two columns, keys and what they do, one block per group of bindings; ``keymap``
-    (binding id -> keys) holds the user's own keys."""
+              keys: Callable[[Binding], list[str]], style: Styles) -> Table:
+    """Two columns, keys and what they do, one block per group of bindings; ``keys`` gives
+    the keys a binding answers to now."""
     table = Table(box=None, show_header=False, padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(style=style("key"), no_wrap=True)
     table.add_column()
     for title, bindings in groups:
-        table.add_row(f"[b]{title}[/b]", "")
+        table.add_row(Text.assemble((title, style("strong"))), "")
         for binding in bindings:
             if not isinstance(binding, Binding):
                 continue
-            keys = keymap.get(binding.id or "", binding.key)
-            keys = ", ".join(key_display(Binding(key.strip(), binding.action))
-                             for key in keys.split(","))
-            table.add_row(keys, binding.tooltip or binding.description)
+            table.add_row(", ".join(keys(binding)), binding.tooltip or binding.description)
         table.add_row("", "")
     return table

@@ -15,6 +15,7 @@ class JumpScreen(ModalScreen[int | None]):
     """Returns the rank to select, or None when cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="jump.cancel")]
+    KEY_WIDGETS = (Input,)  # widgets whose keys are live here (the keymap's clash check)
 
     def __init__(self, rank_map: RankMap) -> None:
         super().__init__()

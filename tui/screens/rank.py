@@ -15,10 +15,11 @@ from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
+from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.settings.config import Settings
 from ranktop.widgets.log_view import LogView
 from ranktop.widgets.trend import Trend
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -37,6 +38,8 @@ class RankScreen(Screen):
     """Everything about one rank."""
 
     BINDING_GROUP_TITLE = "Rank"
+    COMPONENT_CLASSES = CLASSES  # the styles of the title and the other values
+    KEY_WIDGETS = (LogView,)  # widgets whose keys are live here (the keymap's clash check)
     BINDINGS = [
         Binding("escape", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
         Binding("left_square_bracket", "step(-1)", "Prev", key_display="[",
@@ -127,10 +130,11 @@ class RankScreen(Screen):
         self.query_one("#rank-title", Static).update(
             rank_lines.title(rank, self.rank_map, mine,
                              rank_lines.hang_note(self.analysis.hang, self.rank),
-                             self.context.gpu_model(self.rank)))
+                             styles_of(self), self.context.gpu_model(self.rank)))
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
-        others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS)
+        others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS,
+                                         styles_of(self))
         self.query_one("#rank-others", Static).update(others)
 
     def _draw_trend(self, metric_id: str) -> None:
@@ -198,12 +202,23 @@ class RankScreen(Screen):
     # -- keys --------------------------------------------------------------------------
 
     def action_back(self) -> None:
+        if not self._close_search():
+            self.app.pop_screen()
+
+    def on_key(self, event: events.Key) -> None:
+        # Esc closes the search field even when the back key is another: a text field's own
+        # convention, like its editing keys (which may hold the back key).
+        if event.key == "escape" and self._close_search():
+            event.stop()
+
+    def _close_search(self) -> bool:
+        """Hide the search field if it is shown; whether it was."""
         search = self.query_one("#log-search", Input)
-        if search.display:
-            search.display = False
-            self.query_one(LogView).focus()
-            return
-        self.app.pop_screen()
+        if not search.display:
+            return False
+        search.display = False
+        self.query_one(LogView).focus()
+        return True
 
     def action_step(self, step: int) -> None:
         self.rank = (self.rank + step) % len(self.rank_map)

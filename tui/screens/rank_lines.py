@@ -8,37 +8,36 @@ from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.metrics import format_value, summarise
 from ranktop.tui.core.model import Frame, Rank, RankMap
+from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.settings.config import Settings
 from rich.text import Text
 
-SEVERITY_STYLES = {"critical": "bold red", "major": "bold color(208)", "warning": "color(178)"}
-
 
 def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str,
-          model: str = "") -> Text:
+          style: Styles, model: str = "") -> Text:
     """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line."""
     text = Text(no_wrap=True, overflow="ellipsis")
-    text.append(f" rank {rank.rank} ", "bold reverse")
-    text.append(f" {rank.place}", "bold")
+    text.append(f" rank {rank.rank} ", style("rank"))
+    text.append(f" {rank.place}", style("strong"))
     if model:
         text.append(f"  {model}")
     if rank.uuid:
-        text.append(f"  {rank.uuid}", "dim")
-    text.append(f"  ({len(rank_map)} ranks, from {rank_map.source})", "dim")
+        text.append(f"  {rank.uuid}", style("muted"))
+    text.append(f"  ({len(rank_map)} ranks, from {rank_map.source})", style("muted"))
     for anomaly in anomalies:
         text.append("\n")
-        text.append(f" ● {anomaly.severity} ", SEVERITY_STYLES.get(anomaly.severity, ""))
+        text.append(f" ● {anomaly.severity} ", style(anomaly.severity))
         text.append(f"{anomaly.kind.replace('_', ' ')}: {anomaly.summary}")
     if not anomalies:
-        text.append("\n ✓ no active anomaly on this rank", "color(35)")
+        text.append("\n ✓ no active anomaly on this rank", style("quiet"))
     if hang and not any(a.kind == "hang" for a in anomalies):  # said once is enough
         text.append("\n")
-        text.append(f" {hang}", "bold color(201)")
+        text.append(f" {hang}", style("hang"))
     return text
 
 
 def other_values(frame: Frame | None, rank: int, settings: Settings,
-                 metrics: Sequence[str]) -> Text:
+                 metrics: Sequence[str], style: Styles) -> Text:
     """The rest of the rank's values, each next to the job's median."""
     text = Text(overflow="fold")
     if frame is None:
@@ -48,10 +47,10 @@ def other_values(frame: Frame | None, rank: int, settings: Settings,
         if metric is None or metric_id not in frame.values:
             continue
         summary = summarise(frame.values[metric_id])
-        text.append(f" {metric.short} ", "dim")
-        text.append(format_value(metric, frame.value(metric_id, rank)), "bold")
+        text.append(f" {metric.short} ", style("muted"))
+        text.append(format_value(metric, frame.value(metric_id, rank)), style("strong"))
         if summary is not None and metric.unit not in ("flags", "code"):
-            text.append(f" (median {format_value(metric, summary[1])})", "dim")
+            text.append(f" (median {format_value(metric, summary[1])})", style("muted"))
     return text
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ranktop.tui.logs.discovery import check_spec
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
 from ranktop.tui.settings.sources import (
@@ -141,7 +142,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         prometheus=prometheus_settings(top.child("prometheus"), environ),
         job_metrics=_job_metrics(top.child("job_metrics")),
         detect=_detect(top.child("detect")),
-        log_spec=top.child("logs").optional_text("spec"),
+        log_spec=_log_spec(top.child("logs")),
         alertmanager_url=_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
@@ -162,6 +163,17 @@ def _url(reader: Reader, key: str) -> str:
     if url and not url.startswith(("http://", "https://")):
         raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r})")
     return url
+
+
+def _log_spec(reader: Reader) -> str:
+    """``[logs] spec``, checked now rather than when a rank screen first looks for files."""
+    spec = reader.optional_text("spec")
+    try:
+        if spec.strip():
+            check_spec(spec)
+    except ValueError as error:
+        raise reader.fail("spec", str(error)) from None
+    return spec
 
 
 def _job_metrics(reader: Reader) -> dict[str, str]:

@@ -204,3 +204,28 @@ def test_every_scripted_fault_is_found_on_its_rank_within_its_window(scenario_ru
     fault = next(f for f in cluster.scenario.faults if f.effect == effect)
     found = [t for t, since in seen.get(key, []) if since >= fault.start and t < fault.end]
     assert found, f"{effect} was not detected as {key} between {fault.start} and {fault.end} s"
+
+
+def test_no_straggler_while_the_job_makes_no_progress_its_times_are_frozen():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    for t in times(40):
+        found = detectors.update(healthy(t, compute_time={9: 1.16}), progressing=False)
+        assert not any(a.kind == "straggler" for a in found)
+
+
+def test_a_throttling_straggler_says_its_gpu_is_throttling():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    frame = healthy(0, compute_time={9: 1.16}, temperature={9: 88.0})
+    straggler = next(a for a in detectors.update(frame) if a.kind == "straggler")
+    assert straggler.summary.endswith(": its GPU is throttling")
+
+
+def test_a_condition_whose_data_goes_missing_starts_over_when_it_returns():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    slow = dict.fromkeys(range(8, 16), 90e9)
+    for t in times(10):
+        detectors.update(healthy(t, nvlink=slow))
+    gap = healthy(12)
+    detectors.update(replace(gap, values={k: v for k, v in gap.values.items() if k != "nvlink"}))
+    back = next(a for a in detectors.update(healthy(14, nvlink=slow)) if a.kind == "nvlink")
+    assert back.since == 14 and back.pending
