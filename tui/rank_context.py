@@ -7,10 +7,10 @@ configured, no file matching it, no Alertmanager configured, Prometheus unreacha
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.history import HISTORY_METRICS
+from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.tail import LogSource
@@ -70,7 +70,8 @@ class RankContext:
         records = merge(*found)
         head = (f"{len(records)} in the last hour" if records
                 else "none for this rank in the last hour")
-        rows = [(_clock(r.time), r.name, r.state, r.value, r.source, r.summary) for r in records]
+        rows = [(clock_time(r.time), r.name, r.state, r.value, r.source, r.summary)
+                for r in records]
         return rows, "; ".join([head, *notes])
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
@@ -95,7 +96,3 @@ class RankContext:
         except QueryError as error:
             notes.append(f"{name} unreachable: {error}")
             return []
-
-
-def _clock(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%H:%M:%S")

@@ -330,19 +330,21 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
             app.clock.now = START + seconds
             await started(app, pilot)
         text = screen_text(app)
-        assert "anomalies (1 critical, 2 major)" in text
-        assert "● 1 critical ● 2 major" in text  # the header counts them too
+        assert "anomalies (2 critical, 3 major)" in text
+        assert "● 2 critical ● 3 major" in text  # the header counts them too
         assert "rank 128 gpu-node-016 GPU 0  ecc: 1 uncorrectable (double-bit) ECC" in text
         assert "rank 201 gpu-node-025 GPU 1  straggler: compute 1.45x median" in text
         assert "rank 296 gpu-node-037 GPU 0  nvlink: NVLink of node gpu-node-037" in text
         await pilot.press("n")  # the most severe first: the ECC error
         assert app.cluster.cursor == 128
         assert "▶● critical" in screen_text(app)
-        await pilot.press("n", "n")
-        assert app.cluster.cursor == 296
-        await pilot.press("N", "N")
+        await pilot.press("n", "n")  # its remapped row, then the straggler
+        assert app.cluster.cursor == 201
+        await pilot.press("n", "n")  # the NVLink drop, then that node's CRC errors
+        assert app.cluster.cursor == 300
+        await pilot.press("N", "N", "N")
         assert app.cluster.cursor == 128
-        assert heatmap(app, 1).marked == {128, 201, 296}
+        assert heatmap(app, 1).marked == {128, 201, 296, 300}
         assert "▲" in screen_text(app)
     kinds = {(e.kind, e.rank, e.state) for e in app.pipeline.analyser.journal.log.read()}
     assert {("nvlink", 296, "start"), ("ecc", 128, "start"), ("straggler", 201, "start")} <= kinds

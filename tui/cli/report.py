@@ -8,11 +8,10 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.metrics import format_value
+from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, RankMap, SourceStatus, is_missing
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import Settings
@@ -97,7 +96,7 @@ def as_json(findings: Findings, settings: Settings) -> str:
 
 def as_text(findings: Findings, settings: Settings) -> str:
     frame, rank_map = findings.frame, findings.rank_map
-    when = _clock_time(frame.time) if frame else "no data"
+    when = clock_time(frame.time, full=True) if frame else "no data"
     lines = [f"ranktop report: {findings.job}  {when}",
              f"source: {findings.status.name} ({findings.status.health.value}); "
              f"ranks from {rank_map.source}"]
@@ -157,7 +156,7 @@ def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:
     label = "pending" if anomaly.pending else anomaly.severity
     state = f", {anomaly.state}" if anomaly.pending or anomaly.rule else ""
     return (f"{label:<8}  {where}  {anomaly.kind.replace('_', ' ')}: "
-            f"{anomaly.summary} (since {_clock_time(anomaly.since)}{state})")
+            f"{anomaly.summary} (since {clock_time(anomaly.since, full=True)}{state})")
 
 
 def _where(rank: int, rank_map: RankMap) -> str:
@@ -177,7 +176,3 @@ def _job_line(analysis: Analysis) -> str:
     if not is_missing(job.get("loss", float("nan"))):
         parts.append(f"loss {job['loss']:.3f}")
     return ", ".join(parts) or "no job metrics"
-
-
-def _clock_time(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -15,8 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.detect import Anomaly, Detectors
+from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.hang import HangVerdict, triage
+from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.metrics import ScaleTracker, summarise
@@ -65,6 +67,8 @@ class Analysis:
     scales: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     history: HistoryView | None = None
     warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
+    ledger: Mapping[int, tuple[LedgerEntry, ...]] = field(default_factory=dict)
+    down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
 
     @property
     def confirmed(self) -> list[Anomaly]:
@@ -139,6 +143,8 @@ class Analyser:
             scales={m: t.update(frame.values[m]) for m, t in self.trackers.items()
                     if m in frame.values},
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
+            ledger=self.detectors.ledger.entries,
+            down_ranks=dict(self.detectors.liveness.down),
         )
         return self.last
 

@@ -17,6 +17,7 @@ from statistics import median
 from ranktop.tui.core.anomaly import Anomaly, Hold
 from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
 from ranktop.tui.core.down import Liveness
+from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.settings.config import DetectSettings
@@ -50,6 +51,7 @@ class Detectors:
             "xid_critical": Hold("xid", "critical", 0),
         }
         self.liveness = Liveness()
+        self.ledger = Ledger()
         self._nodes: tuple[RankMap | None, dict[int, list[int]]] = (None, {})
         self.polls = 0
         self._loss: deque[tuple[float, float]] = deque()
@@ -64,7 +66,10 @@ class Detectors:
         n = len(self.rank_map)
         up = frame.ranks_up(n)
         self.polls += 1
-        hardware = self._hardware(frame)
+        hardware = [*self._hardware(frame), *self.ledger.update(frame)]
+        for fault in hardware:
+            if fault.rank is not None:
+                self.liveness.note_fault(fault.rank, frame.time, fault.summary)
         thermal = self._thermal(frame)
         found = [
             *self.liveness.update(frame, up), *thermal, *self._sm_stall(frame, up),
@@ -185,9 +190,6 @@ class Detectors:
             if not is_missing(code) and code > 0:
                 text = f"XID {code:.0f}: {xid_meaning(int(code))}"
                 (critical if int(code) in CRITICAL_XIDS else xids)[rank] = text
-        for faults in (ecc, xids, critical):
-            for rank, text in faults.items():
-                self.liveness.note_fault(rank, frame.time, text)
         return [*self.holds["ecc"].update(frame.time, ecc),
                 *self.holds["xid"].update(frame.time, xids),
                 *self.holds["xid_critical"].update(frame.time, critical)]

@@ -10,6 +10,7 @@ import time
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
@@ -130,11 +131,13 @@ class RankScreen(Screen):
         self.query_one("#rank-title", Static).update(
             rank_lines.title(rank, self.rank_map, mine,
                              rank_lines.hang_note(self.analysis.hang, self.rank),
-                             styles_of(self), self.context.gpu_model(self.rank)))
+                             styles_of(self), self.context.gpu_model(self.rank),
+                             ledger_lines(self.analysis.ledger, self.rank)))
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
         others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS,
-                                         styles_of(self))
+                                         styles_of(self), self.analysis.summaries,
+                                         self.analysis.down_ranks.get(self.rank))
         self.query_one("#rank-others", Static).update(others)
 
     def _draw_trend(self, metric_id: str) -> None:

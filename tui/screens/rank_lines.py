@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from ranktop.tui.core.analysis import Summary
 from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.metrics import format_value, summarise
+from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Rank, RankMap
 from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.settings.config import Settings
@@ -14,8 +16,9 @@ from rich.text import Text
 
 
 def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str,
-          style: Styles, model: str = "") -> Text:
-    """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line."""
+          style: Styles, model: str = "", hardware: Sequence[str] = ()) -> Text:
+    """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line,
+    pending ones with how long they have held, then its hardware-error ledger."""
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f" rank {rank.rank} ", style("rank"))
     text.append(f" {rank.place}", style("strong"))
@@ -26,29 +29,46 @@ def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str
     text.append(f"  ({len(rank_map)} ranks, from {rank_map.source})", style("muted"))
     for anomaly in anomalies:
         text.append("\n")
-        text.append(f" ● {anomaly.severity} ", style(anomaly.severity))
+        if anomaly.pending:
+            text.append(" ◌ pending ", style("muted"))
+        else:
+            text.append(f" ● {anomaly.severity} ", style(anomaly.severity))
         text.append(f"{anomaly.kind.replace('_', ' ')}: {anomaly.summary}")
+        if anomaly.pending or anomaly.rule:
+            text.append(f"  ({anomaly.state})", style("muted"))
     if not anomalies:
         text.append("\n ✓ no active anomaly on this rank", style("quiet"))
     if hang and not any(a.kind == "hang" for a in anomalies):  # said once is enough
         text.append("\n")
         text.append(f" {hang}", style("hang"))
+    for line in hardware:
+        text.append("\n")
+        text.append(" hardware ", style("muted"))
+        text.append(line)
     return text
 
 
 def other_values(frame: Frame | None, rank: int, settings: Settings,
-                 metrics: Sequence[str], style: Styles) -> Text:
-    """The rest of the rank's values, each next to the job's median."""
+                 metrics: Sequence[str], style: Styles,
+                 summaries: Mapping[str, Summary | None], down: DownRank | None = None
+                 ) -> Text:
+    """The rest of the rank's values, each next to the job's median; for a rank that is
+    down, the values it had when last seen."""
     text = Text(overflow="fold")
     if frame is None:
         return text
+    if down is not None:
+        text.append(f" down since {clock_time(down.since)}; "
+                    f"last seen {clock_time(down.last_seen)}:", style("alarm"))
     for metric_id in metrics:
         metric = settings.metrics.get(metric_id)
         if metric is None or metric_id not in frame.values:
             continue
-        summary = summarise(frame.values[metric_id])
+        summary = summaries.get(metric_id)
+        value = (down.last_values.get(metric_id, float("nan")) if down is not None
+                 else frame.value(metric_id, rank))
         text.append(f" {metric.short} ", style("muted"))
-        text.append(format_value(metric, frame.value(metric_id, rank)), style("strong"))
+        text.append(format_value(metric, value), style("strong"))
         if summary is not None and metric.unit not in ("flags", "code"):
             text.append(f" (median {format_value(metric, summary[1])})", style("muted"))
     return text

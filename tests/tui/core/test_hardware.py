@@ -1,0 +1,86 @@
+"""The hardware-error ledger: counters judged by their rise, never by their total."""
+
+from __future__ import annotations
+
+import math
+
+from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.hardware import WINDOW_SECONDS, Ledger, ledger_lines
+from ranktop.tui.core.model import Frame, RankMap
+from ranktop.tui.settings.config import DetectSettings
+
+N = 8
+
+
+def counters(t: float, **changes: dict[int, float]) -> Frame:
+    values = {
+        "remapped_rows": [0.0] * N,
+        "row_remap_failure": [0.0] * N,
+        "pcie_replay": [12.0 if r == 3 else 0.0 for r in range(N)],  # old, never moving
+        "nvlink_errors": [0.0] * N,
+    }
+    for metric, per_rank in changes.items():
+        for rank, value in per_rank.items():
+            values[metric][rank] = value
+    return Frame(time=t, values=values)
+
+
+def test_an_old_total_that_does_not_move_is_not_an_incident_but_is_on_the_ledger():
+    ledger = Ledger()
+    for t in range(0, 120, 2):
+        assert ledger.update(counters(t)) == []
+    assert ledger_lines(ledger.entries, 3) == ["PCIe replay(s) 12, none new"]
+
+
+def test_one_more_remapped_row_is_a_critical_memory_fault_at_once_for_the_window():
+    ledger = Ledger()
+    ledger.update(counters(0))
+    found = ledger.update(counters(2, remapped_rows={5: 1.0}))
+    assert [(a.kind, a.severity, a.rank, a.confirmed) for a in found] == [
+        ("memory", "critical", 5, True)]
+    assert found[0].summary == ("row(s) remapped +1 in the last 10 min (1 in all): "
+                                "an uncorrectable memory error")
+    later = [ledger.update(counters(t, remapped_rows={5: 1.0}))
+             for t in range(4, int(WINDOW_SECONDS) + 80, 2)]
+    assert later[0] and later[0][0].since == 2  # it keeps its start
+    assert later[-1] == []  # quiet for a whole window: no longer news
+
+
+def test_a_remap_failure_flag_and_rising_nvlink_and_pcie_errors_each_say_what_they_mean():
+    ledger = Ledger()
+    ledger.update(counters(0))
+    found = ledger.update(counters(2, row_remap_failure={1: 1.0}, nvlink_errors={2: 400.0},
+                                   pcie_replay={3: 22.0}))
+    by_kind = {a.kind: a for a in found}
+    assert by_kind["remap_failure"].severity == "critical"
+    assert "drain it for a reset or RMA" in by_kind["remap_failure"].summary
+    assert by_kind["nvlink_errors"].summary.startswith("NVLink CRC error(s) +400")
+    assert by_kind["pcie"].summary.startswith("PCIe replay(s) +10 in the last 10 min (22 in all)")
+
+
+def test_a_few_link_errors_are_on_the_ledger_but_raise_nothing():
+    ledger = Ledger()
+    ledger.update(counters(0))
+    assert ledger.update(counters(2, nvlink_errors={2: 40.0}, pcie_replay={3: 15.0})) == []
+    assert ledger_lines(ledger.entries, 2)[0].startswith("NVLink CRC error(s) +40 in the last")
+
+
+def test_a_counter_reset_counts_its_new_value_and_a_missing_value_is_no_data():
+    ledger = Ledger()
+    ledger.update(counters(0, nvlink_errors={2: 500.0}))
+    found = ledger.update(counters(2, nvlink_errors={2: 300.0}, remapped_rows={4: math.nan}))
+    assert [(a.kind, a.rank) for a in found] == [("nvlink_errors", 2)]
+    assert "+300 in the last" in found[0].summary
+
+
+def test_a_rank_that_dies_after_a_remapped_row_is_down_with_it_named():
+    grid = RankMap.grid(["h0"], N, "test")
+    detectors = Detectors(DetectSettings(), grid)
+    detectors.update(counters(0))
+    detectors.update(counters(2, remapped_rows={6: 1.0}))
+    gone = counters(4)
+    values = {m: [math.nan if r == 6 else v for r, v in enumerate(vs)]
+              for m, vs in gone.values.items()}
+    down = [a for a in detectors.update(Frame(time=4, values=values)) if a.rank == 6]
+    assert [a.kind for a in down] == ["missing"]
+    assert "row(s) remapped +1" in down[0].summary and "then its series vanished" in down[0].summary

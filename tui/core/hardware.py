@@ -1,0 +1,127 @@
+"""A hardware-error ledger per rank, from whatever error counters the exporter has.
+
+dcgm-exporter's default counters show an uncorrectable memory error only as a remapped row,
+and its PCIe and NVLink error counters are running totals that some GPUs carry from long
+ago. So a counter is judged by how much it *rose* over the last few minutes, never by its
+total: a total of 12 PCIe replays that has not moved in a week is not an incident, one more
+remapped row is. Memory stays flat: one snapshot of each counter every ``SNAPSHOT_SECONDS``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.model import Frame, is_missing
+
+WINDOW_SECONDS = 600.0
+SNAPSHOT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One error counter: the anomaly it raises when it rises, and how it is said."""
+
+    metric: str
+    kind: str
+    severity: str
+    noun: str  # "remapped row(s)"
+    meaning: str  # what a rise means for the GPU
+    flag: bool = False  # a 0/1 state rather than a count: any non-zero value is the fault
+    min_rise: float = 1  # the rise over the window that makes it an anomaly
+
+    def alarming(self, entry: LedgerEntry) -> bool:
+        return self.flag or entry.rise >= self.min_rise
+
+
+COUNTERS = (
+    Counter("remapped_rows", "memory", "critical", "row(s) remapped",
+            "an uncorrectable memory error"),
+    Counter("row_remap_failure", "remap_failure", "critical", "row remap failure",
+            "the GPU ran out of spare rows: drain it for a reset or RMA", flag=True),
+    # A few link errors are retried away and cost little; a burst is a link going bad.
+    Counter("nvlink_errors", "nvlink_errors", "major", "NVLink CRC error(s)",
+            "a flaky NVLink", min_rise=100),
+    Counter("pcie_replay", "pcie", "warning", "PCIe replay(s)", "a flaky PCIe link",
+            min_rise=10),
+)
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """A counter of one rank: its total now and how much it rose over the window."""
+
+    counter: Counter
+    total: float
+    rise: float
+
+    def text(self) -> str:
+        if self.counter.flag:
+            return f"{self.counter.noun}: {self.counter.meaning}"
+        minutes = WINDOW_SECONDS / 60
+        return (f"{self.counter.noun} +{self.rise:.0f} in the last {minutes:.0f} min "
+                f"({self.total:.0f} in all): {self.counter.meaning}")
+
+
+class Ledger:
+    """Every rank's error counters, judged by their rise over the last ``WINDOW_SECONDS``."""
+
+    def __init__(self) -> None:
+        self._snapshots: deque[tuple[float, dict[str, array]]] = deque()
+        self._holds = {c.metric: Hold(c.kind, c.severity, 0) for c in COUNTERS}
+        self.entries: dict[int, tuple[LedgerEntry, ...]] = {}
+
+    def update(self, frame: Frame) -> list[Anomaly]:
+        """An anomaly per rank and counter that rose within the window (or is set)."""
+        counters = [c for c in COUNTERS if c.metric in frame.values]
+        self._snapshot(frame, counters)
+        oldest = self._snapshots[0][1] if self._snapshots else {}
+        entries: dict[int, list[LedgerEntry]] = {}
+        found: list[Anomaly] = []
+        for counter in counters:
+            rising = self._rising(counter, frame.values[counter.metric],
+                                  oldest.get(counter.metric), entries)
+            found += self._holds[counter.metric].update(frame.time, rising)
+        for counter in COUNTERS:
+            if counter not in counters:
+                self._holds[counter.metric].update(frame.time, {})
+        self.entries = {rank: tuple(found_here) for rank, found_here in entries.items()}
+        return found
+
+    def _rising(self, counter: Counter, values: Sequence[float], before: array | None,
+                entries: dict[int, list[LedgerEntry]]) -> dict[object, str]:
+        rising: dict[object, str] = {}
+        for rank, total in enumerate(values):
+            if is_missing(total) or total <= 0:
+                continue
+            then = before[rank] if before is not None and rank < len(before) else total
+            rise = total - then if not is_missing(then) and total >= then else total
+            entry = LedgerEntry(counter, total, rise)
+            entries.setdefault(rank, []).append(entry)
+            if counter.alarming(entry):
+                rising[rank] = entry.text()
+        return rising
+
+    def _snapshot(self, frame: Frame, counters: Sequence[Counter]) -> None:
+        """Keep a copy of the counters every SNAPSHOT_SECONDS, for the window's span."""
+        newest = self._snapshots[-1][0] if self._snapshots else None
+        if newest is None or frame.time - newest >= SNAPSHOT_SECONDS:
+            copy = {c.metric: array("d", frame.values[c.metric]) for c in counters}
+            self._snapshots.append((frame.time, copy))
+        while len(self._snapshots) > 1 and frame.time - self._snapshots[1][0] >= WINDOW_SECONDS:
+            self._snapshots.popleft()
+
+    def of(self, rank: int) -> tuple[LedgerEntry, ...]:
+        return self.entries.get(rank, ())
+
+
+def ledger_lines(entries: Mapping[int, Sequence[LedgerEntry]], rank: int) -> list[str]:
+    """What the rank screen says of a rank's counters: the risen ones, then the quiet."""
+    mine = entries.get(rank, ())
+    risen = [e.text() for e in mine if e.counter.flag or e.rise > 0]
+    quiet = [f"{e.counter.noun} {e.total:.0f}, none new" for e in mine
+             if not (e.counter.flag or e.rise > 0)]
+    return risen + quiet
