@@ -143,6 +143,7 @@ def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
     rank = rank_map.ranks[anomaly.rank] if anomaly.rank is not None else None
     return {"kind": anomaly.kind, "severity": anomaly.severity, "rank": anomaly.rank,
             "host": rank.host if rank else None, "gpu": rank.gpu if rank else None,
+            "inferred": rank.inferred if rank else None,
             "summary": anomaly.summary, "since": anomaly.since,
             "state": "pending" if anomaly.pending else "confirmed",
             "held_seconds": round(anomaly.held, 1),

@@ -69,7 +69,8 @@ class Detectors:
         hardware = [*self._hardware(frame), *self.ledger.update(frame)]
         for fault in hardware:
             if fault.rank is not None:
-                self.liveness.note_fault(fault.rank, frame.time, fault.summary)
+                self.liveness.note_fault(fault.rank, fault.since, fault.summary,
+                                         fault.severity)
         thermal = self._thermal(frame)
         found = [
             *self.liveness.update(frame, up), *thermal, *self._sm_stall(frame, up),

@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.domain import SEVERITIES
 from ranktop.tui.core.model import Frame, is_missing
 
+FAULT_MEMORY_SECONDS = 60.0  # a more severe fault this recent is not displaced by a lesser one
 NEVER_NAMED = 8  # up to this many never-seen ranks get an anomaly each; past it, one for all
 
 
@@ -41,13 +43,23 @@ class Liveness:
     def __init__(self) -> None:
         self.seen: set[int] = set()
         self.down: dict[int, DownRank] = {}
-        self._faults: dict[int, tuple[float, str]] = {}
+        self._faults: dict[int, tuple[float, str, str]] = {}  # rank -> (when, text, severity)
         self._previous: Frame | None = None
         self._started: float | None = None  # the first poll: never-seen ranks are since then
 
-    def note_fault(self, rank: int, when: float, text: str) -> None:
-        """A hardware fault on ``rank``: named again if the rank dies."""
-        self._faults[rank] = (when, text)
+    def note_fault(self, rank: int, when: float, text: str, severity: str = "critical"
+                   ) -> None:
+        """A hardware fault on ``rank``: named again if the rank dies. Of the faults of the
+        last minute the most severe is kept: an XID 79 is the cause, the PCIe replays
+        that follow it are symptoms."""
+        earlier = self._faults.get(rank)
+        rank_of = SEVERITIES.index
+        if (earlier is not None and when - earlier[0] <= FAULT_MEMORY_SECONDS
+                and rank_of(earlier[2]) < rank_of(severity)):
+            return
+        if earlier is not None and earlier[1] == text:
+            return  # the same fault still showing: it began when it was first seen
+        self._faults[rank] = (when, text, severity)
 
     def update(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
         """``missing`` for each rank gone after being seen, ``never_seen`` for the others."""
@@ -73,7 +85,7 @@ class Liveness:
             last_seen = previous.time
             last_values = {m: v for m in previous.values
                            if not is_missing(v := previous.value(m, rank))}
-        fault_time, fault = self._faults.get(rank, (None, ""))
+        fault_time, fault, _ = self._faults.get(rank, (None, "", ""))
         return DownRank(rank, now, last_seen, last_values, fault, fault_time)
 
     def _never_seen(self, up: Sequence[bool], since: float) -> list[Anomaly]:

@@ -84,3 +84,16 @@ def test_a_rank_that_dies_after_a_remapped_row_is_down_with_it_named():
     down = [a for a in detectors.update(Frame(time=4, values=values)) if a.rank == 6]
     assert [a.kind for a in down] == ["missing"]
     assert "row(s) remapped +1" in down[0].summary and "then its series vanished" in down[0].summary
+
+
+def test_a_dead_rank_is_named_with_its_worst_recent_fault_not_the_symptoms_after_it():
+    grid = RankMap.grid(["h0"], N, "test")
+    detectors = Detectors(DetectSettings(), grid)
+    detectors.update(counters(0))
+    with_xid = counters(2)
+    detectors.update(Frame(time=2, values={**with_xid.values, "xid": [79.0] * N}))
+    detectors.update(counters(4, pcie_replay={6: 200.0}))  # the burst that follows an XID 79
+    gone = {m: [math.nan if r == 6 else v for r, v in enumerate(vs)]
+            for m, vs in counters(6).values.items()}
+    down = next(a for a in detectors.update(Frame(time=6, values=gone)) if a.rank == 6)
+    assert down.summary.startswith("down: XID 79: GPU has fallen off the bus (4 s before)")

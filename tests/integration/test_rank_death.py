@@ -1,0 +1,58 @@
+"""A rank that dies while other faults run, the whole path: simulator -> real Prometheus ->
+analysis -> what `ranktop report --json` and the screen say. The dead rank keeps its number,
+host and GPU, is named with the XID it had, and the other anomalies never flicker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from ranktop.tui.cli.main import main
+from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources.prometheus import PrometheusSource
+
+from tests.integration.cluster import HERE, Prometheus, Simulator
+
+JOB = "integration-midway"
+DEAD = 455 % 128  # the scenario's rank 455 on a 16-node simulated cluster: rank 71
+
+
+def test_a_rank_dying_mid_incident_keeps_its_identity_and_its_cause(tmp_path, capsys):
+    simulator = Simulator(HERE / "scenario-midway.toml", seed=11, nodes=16)
+    server = Prometheus(tmp_path, [simulator.port])
+    try:
+        server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', 128)
+        settings = load_settings(overrides={"prometheus": {"url": server.url, "job": JOB}},
+                                 environ={})
+        pipeline = Pipeline(settings, PrometheusSource(settings))
+        seen: dict[tuple, set[float]] = {}
+        deadline = time.monotonic() + 22  # the XID comes 10 s in, the death 2 s later
+        analysis = None
+        while time.monotonic() < deadline:
+            analysis = asyncio.run(pipeline.poll())
+            for anomaly in analysis.anomalies:
+                seen.setdefault(anomaly.key, set()).add(anomaly.since)
+            time.sleep(1.0)
+        assert analysis is not None and DEAD in analysis.down
+        dead = analysis.rank_map.ranks[DEAD]
+        assert (dead.host, dead.gpu, dead.inferred) == ("gpu-node-008", 7, False)
+        missing = next(a for a in analysis.anomalies if a.kind == "missing")
+        assert missing.rank == DEAD and "XID 79" in missing.summary
+        assert missing.summary.endswith("then its series vanished")
+        # the NVLink drop and the straggler were there all along, each with one start
+        assert len(seen[("nvlink", 296 % 128)]) == 1 and len(seen[("straggler", 201 % 128)]) == 1
+        assert len(analysis.rank_map) == 128  # nobody renumbered
+
+        code = main(["report", "--prometheus", server.url, "--job", JOB, "--json"])
+        document = json.loads(capsys.readouterr().out)
+        assert code == 1 and document["ranks"]["missing"] == [DEAD]
+        # a report started after the death never saw the rank: its place is inferred
+        kinds = {a["kind"]: a for a in document["anomalies"]}
+        never = kinds["never_seen"]
+        assert (never["rank"], never["host"], never["gpu"], never["inferred"]) == (
+            DEAD, "gpu-node-008", 7, True)
+    finally:
+        server.stop()
+        simulator.stop()
