@@ -50,6 +50,9 @@ COUNTERS = (
 )
 
 
+_METRIC_OF = {c.kind: c.metric for c in COUNTERS}
+
+
 @dataclass(frozen=True)
 class LedgerEntry:
     """A counter of one rank: its total now and how much it rose over the window."""
@@ -73,6 +76,7 @@ class Ledger:
         self._snapshots: deque[tuple[float, dict[str, array]]] = deque()
         self._holds = {c.metric: Hold(c.kind, c.severity, 0) for c in COUNTERS}
         self.entries: dict[int, tuple[LedgerEntry, ...]] = {}
+        self._alarmed: set[tuple[str, int | None]] = set()  # (metric, rank) raised last poll
 
     def update(self, frame: Frame) -> list[Anomaly]:
         """An anomaly per rank and counter that rose within the window (or is set)."""
@@ -89,6 +93,8 @@ class Ledger:
             if counter not in counters:
                 self._holds[counter.metric].update(frame.time, {})
         self.entries = {rank: tuple(found_here) for rank, found_here in entries.items()}
+        self._alarmed = {(a_metric, a.rank) for a_metric, a in
+                         ((_METRIC_OF[a.kind], a) for a in found)}
         return found
 
     def _rising(self, counter: Counter, values: Sequence[float], before: array | None,
@@ -101,7 +107,10 @@ class Ledger:
             rise = total - then if not is_missing(then) and total >= then else total
             entry = LedgerEntry(counter, total, rise)
             entries.setdefault(rank, []).append(entry)
-            if counter.alarming(entry):
+            # Once past its bar, a counter stays an anomaly while it is still up in the
+            # window: a slow rise hovering at the bar must not flicker.
+            was = (counter.metric, rank) in self._alarmed
+            if counter.alarming(entry) or (was and rise > 0):
                 rising[rank] = entry.text()
         return rising
 

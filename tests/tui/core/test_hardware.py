@@ -97,3 +97,13 @@ def test_a_dead_rank_is_named_with_its_worst_recent_fault_not_the_symptoms_after
             for m, vs in counters(6).values.items()}
     down = next(a for a in detectors.update(Frame(time=6, values=gone)) if a.rank == 6)
     assert down.summary.startswith("down: XID 79: GPU has fallen off the bus (4 s before)")
+
+
+def test_a_slow_rise_hovering_at_the_bar_does_not_flicker():
+    ledger = Ledger()
+    raised = []
+    for t in range(0, 1500, 2):  # ~97-102 errors per 10 minutes: the rise saws about the bar
+        found = ledger.update(counters(t, nvlink_errors={2: float(int(0.162 * t))}))
+        raised.append(bool(found))
+    first = raised.index(True)
+    assert first > 0 and all(raised[first:])  # once past the bar it stays while rising
