@@ -149,7 +149,7 @@ def report(faults, first_pending, first_confirmed, unexplained, wrong_culprits, 
           f"{POLL:g} s ({took:.0f} s to run)")
     print("polls from a fault's start to its first verdict on screen (pending) and confirmed")
     print("(the median over the loops; a poll is 2 s):")
-    for index, (effect, rank, start, end) in enumerate(faults):
+    for index, (effect, rank, start, _end) in enumerate(faults):
         if not explained(effect, rank, 8):
             continue
         pending, confirmed = first_pending.get(index), first_confirmed.get(index)
