@@ -29,3 +29,27 @@ def test_without_a_log_events_are_still_returned():
     journal = Journal("job-a", None)
     events = journal.update(1.0, [Anomaly("xid", "critical", 2, "XID 79", 1.0)], RANK_MAP)
     assert events[0].host == "h0" and events[0].gpu == 2
+
+
+def test_pending_anomalies_are_not_facts_yet():
+    journal = Journal("job-a", None)
+    pending = Anomaly("straggler", "major", 3, "compute 1.4x", since=0.0, held=4.0,
+                      confirm_after=30.0)
+    assert journal.update(4.0, [pending], RANK_MAP) == []
+    confirmed = Anomaly("straggler", "major", 3, "compute 1.4x", since=0.0, held=30.0,
+                        confirm_after=30.0)
+    assert [(e.state, e.time) for e in journal.update(30.0, [confirmed], RANK_MAP)] == [
+        ("start", 0.0)]
+
+
+def test_a_hang_verdict_that_changes_its_culprit_is_a_correction_not_a_second_fact(tmp_path):
+    log = EventLog(tmp_path / "events.jsonl")
+    journal = Journal("job-a", log)
+    journal.update(10.0, [Anomaly("hang", "critical", 3, "rank 3 logged nothing", 10.0)],
+                   RANK_MAP)
+    events = journal.update(20.0, [Anomaly("hang", "critical", 6, "rank 6 is dead", 10.0)],
+                            RANK_MAP)
+    assert sorted((e.state, e.rank) for e in events) == [("correct", 6), ("retract", 3)]
+    correction = next(e for e in events if e.state == "correct")
+    assert correction.summary == "corrects the earlier verdict (rank 3): rank 6 is dead"
+    assert not any(e.state == "start" and e.rank == 6 for e in log.read())
