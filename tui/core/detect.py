@@ -66,7 +66,7 @@ class Detectors:
         n = len(self.rank_map)
         up = frame.ranks_up(n)
         self.polls += 1
-        hardware = [*self._hardware(frame), *self.ledger.update(frame)]
+        hardware = [*self._hardware(frame), *self.ledger.update(frame, self.nodes())]
         for fault in hardware:
             if fault.rank is not None:
                 self.liveness.note_fault(fault.rank, fault.since, fault.summary,
@@ -158,13 +158,17 @@ class Detectors:
                                  + (": its GPU is throttling" if rank in hot else ""))
         return self.holds["straggler"].update(frame.time, holding)
 
+    def nodes(self) -> dict[int, list[int]]:
+        """Each node's ranks, by the node's first rank (kept while the rank map is)."""
+        if self._nodes[0] is not self.rank_map:
+            self._nodes = (self.rank_map, _nodes(self.rank_map))
+        return self._nodes[1]
+
     def _nvlink(self, frame: Frame) -> list[Anomaly]:
         links = frame.values.get("nvlink")
         if links is None or not len(self.rank_map):
             return self.holds["nvlink"].update(frame.time, {})
-        if self._nodes[0] is not self.rank_map:
-            self._nodes = (self.rank_map, _nodes(self.rank_map))
-        nodes = self._nodes[1]
+        nodes = self.nodes()
         per_node = {first: present_median([_at(links, r) for r in ranks])
                     for first, ranks in nodes.items()}
         typical = present_median(list(per_node.values()))

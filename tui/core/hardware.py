@@ -32,6 +32,7 @@ class Counter:
     meaning: str  # what a rise means for the GPU
     flag: bool = False  # a 0/1 state rather than a count: any non-zero value is the fault
     min_rise: float = 1  # the rise over the window that makes it an anomaly
+    per_node: bool = False  # one anomaly per node (a link fault shows on every GPU of it)
 
     def alarming(self, entry: LedgerEntry) -> bool:
         return self.flag or entry.rise >= self.min_rise
@@ -44,13 +45,10 @@ COUNTERS = (
             "the GPU ran out of spare rows: drain it for a reset or RMA", flag=True),
     # A few link errors are retried away and cost little; a burst is a link going bad.
     Counter("nvlink_errors", "nvlink_errors", "major", "NVLink CRC error(s)",
-            "a flaky NVLink", min_rise=100),
+            "a flaky NVLink", min_rise=100, per_node=True),
     Counter("pcie_replay", "pcie", "warning", "PCIe replay(s)", "a flaky PCIe link",
             min_rise=10),
 )
-
-
-_METRIC_OF = {c.kind: c.metric for c in COUNTERS}
 
 
 @dataclass(frozen=True)
@@ -78,28 +76,34 @@ class Ledger:
         self.entries: dict[int, tuple[LedgerEntry, ...]] = {}
         self._alarmed: set[tuple[str, int | None]] = set()  # (metric, rank) raised last poll
 
-    def update(self, frame: Frame) -> list[Anomaly]:
-        """An anomaly per rank and counter that rose within the window (or is set)."""
+    def update(self, frame: Frame, nodes: Mapping[int, Sequence[int]] | None = None
+               ) -> list[Anomaly]:
+        """An anomaly per rank and counter that rose within the window (or is set); for a
+        per-node counter, one per node (``nodes``: each node's ranks by its first rank),
+        placed on its first rank and naming its GPUs, worst first."""
         counters = [c for c in COUNTERS if c.metric in frame.values]
         self._snapshot(frame, counters)
         oldest = self._snapshots[0][1] if self._snapshots else {}
         entries: dict[int, list[LedgerEntry]] = {}
         found: list[Anomaly] = []
+        alarmed: set[tuple[str, int]] = set()
         for counter in counters:
             rising = self._rising(counter, frame.values[counter.metric],
                                   oldest.get(counter.metric), entries)
+            alarmed |= {(counter.metric, rank) for rank in rising}
+            if counter.per_node and nodes:
+                rising = _by_node(counter, rising, entries, nodes)
             found += self._holds[counter.metric].update(frame.time, rising)
         for counter in COUNTERS:
             if counter not in counters:
                 self._holds[counter.metric].update(frame.time, {})
         self.entries = {rank: tuple(found_here) for rank, found_here in entries.items()}
-        self._alarmed = {(a_metric, a.rank) for a_metric, a in
-                         ((_METRIC_OF[a.kind], a) for a in found)}
+        self._alarmed = alarmed
         return found
 
     def _rising(self, counter: Counter, values: Sequence[float], before: array | None,
-                entries: dict[int, list[LedgerEntry]]) -> dict[object, str]:
-        rising: dict[object, str] = {}
+                entries: dict[int, list[LedgerEntry]]) -> dict[int, str]:
+        rising: dict[int, str] = {}
         for rank, total in enumerate(values):
             if is_missing(total) or total <= 0:
                 continue
@@ -125,6 +129,30 @@ class Ledger:
 
     def of(self, rank: int) -> tuple[LedgerEntry, ...]:
         return self.entries.get(rank, ())
+
+
+def _by_node(counter: Counter, rising: Mapping[int, str],
+             entries: Mapping[int, Sequence[LedgerEntry]],
+             nodes: Mapping[int, Sequence[int]]) -> dict[object, str]:
+    """The risen ranks of each node as one condition on the node's first rank."""
+    node_of = {rank: first for first, ranks in nodes.items() for rank in ranks
+               if rank in rising}
+    grouped: dict[object, str] = {}
+    for first in sorted(set(node_of.values())):
+        mine = [(rank, _entry(entries, rank, counter)) for rank, node in node_of.items()
+                if node == first]
+        mine.sort(key=lambda pair: -pair[1].rise)
+        named = ", ".join(f"+{e.rise:.0f} on rank {rank}" for rank, e in mine[:3])
+        more = f" and {len(mine) - 3} more" if len(mine) > 3 else ""
+        minutes = WINDOW_SECONDS / 60
+        grouped[first] = (f"{counter.noun} on {len(mine)} GPU(s) of this node in the last "
+                          f"{minutes:.0f} min: {named}{more}: {counter.meaning}")
+    return grouped
+
+
+def _entry(entries: Mapping[int, Sequence[LedgerEntry]], rank: int,
+           counter: Counter) -> LedgerEntry:
+    return next(e for e in entries[rank] if e.counter is counter)
 
 
 def ledger_lines(entries: Mapping[int, Sequence[LedgerEntry]], rank: int) -> list[str]:
