@@ -85,7 +85,7 @@ class RanktopApp(App[None]):
             await self.cluster.use_rank_map(analysis.rank_map)
             if had and was != analysis.rank_map.source:
                 self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
-                            timeout=8)
+                            timeout=8, markup=False)
         self.cluster.show_analysis(analysis)
         if isinstance(self.screen, RankScreen):
             self.screen.show_analysis(analysis)

@@ -54,7 +54,7 @@ def from_file(path: Path) -> RankMap:
     found: dict[int, tuple[str, int, str]] = {}
     for number, line in enumerate(lines, start=1):
         fields = [f for f in re.split(r"[,\s]+", line.split("#", 1)[0].strip()) if f]
-        if not fields or (number == 1 and not fields[0].isdigit()):
+        if not fields or (number == 1 and not fields[0].isdecimal()):
             continue
         rank, gpu = (_whole(fields[0]), _whole(fields[2])) if len(fields) >= 3 else (None, None)
         if rank is None or gpu is None:
@@ -114,7 +114,7 @@ def _expand_item(item: str) -> list[str]:
     names = []
     for part in match.group(1).split(","):
         low, _, high = part.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
+        if not low.isdecimal() or (high and not high.isdecimal()):
             raise RankMapError(f"Slurm node list: cannot read range {part!r} in {item!r}")
         width = len(low)
         for number in range(int(low), int(high or low) + 1):
@@ -150,7 +150,7 @@ def _whole(text: str | None) -> int | None:
     if text is None:
         return None
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isdecimal() else None
 
 
 def _build(found: Mapping[int, tuple[str, int, str]], source: str) -> RankMap:

@@ -92,14 +92,14 @@ class ClusterScreen(Screen):
         self._status_lines = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(id="header")
+        yield Static(id="header", markup=False)
         with Grid(id="maps"):
             for index, metric_id in enumerate(self.map_metrics):
                 metric = self.settings.metrics[metric_id]
                 yield MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
                                   self.rank_map.gpus_per_node, id=f"map-{index}")
         yield AnomalyList(id="anomalies")
-        yield Static(id="rank-status")
+        yield Static(id="rank-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

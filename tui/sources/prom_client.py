@@ -4,12 +4,16 @@ way) and with Alertmanager, and failures that say what they are.
 Instant and range queries go to Prometheus by POST; the alerts Alertmanager holds come from
 its v2 API, with the same credentials and TLS settings. Every failure is a ``QueryError``
 whose ``kind`` is the short word the console shows ("connection refused", "timed out",
-"HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Nothing is retried:
+"HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Everything from
+outside is plain text once it is past this module: label values and label names (whoever
+runs a job sets its labels), alert texts and error bodies lose their control characters
+(``logs.text.plain``), so no escape sequence reaches the terminal. Nothing is retried:
 the next poll is the retry, and a poll must stay short. Calls block: run them in a thread.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 import ssl
 import threading
@@ -18,6 +22,7 @@ from typing import NamedTuple
 from urllib.parse import urlparse
 
 import httpx
+from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.sources import PrometheusSettings
 
 USER_AGENT = "ranktop"
@@ -30,6 +35,7 @@ class QueryError(Exception):
     """A request that did not answer, whichever the API; ``kind`` is what the header calls it."""
 
     def __init__(self, kind: str, message: str = "") -> None:
+        kind, message = plain(kind, 40), plain(message, 300)
         super().__init__(f"{kind}: {message}" if message else kind)
         self.kind = kind
         self.message = message
@@ -76,7 +82,8 @@ class PromClient:
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
         found = [settings.bearer_token.value, settings.password.value,
-                 urlparse(settings.url).password]
+                 urlparse(settings.url).password, _basic(settings.username,
+                                                         settings.password.value)]
         self._secrets = [secret for secret in found if secret]
 
     def __enter__(self) -> PromClient:
@@ -117,6 +124,10 @@ class PromClient:
         alerts = _json(answer, ALERTMANAGER_ANSWER)
         if not isinstance(alerts, list) or not all(isinstance(a, dict) for a in alerts):
             raise QueryError("bad answer", ALERTMANAGER_ANSWER)
+        for alert in alerts:
+            for part in ("labels", "annotations"):
+                if isinstance(alert.get(part), dict):
+                    alert[part] = plain_labels(alert[part], 1000)
         return alerts
 
     def clean(self, text: str, *urls: str) -> str:
@@ -134,10 +145,17 @@ class PromClient:
         answer = self._send("POST", self.settings.url, f"/api/v1/{endpoint}",
                             self.settings.timeout_seconds, data=form)
         payload = _json(answer, PROMETHEUS_ANSWER)
+        if isinstance(payload, dict) and payload.get("status") == "error":
+            raise QueryError("query failed", self.clean(str(payload.get("error", ""))[:2000]))
         if not (isinstance(payload, dict) and payload.get("status") == "success"
                 and isinstance(payload.get("data"), dict)):
             raise QueryError("bad answer", PROMETHEUS_ANSWER)
-        return payload["data"]
+        data = payload["data"]
+        if _may_hold_controls(answer.content) and isinstance(data.get("result"), list):
+            for item in data["result"]:
+                if isinstance(item, dict) and isinstance(item.get("metric"), dict):
+                    item["metric"] = plain_labels(item["metric"])
+        return data
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               **request: object) -> httpx.Response:
@@ -172,6 +190,26 @@ class PromClient:
             return self._http
 
 
+def plain_labels(labels: Mapping, max_chars: int = 256) -> dict[str, str]:
+    """Label names and values from outside as plain, short text (any JSON value a string)."""
+    return {plain(str(name), 128): plain(value if isinstance(value, str) else str(value),
+                                         max_chars)
+            for name, value in labels.items()}
+
+
+def _may_hold_controls(body: bytes) -> bool:
+    """Whether a JSON body can hold a control character in a string: only through an
+    escape, a non-ASCII byte or DEL (JSON forbids raw C0 controls in strings)."""
+    return b"\\" in body or b"\x7f" in body or not body.isascii()
+
+
+def _basic(username: str, password: str) -> str:
+    """The Authorization value of HTTP basic auth: an error page may echo it back."""
+    if not username:
+        return ""
+    return base64.b64encode(f"{username}:{password}".encode()).decode()
+
+
 def _verify(settings: PrometheusSettings) -> ssl.SSLContext | bool:
     if settings.insecure:
         return False
@@ -193,10 +231,11 @@ def _reason(answer: httpx.Response) -> str:
         reason = answer.json().get("error")
     except (ValueError, AttributeError):
         reason = None
+    # Long enough that a secret in it is whole when ``clean`` looks; QueryError cuts it.
     if isinstance(reason, str):
-        return reason[:160]
-    lines = answer.text.strip().splitlines()
-    return lines[0][:160] if lines else ""
+        return reason[:2000]
+    lines = answer.text[:10_000].strip().splitlines()
+    return lines[0][:2000] if lines else ""
 
 
 def _seconds(value: float) -> str:

@@ -169,7 +169,7 @@ class PrometheusSource:
 
     def _rank_of(self, labels: dict[str, str]) -> int | None:
         rank_text = labels.get(self.rank_settings.rank_label)
-        if rank_text is not None and rank_text.isdigit():
+        if rank_text is not None and rank_text.isdecimal():
             return int(rank_text)
         return self._join.rank_of(labels)
 
@@ -253,5 +253,5 @@ def _ways_shown(queries, ways: dict[str, int]) -> str:
     if len(queries) < 2 or not ways:
         return ""
     best = max(ways, key=ways.get)
-    index = int(best) if best.isdigit() and int(best) < len(queries) else 0
+    index = int(best) if best.isdecimal() and int(best) < len(queries) else 0
     return queries[index].shows + (" + others" if len(ways) > 1 else "")
