@@ -90,6 +90,17 @@ class RanktopApp(App[None]):
         if isinstance(self.screen, RankScreen):
             self.screen.show_analysis(analysis)
 
+    @property
+    def crash(self) -> BaseException | None:
+        """The exception that ended the app, if one did."""
+        return self._exception
+
+    def _fatal_error(self) -> None:
+        # Textual would print a traceback with local variables (the settings, secrets among
+        # them) once the terminal is restored; the CLI says one line instead (cli/crash.py).
+        self.bell()
+        self._close_messages_no_wait()
+
     def open_rank(self, rank: int) -> None:
         """The rank screen of ``rank``, drawn at once from the latest analysis."""
         if not len(self.cluster.rank_map):
