@@ -54,7 +54,7 @@ class RanktopApp(App[None]):
         self.clock = clock
         self.polling = poll
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
-        self.pipeline = Pipeline(settings, source, event_log)
+        self.pipeline = Pipeline(settings, source, event_log, clock)
         self.context = RankContext(settings, source.job_name, event_log, self.pipeline.logs,
                                    settings.alertmanager_url, source)
         self.analysis = self.pipeline.latest
@@ -71,7 +71,9 @@ class RanktopApp(App[None]):
             started = time.monotonic()
             await self.poll_once()
             elapsed = time.monotonic() - started
-            await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed))
+            # A struggling server's Retry-After is honoured: it is never hammered.
+            asked = getattr(self.source, "retry_after", None) or 0.0
+            await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed, asked))
 
     async def poll_once(self) -> None:
         """Fetch one frame, analyse it off the UI's path, and post the analysis."""

@@ -169,6 +169,8 @@ class ClusterScreen(Screen):
             paused=self.paused, pause_key=key_for(self, "app.pause"),
             step_stuck_since=self.analysis.progress.still_since,
             step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
+            polling_since=getattr(getattr(self.app, "pipeline", None), "polling_since", None),
+            refresh_seconds=self.settings.refresh_seconds,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)

@@ -8,15 +8,21 @@ whose ``kind`` is the short word the console shows ("connection refused", "timed
 outside is plain text once it is past this module: label values and label names (whoever
 runs a job sets its labels), alert texts and error bodies lose their control characters
 (``logs.text.plain``), so no escape sequence reaches the terminal. Nothing is retried:
-the next poll is the retry, and a poll must stay short. Calls block: run them in a thread.
+the next poll is the retry, and a poll must stay short. A request has one deadline, its
+timeout, for the whole answer: a server that trickles its body (slowloris) times out like
+one that never answers, and a body past ``MAX_BODY_BYTES`` is refused. A 429 or 503 that
+says ``Retry-After`` carries it (``QueryError.retry_after``) for the poller to honour. Calls
+block: run them in a thread.
 """
 
 from __future__ import annotations
 
 import base64
+import email.utils
 import re
 import ssl
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 from urllib.parse import urlparse
@@ -29,16 +35,20 @@ USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
 ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
 _USERINFO = re.compile(r"//[^/@\s]+@")
+MAX_BODY_BYTES = 256_000_000  # 100,000 full DCGM series are ~43 MB
+MAX_RETRY_AFTER = 300.0
+_DROPPED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 
 
 class QueryError(Exception):
     """A request that did not answer, whichever the API; ``kind`` is what the header calls it."""
 
-    def __init__(self, kind: str, message: str = "") -> None:
+    def __init__(self, kind: str, message: str = "", retry_after: float | None = None) -> None:
         kind, message = plain(kind, 40), plain(message, 300)
         super().__init__(f"{kind}: {message}" if message else kind)
         self.kind = kind
         self.message = message
+        self.retry_after = retry_after  # seconds the server asked us to wait, if it did
 
 
 class Sample(NamedTuple):
@@ -159,9 +169,12 @@ class PromClient:
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               **request: object) -> httpx.Response:
+        deadline = time.monotonic() + timeout
         try:
-            answer = self._client().request(method, f"{base.rstrip('/')}{path}",
-                                            timeout=timeout, **request)
+            client = self._client()
+            asked = client.build_request(method, f"{base.rstrip('/')}{path}", timeout=timeout,
+                                         **request)
+            answer = _read_within(client.send(asked, stream=True), deadline, timeout)
         except httpx.TimeoutException:
             raise QueryError("timed out", f"no answer in {timeout:g} s") from None
         except httpx.ConnectError as error:
@@ -172,7 +185,8 @@ class PromClient:
             kind = "TLS" if _is_tls(error) else "request failed"
             raise QueryError(kind, self.clean(_first_line(error), base)) from None
         if not answer.is_success:
-            raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base))
+            raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base),
+                             retry_after(answer.headers.get("retry-after")))
         return answer
 
     def _client(self) -> httpx.Client:
@@ -188,6 +202,40 @@ class PromClient:
                 self._http = httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
                                           follow_redirects=True)
             return self._http
+
+
+def _read_within(answer: httpx.Response, deadline: float, timeout: float) -> httpx.Response:
+    """The whole answer read before ``deadline``, or a QueryError; the stream is closed."""
+    body = bytearray()
+    try:
+        for chunk in answer.iter_bytes():
+            body += chunk
+            if time.monotonic() > deadline:
+                raise QueryError("timed out", f"the answer took more than {timeout:g} s")
+            if len(body) > MAX_BODY_BYTES:
+                raise QueryError("bad answer", f"more than {MAX_BODY_BYTES // 1_000_000} MB")
+    finally:
+        answer.close()
+    headers = [(k, v) for k, v in answer.headers.items() if k.lower() not in _DROPPED_HEADERS]
+    return httpx.Response(answer.status_code, headers=headers, content=bytes(body),
+                          request=answer.request)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number or an HTTP date), at most MAX_RETRY_AFTER."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
 def plain_labels(labels: Mapping, max_chars: int = 256) -> dict[str, str]:
