@@ -60,7 +60,12 @@ class PtyConsole:
 
     def text(self) -> str:
         """What was written, with the terminal's own control sequences taken out."""
-        return _ANSI.sub(b"", bytes(self.output)).decode("utf-8", "replace")
+        return self.strip(bytes(self.output).decode("utf-8", "replace"))
+
+    @staticmethod
+    def strip(raw: str) -> str:
+        """``raw`` output without the CSI sequences that colour and place it."""
+        return _ANSI.sub(b"", raw.encode("utf-8", "surrogatepass")).decode("utf-8", "replace")
 
     def wait_for(self, text: str, timeout: float = 30.0) -> bool:
         deadline = time.monotonic() + timeout

@@ -226,6 +226,23 @@ def _slowloris(proxy: FaultProxy, handler, body: bytes) -> None:
             return
 
 
+# What a hostile alert author can write: escapes, and markup that names actions.
+HOSTILE_SUMMARY = ("cooling " + TERMINAL_ESCAPES["osc52"] + TERMINAL_ESCAPES["osc8"]
+                   + "[@click=app.quit]Acknowledge[/] [link=https://evil.example]runbook[/link]")
+
+
+def _alertmanager(proxy: FaultProxy, handler, body: bytes) -> None:
+    """A fake Alertmanager v2: one hostile alert about rank 0; Prometheus passes through."""
+    if not handler.path.startswith("/api/v2/alerts"):
+        _pass(proxy, handler, body)
+        return
+    alert = {"labels": {"alertname": "GpuHot" + TERMINAL_ESCAPES["title"], "rank": "0"},
+             "annotations": {"summary": HOSTILE_SUMMARY},
+             "status": {"state": "active", "silencedBy": [], "inhibitedBy": []},
+             "startsAt": "2026-01-01T00:00:00.000Z", "endsAt": "2099-01-01T00:00:00Z"}
+    reply(handler, 200, json.dumps([alert]).encode())
+
+
 FAULTS: dict[str, Callable] = {
     "pass": _pass,
     "delay-10": _delay(10), "delay-60": _delay(60), "hang": _hang,
@@ -237,4 +254,5 @@ FAULTS: dict[str, Callable] = {
     "number": _values(lambda v: 12), "escapes": _labels(_escapes),
     "megabyte-label": _labels(lambda v: v + "x" * 1_000_000, b"training_step_seconds"),
     "many-series": _many_series, "flap": _flap, "slowloris": _slowloris,
+    "alertmanager": _alertmanager,
 }
