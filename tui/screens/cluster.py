@@ -103,7 +103,7 @@ class ClusterScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self._refresh_header)
+        self.set_interval(1.0, self._tick)
         self._refresh_header()
         self._refresh_rank_status()
 
@@ -161,6 +161,12 @@ class ClusterScreen(Screen):
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale,
                    summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale)
+
+    def _tick(self) -> None:
+        # The header's clock; while the maps are laid out anew (a recompose) it has no
+        # widget to draw on, and waits for the next second.
+        if self.query("#header"):
+            self._refresh_header()
 
     def _refresh_header(self) -> None:
         view = cluster_lines.JobView(
