@@ -69,7 +69,7 @@ async def test_a_503_is_named_as_stale_within_two_polls_and_recovers(proxy):
         assert "● STALE" in screen_text(app)
         proxy.set("pass")
         recovered = await wait_for(app, pilot, "● ok", 10)
-        print(f"\n503: stale shown after {shown:.1f} s, ok again {recovered:.1f} s after it cleared")
+        print(f"\n503: stale shown after {shown:.1f} s, ok {recovered:.1f} s after it cleared")
 
 
 def test_report_honours_retry_after_and_exits_1_when_it_cannot_judge(proxy, capsys):
