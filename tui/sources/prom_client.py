@@ -204,6 +204,11 @@ class PromClient:
             return self._http
 
 
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown: any ``user:password@`` replaced by ``***@``."""
+    return plain(_USERINFO.sub("//***@", url), 300)
+
+
 def _read_within(answer: httpx.Response, deadline: float, timeout: float) -> httpx.Response:
     """The whole answer read before ``deadline``, or a QueryError; the stream is closed."""
     body = bytearray()

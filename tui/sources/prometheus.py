@@ -19,7 +19,7 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
-from ranktop.tui.sources.prom_client import PromClient, QueryError, Sample, Vector
+from ranktop.tui.sources.prom_client import PromClient, QueryError, Sample, Vector, shown_url
 
 # DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
@@ -43,7 +43,7 @@ class PrometheusSource:
         self.rank_settings = settings.ranks
         self.client = client or PromClient(self.prom)
         self.clock = clock
-        self.name = f"Prometheus {self.prom.url}"
+        self.name = f"Prometheus {shown_url(self.prom.url)}"
         self.job_name = self.prom.job or "all jobs"
         self.rank_map = UNKNOWN
         self._join = ranks.DcgmJoin(UNKNOWN)

@@ -106,3 +106,13 @@ def test_a_401_page_echoing_the_basic_auth_header_shows_no_credential(server):
     assert Scripted.seen["headers"]["Authorization"] == f"Basic {echoed}"  # it was sent
     assert echoed not in str(caught.value) and "pw-secret" not in str(caught.value)
     assert "***" in str(caught.value)
+
+
+def test_a_url_with_a_password_is_shown_without_it():
+    from ranktop.tui.sources.prom_client import shown_url
+    from ranktop.tui.sources.prometheus import PrometheusSource
+
+    url = "http://alice:pw-secret@prometheus.example:9090"
+    assert shown_url(url) == "http://***@prometheus.example:9090"
+    source = PrometheusSource(load_settings(overrides={"prometheus": {"url": url}}, environ={}))
+    assert "pw-secret" not in source.name and "pw-secret" not in source.status().name
