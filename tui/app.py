@@ -54,7 +54,7 @@ class RanktopApp(App[None]):
         self.clock = clock
         self.polling = poll
         self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
-        self.pipeline = Pipeline(settings, source, event_log)
+        self.pipeline = Pipeline(settings, source, event_log, clock)
         self.context = RankContext(settings, source.job_name, event_log, self.pipeline.logs,
                                    settings.alertmanager_url, source)
         self.analysis = self.pipeline.latest
@@ -71,7 +71,9 @@ class RanktopApp(App[None]):
             started = time.monotonic()
             await self.poll_once()
             elapsed = time.monotonic() - started
-            await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed))
+            # A struggling server's Retry-After is honoured: it is never hammered.
+            asked = getattr(self.source, "retry_after", None) or 0.0
+            await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed, asked))
 
     async def poll_once(self) -> None:
         """Fetch one frame, analyse it off the UI's path, and post the analysis."""
@@ -85,10 +87,21 @@ class RanktopApp(App[None]):
             await self.cluster.use_rank_map(analysis.rank_map)
             if had and was != analysis.rank_map.source:
                 self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
-                            timeout=8)
+                            timeout=8, markup=False)
         self.cluster.show_analysis(analysis)
         if isinstance(self.screen, RankScreen):
             self.screen.show_analysis(analysis)
+
+    @property
+    def crash(self) -> BaseException | None:
+        """The exception that ended the app, if one did."""
+        return self._exception
+
+    def _fatal_error(self) -> None:
+        # Textual would print a traceback with local variables (the settings, secrets among
+        # them) once the terminal is restored; the CLI says one line instead (cli/crash.py).
+        self.bell()
+        self._close_messages_no_wait()
 
     def open_rank(self, rank: int) -> None:
         """The rank screen of ``rank``, drawn at once from the latest analysis."""

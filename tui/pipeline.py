@@ -1,13 +1,21 @@
 """One poll of a source and its analysis, the same for the console and `ranktop report`:
-source.poll() -> Frame -> Analyser -> Analysis."""
+source.poll() -> Frame -> Analyser -> Analysis.
+
+Whatever fails on the way (the source in a way it did not foresee, or the analysis itself)
+leaves the last analysis on screen under a status that says so: never "ok" over data that
+is no longer updated."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 
@@ -16,8 +24,11 @@ class Pipeline:
     """A source and the analysis of its frames; ``poll`` never blocks the event loop."""
 
     def __init__(self, settings: Settings, source: Source,
-                 event_log: EventLog | None = None) -> None:
+                 event_log: EventLog | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.source = source
+        self.clock = clock
+        self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or getattr(source, "log_spec", ""))
         triage_lines = self.logs.triage_lines if self.logs.spec else None
         self.analyser = Analyser(settings, source.job_name, event_log, triage_lines)
@@ -33,11 +44,28 @@ class Pipeline:
     async def poll(self) -> Analysis:
         """Poll the source once and analyse what it gave (a failed poll keeps the last
         analysis under the source's new status)."""
+        self.polling_since = self.clock()
         try:
             frame = await self.source.poll()
         except Exception as error:
-            self.error = str(error) or error.__class__.__name__
-            return self.analyser.failed(self.source.status(), self.source.rank_map)
+            return self._failed(error, "")
+        finally:
+            self.polling_since = None
+        try:
+            analysis = await asyncio.to_thread(self.analyser.analyse, frame,
+                                               self.source.status(), self.source.rank_map)
+        except Exception as error:  # a bug must not stop the polling or hide behind "ok"
+            return self._failed(error, "analysis failed: ")
         self.error = ""
-        return await asyncio.to_thread(self.analyser.analyse, frame, self.source.status(),
-                                       self.source.rank_map)
+        return analysis
+
+    def _failed(self, error: Exception, prefix: str) -> Analysis:
+        self.error = prefix + (str(error) or error.__class__.__name__)
+        status = self.source.status()
+        if status.health in (Health.OK, Health.SLOW) or prefix:
+            # The source did not see this failure coming: say it here.
+            health = Health.STALE if self.analyser.last is not None else Health.ERROR
+            status = SourceStatus(status.name, health, since=self.clock(),
+                                  message=plain(self.error, 300), last_ok=status.last_ok,
+                                  detail=status.detail)
+        return self.analyser.failed(status, self.source.rank_map)

@@ -8,6 +8,7 @@ from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.legend import Legend
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 
 MODE_NOTES = {
     "rank": "",
@@ -25,7 +26,8 @@ class MetricPanel(Vertical):
         super().__init__(id=id, classes="metric-panel")
         self.metric_id = metric_id
         self.title = title
-        self.border_title = title
+        self._shown_title = title
+        self.border_title = Content(title)  # plain text, never markup
         self.heatmap = Heatmap(n_ranks, gpus_per_node, bad)
         self.legend = Legend(bad)
 
@@ -62,5 +64,6 @@ class MetricPanel(Vertical):
         if note.startswith("per node") and self.heatmap.nodes_per_cell > 1:
             note = note.replace("per node", f"per {self.heatmap.nodes_per_cell} nodes")
         title = f"{self.title} · {note}" if note else self.title
-        if title != self.border_title:
-            self.border_title = title
+        if title != self._shown_title:
+            self._shown_title = title
+            self.border_title = Content(title)

@@ -28,7 +28,9 @@ async def test_a_remapped_row_under_stock_counters_is_a_memory_fault_on_screen(t
         source = PrometheusSource(settings)
         app = RanktopApp(settings, source, poll=False)
         async with app.run_test(size=(120, 40)) as pilot:
-            deadline = time.monotonic() + 20
+            await app.poll_once()  # the baseline, taken before the fault (25 s in)
+            assert app.analysis.frame.values["remapped_rows"][5] == 0
+            deadline = time.monotonic() + 45
             memory = []
             while time.monotonic() < deadline and not memory:
                 await app.poll_once()

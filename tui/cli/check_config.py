@@ -11,7 +11,7 @@ from typing import TextIO
 
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir
-from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prom_client import QueryError, shown_url
 from ranktop.tui.sources.prometheus import PrometheusSource
 
 
@@ -28,7 +28,8 @@ def check_config(settings: Settings, out: TextIO) -> int:
     except QueryError as error:
         print(f"  FAILED: {error}", file=out)
         return 1
-    print(f"  ok: {settings.prometheus.url} answered in {took * 1000:.0f} ms", file=out)
+    print(f"  ok: {shown_url(settings.prometheus.url)} answered in {took * 1000:.0f} ms",
+          file=out)
     return _check_queries(source, out)
 
 
@@ -40,7 +41,8 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
            else f"verified with {prom.ca_bundle}" if prom.ca_bundle else "verified (system CAs)")
     rows = [
         ("files", ", ".join(files)),
-        ("prometheus", f"{prom.url or '(none)'}  timeout {prom.timeout_seconds:g} s, TLS {tls}"),
+        ("prometheus", f"{shown_url(prom.url) or '(none)'}  timeout {prom.timeout_seconds:g} s, "
+                       f"TLS {tls}"),
         ("job", f"{prom.job or '(any)'}  (label {ranks.job_label})"),
         ("auth", _auth(settings)),
         ("dcgm selector", "{" + prom.dcgm_selector + "}"),

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
+from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
 
@@ -117,6 +118,18 @@ def _overrides(args: argparse.Namespace) -> tuple[dict, dict[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``ranktop`` command; any failure of ranktop itself is one line and exit 70."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # the last line of defence: one line, never a traceback
+        from ranktop.tui.cli.crash import report_crash
+
+        return report_crash(error)
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "simulate":
         from ranktop.tui.simulator.exporter import simulate_main
@@ -151,7 +164,7 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     try:
         return load_settings(args.config, overrides, flag_names=names)
     except ConfigError as error:
-        print(f"ranktop: configuration error: {error}", file=sys.stderr)
+        print(f"ranktop: configuration error: {plain(str(error), 1000)}", file=sys.stderr)
         return None
 
 
@@ -228,12 +241,21 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int
         return 2
     log = EventLog(default_log_path())
     try:
-        RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+        return _run_app(RanktopApp(settings, source, event_log=log), mouse)
     finally:
         close = getattr(getattr(source, "local", source), "close", None)
         if close is not None:
             close()
-    return 0
+
+
+def _run_app(app, mouse: bool) -> int:
+    """Run the console; 0 when the user quit, else the crash said in one line."""
+    app.run(mouse=mouse)
+    if app.crash is not None:
+        from ranktop.tui.cli.crash import report_crash
+
+        return report_crash(app.crash)
+    return app.return_code or 0
 
 
 def _live_source(settings: Settings, local: bool):
@@ -303,8 +325,7 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
                              log_root=log_dir or Path(folder) / "logs")
         log = EventLog(Path(folder) / "events.jsonl")
         try:
-            RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+            return _run_app(RanktopApp(settings, source, event_log=log), mouse)
         finally:
             source.close()
-    return 0
 

@@ -1,5 +1,6 @@
 """`ranktop report`: poll for a while, then say what is wrong, in text or JSON, and exit
-0 when healthy, 1 when anomalies are active (or the source could not be read)."""
+0 when healthy, 1 when anomalies are active or the report cannot judge (the source could not
+be read, only in part, or no rank is up). A server's Retry-After is honoured between polls."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.metrics import clock_time, format_value
-from ranktop.tui.core.model import Frame, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
@@ -57,19 +58,32 @@ def collect(settings: Settings, source: Source, duration: float,
     while True:
         analysis = asyncio.run(pipeline.poll())
         seen.update((a.key, a) for a in analysis.anomalies)
-        if clock() + settings.refresh_seconds > deadline:
+        wait = max(settings.refresh_seconds, getattr(source, "retry_after", None) or 0.0)
+        if clock() + wait > deadline:
             break
-        sleep(settings.refresh_seconds)
+        sleep(wait)
     active = {a.key for a in analysis.anomalies}
     resolved = sorted((a for k, a in seen.items() if k not in active), key=lambda a: a.order)
     return Findings(source.job_name, analysis, resolved, pipeline.error)
 
 
 def exit_code(findings: Findings) -> int:
-    """1 when a confirmed anomaly is active or the source could not be read; pending ones
-    are listed but do not fail the report."""
+    """1 when a confirmed anomaly is active or the report cannot judge; pending ones are
+    listed but do not fail the report."""
     confirmed = findings.analysis.confirmed
-    return 1 if confirmed or findings.error or findings.frame is None else 0
+    return 1 if confirmed or cannot_judge(findings) else 0
+
+
+def cannot_judge(findings: Findings) -> str:
+    """Why the data is not enough to call the job healthy, or "" when it is."""
+    if findings.error or findings.frame is None:
+        return f"the source could not be read: {findings.error or findings.status.message}"
+    if findings.status.health in (Health.STALE, Health.ERROR) or (
+            findings.status.health is Health.SLOW and "partial" in findings.status.message):
+        return f"the source is {findings.status.health.value}: {findings.status.message}"
+    if len(findings.rank_map) and findings.analysis.ranks_up == 0:
+        return f"no rank of {len(findings.rank_map)} is up"
+    return ""
 
 
 def as_json(findings: Findings, settings: Settings) -> str:
@@ -79,6 +93,7 @@ def as_json(findings: Findings, settings: Settings) -> str:
         "job": findings.job,
         "time": frame.time if frame else None,
         "healthy": exit_code(findings) == 0,
+        "cannot_judge": cannot_judge(findings) or None,
         "source": {"name": findings.status.name, "health": findings.status.health.value,
                    "message": findings.error or findings.status.message,
                    "ranks_from": findings.rank_map.source},
@@ -102,6 +117,8 @@ def as_text(findings: Findings, settings: Settings) -> str:
              f"ranks from {rank_map.source}"]
     if findings.error:
         lines.append(f"could not read the source: {findings.error}")
+    elif cannot_judge(findings):
+        lines.append(f"cannot judge: {cannot_judge(findings)}")
     if frame is None:
         return "\n".join(lines) + "\n"
     missing = [str(r) for r in findings.analysis.down]

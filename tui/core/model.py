@@ -70,14 +70,14 @@ class RankMap:
         query = query.strip()
         if not query:
             return None
-        if query.isdigit():
+        if query.isdecimal():
             number = int(query)
             return self.ranks[number] if number < len(self.ranks) else None
         host, _, gpu = query.partition(":")
         matches = [r for r in self.ranks if r.host == host] or [
             r for r in self.ranks if host.lower() in r.host.lower()
         ]
-        if gpu.isdigit():
+        if gpu.isdecimal():
             matches = [r for r in matches if r.gpu == int(gpu)]
         return matches[0] if matches else None
 

@@ -5,21 +5,32 @@ rank-map file; the Slurm node list with GPUs per node (torchrun's default order)
 the order of host and GPU in DCGM's series. DCGM series join to ranks by GPU UUID where the
 job's metrics carry it (containers and CUDA_VISIBLE_DEVICES renumber GPUs), else by host
 (or pod) and GPU index.
+
+The map is dense (ranks 0..N-1), so N is bounded by what the job shows, never by the largest
+number in a label: a rank numbered past ``rank_ceiling`` of the ranks seen (a typo, or a
+hostile ``rank="10000000"``) is left out, and the map's source says how many were. Host
+names from a file or the Slurm node list are plain text (``logs.text.plain``), and neither
+may expand past ``MAX_RANKS``.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_UUID_LABELS
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.logs.text import plain
 
 FROM_JOB = "job metric labels"
 FROM_FILE = "rank-map file"
 FROM_SLURM = "Slurm node list"
 FROM_DCGM = "host/GPU order (no rank labels: ranks are guessed)"
+MAX_RANKS = 262_144  # four times the largest jobs run today
+MAX_FILE_BYTES = 20_000_000  # a rank-map file of MAX_RANKS lines is ~8 MB
 
 
 Labels = Mapping[str, str]
@@ -42,36 +53,58 @@ def from_job_series(series: Iterable[Labels], rank_label: str, host_label: str,
                        labels.get(uuid_label, ""))
     if not found:
         return None
-    return _build(found, FROM_JOB)
+    try:
+        return _build(found, FROM_JOB)
+    except RankMapError:  # every rank number out of all proportion: no usable rank
+        return None
 
 
 def from_file(path: Path) -> RankMap:
     """Lines of ``rank,host,gpu`` (commas or spaces; ``#`` comments; a header is skipped)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise RankMapError(f"{path}: cannot read: {error.__class__.__name__}") from None
+    lines = _read_lines(path)
     found: dict[int, tuple[str, int, str]] = {}
     for number, line in enumerate(lines, start=1):
         fields = [f for f in re.split(r"[,\s]+", line.split("#", 1)[0].strip()) if f]
-        if not fields or (number == 1 and not fields[0].isdigit()):
+        if not fields or (number == 1 and not fields[0].isdecimal()):
             continue
         rank, gpu = (_whole(fields[0]), _whole(fields[2])) if len(fields) >= 3 else (None, None)
         if rank is None or gpu is None:
-            raise RankMapError(f"{path}: line {number}: expected 'rank,host,gpu' (got {line!r})")
+            raise RankMapError(
+                f"{path}: line {number}: expected 'rank,host,gpu' (got {plain(repr(line), 80)})")
+        if rank >= MAX_RANKS:
+            raise RankMapError(f"{path}: line {number}: rank {rank} is past the most ranktop "
+                               f"shows ({MAX_RANKS - 1})")
         if rank in found:
             raise RankMapError(f"{path}: line {number}: rank {rank} appears twice")
-        found[rank] = (fields[1], gpu, "")
+        found[rank] = (plain(fields[1]), gpu, "")
     if not found:
         raise RankMapError(f"{path}: no ranks in the file")
     return _build(found, f"{FROM_FILE} {path.name}")
 
 
+def _read_lines(path: Path) -> list[str]:
+    """The file's lines; a FIFO, a device or a file of more than MAX_FILE_BYTES is refused."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise RankMapError(f"{path}: cannot read: {error.strerror or error}") from None
+    with os.fdopen(handle, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise RankMapError(f"{path}: not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise RankMapError(f"{path}: too large for a rank map ({info.st_size:,} bytes)")
+        try:
+            return file.read(MAX_FILE_BYTES + 1).decode("utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise RankMapError(f"{path}: cannot read: {error.__class__.__name__}") from None
+
+
 def from_slurm(nodelist: str, gpus_per_node: int) -> RankMap:
     """torchrun's default order over a Slurm node list: node by node, GPU by GPU."""
-    hosts = expand_nodelist(nodelist)
+    hosts = [plain(host) for host in expand_nodelist(nodelist, MAX_RANKS // gpus_per_node)]
     if not hosts:
-        raise RankMapError(f"Slurm node list {nodelist!r} names no nodes")
+        raise RankMapError(f"Slurm node list {plain(repr(nodelist), 80)} names no nodes")
     return RankMap.grid(hosts, gpus_per_node, FROM_SLURM)
 
 
@@ -85,12 +118,32 @@ def from_dcgm(series: Iterable[Labels]) -> RankMap | None:
     return _build(found, FROM_DCGM)
 
 
-def expand_nodelist(text: str) -> list[str]:
-    """Slurm's compressed host list, e.g. ``gpu-[001-003,007],login1`` -> five names."""
+def expand_nodelist(text: str, limit: int = MAX_RANKS) -> list[str]:
+    """Slurm's compressed host list, e.g. ``gpu-[001-003,007],login1`` -> five names; a
+    list of more than ``limit`` names is a RankMapError, found before they are made."""
     names: list[str] = []
     for item in _split_outside_brackets(text.strip()):
+        if _count_item(item) + len(names) > limit:
+            raise RankMapError(f"Slurm node list: more than {limit:,} nodes")
         names.extend(_expand_item(item))
     return names
+
+
+def _count_item(item: str) -> int:
+    """How many names ``item`` expands to, without making them."""
+    count = 1
+    for group in re.findall(r"\[([^\]]*)\]", item):
+        count *= sum(_range_size(part, item) for part in group.split(","))
+    return count
+
+
+def _range_size(part: str, item: str) -> int:
+    low, _, high = part.partition("-")
+    if not (low.isascii() and low.isdecimal()) or (high and not (
+            high.isascii() and high.isdecimal())) or len(low) > 9 or len(high) > 9:
+        raise RankMapError(f"Slurm node list: cannot read range {plain(part, 40)!r} in "
+                           f"{plain(item, 80)!r}")
+    return max(0, int(high or low) - int(low) + 1)
 
 
 def _split_outside_brackets(text: str) -> list[str]:
@@ -113,9 +166,8 @@ def _expand_item(item: str) -> list[str]:
     head, tail = item[: match.start()], item[match.end():]
     names = []
     for part in match.group(1).split(","):
+        _range_size(part, item)
         low, _, high = part.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            raise RankMapError(f"Slurm node list: cannot read range {part!r} in {item!r}")
         width = len(low)
         for number in range(int(low), int(high or low) + 1):
             names.extend(_expand_item(f"{head}{number:0{width}d}{tail}"))
@@ -150,13 +202,27 @@ def _whole(text: str | None) -> int | None:
     if text is None:
         return None
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isdecimal() else None
+
+
+def rank_ceiling(seen: int) -> int:
+    """The rank numbers a map may hold when ``seen`` ranks were seen: gaps (ranks that died
+    before anyone looked) are allowed, a rank number out of all proportion is not."""
+    return min(MAX_RANKS, max(2 * seen, seen + 1024))
 
 
 def _build(found: Mapping[int, tuple[str, int, str]], source: str) -> RankMap:
     """A dense rank map 0..max. A rank never seen (a gap in the labels: it died before
     anyone looked) is placed where torchrun's order puts it, when its neighbours say so;
-    else on an unknown host."""
+    else on an unknown host. Ranks past ``rank_ceiling`` are left out, and said so."""
+    ceiling = rank_ceiling(len(found))
+    if max(found) >= ceiling:
+        kept = {rank: place for rank, place in found.items() if rank < ceiling}
+        left_out = len(found) - len(kept)
+        source = f"{source}; {left_out} rank(s) numbered past {ceiling - 1} left out"
+        if not kept:
+            raise RankMapError(f"{source}: no rank below {ceiling}")
+        found = kept
     hosts: list[str] = []
     for rank in sorted(found):
         if found[rank][0] not in hosts:

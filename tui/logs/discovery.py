@@ -167,7 +167,7 @@ def _newest_attempt(paths: list[Path]) -> list[Path]:
 
 def _attempt_number(path: Path) -> int:
     suffix = path.parents[1].name.removeprefix("attempt_")
-    return int(suffix) if suffix.isdigit() else -1
+    return int(suffix) if suffix.isdecimal() else -1
 
 
 def _nccl(pattern: str, rank: Rank, local_rank: int, world_size: int) -> list[Path]:

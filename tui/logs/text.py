@@ -18,6 +18,12 @@ nothing may reach the terminal as a control. ``sanitise`` makes one line display
   (for a line of megabytes N is counted on the raw bytes, so it is close, not exact).
 
 The text is plain: show it as ``rich.text.Text``, never as markup ("[rank3]:" is no tag).
+
+``plain`` does the same for a short string from outside that is not a log line: a label
+value, an alert's summary, an error body, a file name. There every control character,
+ESC and bidi control included (and a lone surrogate, which JSON can carry and no terminal
+can take), becomes "�" rather than vanishing, so a hostile value
+shows that it held something, and nothing of it reaches the terminal as a control.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ _ESCAPES = re.compile(
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 _BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    r"\ud800-\udfff]")  # and lone surrogates (JSON can hold them), which no terminal can take
+PLAIN_CHARS = 256
 
 # The NCCL line of data-contracts §3.1 (TRACE lines add milliseconds since init), after any
 # number of launcher prefixes (mpirun "[1] ", srun -l "3: ", torchrun "[default0]:" or
@@ -79,6 +89,15 @@ _WATCHDOG_RE, _NET_TROUBLE_RE, _NET_RE, _ERROR_RE, _CRASH_RE = (
 def sanitise(raw: bytes, max_chars: int = 4000) -> str:
     """The bytes of one line as text that is safe to display (see the module docstring)."""
     return clean(raw.removesuffix(b"\n"), max_chars)
+
+
+def plain(text: str, max_chars: int = PLAIN_CHARS) -> str:
+    """A string from outside made safe to show on one line (see the module docstring)."""
+    if not text.isprintable():  # the fast path: most values hold no control at all
+        text = _UNPRINTABLE.sub("\ufffd", text)
+    if len(text) > max_chars:
+        return f"{text[:max_chars]}… [{len(text) - max_chars} more characters]"
+    return text
 
 
 def classify(text: str) -> str:

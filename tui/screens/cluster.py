@@ -92,18 +92,18 @@ class ClusterScreen(Screen):
         self._status_lines = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(id="header")
+        yield Static(id="header", markup=False)
         with Grid(id="maps"):
             for index, metric_id in enumerate(self.map_metrics):
                 metric = self.settings.metrics[metric_id]
                 yield MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
                                   self.rank_map.gpus_per_node, id=f"map-{index}")
         yield AnomalyList(id="anomalies")
-        yield Static(id="rank-status")
+        yield Static(id="rank-status", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self._refresh_header)
+        self.set_interval(1.0, self._tick)
         self._refresh_header()
         self._refresh_rank_status()
 
@@ -162,6 +162,12 @@ class ClusterScreen(Screen):
         panel.show(metric.id, title, metric.bad, values, scale,
                    summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale)
 
+    def _tick(self) -> None:
+        # The header's clock; while the maps are laid out anew (a recompose) it has no
+        # widget to draw on, and waits for the next second.
+        if self.query("#header"):
+            self._refresh_header()
+
     def _refresh_header(self) -> None:
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
@@ -169,6 +175,8 @@ class ClusterScreen(Screen):
             paused=self.paused, pause_key=key_for(self, "app.pause"),
             step_stuck_since=self.analysis.progress.still_since,
             step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
+            polling_since=getattr(getattr(self.app, "pipeline", None), "polling_since", None),
+            refresh_seconds=self.settings.refresh_seconds,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)

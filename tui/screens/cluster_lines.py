@@ -36,6 +36,16 @@ class JobView:
     step_stuck_since: float | None
     step_seconds: float = float("nan")  # the job's median step time
     anomalies: Sequence[Anomaly] = ()
+    polling_since: float | None = None  # when the poll in flight began
+    refresh_seconds: float = 2.0
+
+    @property
+    def late_for(self) -> float:
+        """How long the poll in flight is overdue (0: none is)."""
+        if self.polling_since is None:
+            return 0.0
+        waited = self.now - self.polling_since
+        return waited if waited > self.refresh_seconds else 0.0
 
 
 def header(view: JobView, style: Styles) -> Text:
@@ -95,6 +105,9 @@ def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
 def _health(view: JobView, style: Styles) -> Text:
     """● ok, or what is wrong and for how long: "● STALE for 45 s: connection refused"."""
     status = view.status
+    if view.late_for:  # a poll overdue is news now, not at its timeout
+        late = style(Health.SLOW.value)
+        return Text(f"● LATE: no answer for {_age(view.late_for)}", late)
     health = style(status.health.value)
     text = Text(f"● {status.health.value}", health)
     if status.health is not Health.OK:

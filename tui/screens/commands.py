@@ -7,6 +7,8 @@ from functools import partial
 
 from ranktop.tui.screens.cluster import ClusterScreen
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.markup import escape
 
 
 class RanktopCommands(Provider):
@@ -38,7 +40,7 @@ class RanktopCommands(Provider):
         if cluster is None:
             return
         for name, callback, help_text in self._commands(cluster):
-            yield DiscoveryHit(name, callback, help=help_text)
+            yield DiscoveryHit(Content(name), callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
         cluster = self._cluster()
@@ -46,10 +48,10 @@ class RanktopCommands(Provider):
             return
         rank = cluster.rank_map.find(query)
         if rank is not None:
-            yield Hit(1.0, f"rank: go to {rank.title}",
+            yield Hit(1.0, Content(f"rank: go to {rank.title}"),
                       partial(cluster.select, rank.rank), help="Move the cursor there")
         matcher = self.matcher(query)
         for name, callback, help_text in self._commands(cluster):
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+                yield Hit(score, matcher.highlight(escape(name)), callback, help=help_text)

@@ -25,7 +25,7 @@ class JumpScreen(ModalScreen[int | None]):
         with Vertical(id="jump-box"):
             yield Label(f"Go to rank (0-{len(self.rank_map) - 1}), host, or host:gpu")
             yield Input(placeholder="e.g. 37, gpu-node-004, gpu-node-004:5", id="jump-input")
-            yield Label("", id="jump-error")
+            yield Label("", id="jump-error", markup=False)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -20,6 +20,7 @@ from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.settings.config import Settings
 from ranktop.widgets.log_view import LogView
 from ranktop.widgets.trend import Trend
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -81,15 +82,15 @@ class RankScreen(Screen):
         self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
 
     def compose(self) -> ComposeResult:
-        yield Static(id="rank-title")
+        yield Static(id="rank-title", markup=False)
         with Vertical(id="rank-trends"):
             for metric_id in HISTORY_METRICS:
                 yield Trend(self.settings.metrics[metric_id].title, id=f"trend-{metric_id}")
-        yield Static(id="rank-others")
-        yield Static(id="log-title")
+        yield Static(id="rank-others", markup=False)
+        yield Static(id="log-title", markup=False)
         yield LogView(id="rank-log")
         yield Input(placeholder="search the log (Enter; Esc to close)", id="log-search")
-        yield Static(id="alerts-title")
+        yield Static(id="alerts-title", markup=False)
         yield DataTable(id="rank-alerts", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -177,7 +178,7 @@ class RankScreen(Screen):
     def _backfill(self, rank: int) -> None:
         points, note = self.context.backfill(self.rank_map, rank)
         if note:
-            self.app.call_from_thread(self.notify, note, timeout=4)
+            self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))
 
     @on(Backfill)
@@ -199,7 +200,7 @@ class RankScreen(Screen):
             return
         table = self.query_one("#rank-alerts", DataTable)
         table.clear()
-        table.add_rows(message.rows)
+        table.add_rows([[Text(cell) for cell in row] for row in message.rows])  # never markup
         self.query_one("#alerts-title", Static).update(f"alerts: {message.note}")
 
     # -- keys --------------------------------------------------------------------------

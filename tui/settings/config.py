@@ -18,6 +18,7 @@ from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_to
 from ranktop.tui.settings.sources import (
     PrometheusSettings,
     RankSettings,
+    checked_url,
     environment_overrides,
     prometheus_settings,
     rank_settings,
@@ -122,7 +123,8 @@ def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] 
 def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> Settings:
     display, demo, metrics_reader = top.child("display"), top.child("demo"), top.child("metrics")
     metrics = {name: _metric(metrics_reader.child(name), name) for name in metrics_reader.table}
-    maps = tuple(display.table.get("maps", ()))
+    maps = display.table.get("maps", ())
+    maps = tuple(maps) if isinstance(maps, list) else ()
     if len(maps) != 4 or not all(isinstance(m, str) for m in maps):
         raise display.fail("maps", "must list exactly four metric names")
     for name in (*maps, display.text("step_alternate")):
@@ -159,10 +161,7 @@ def _detect(reader: Reader) -> DetectSettings:
 
 
 def _url(reader: Reader, key: str) -> str:
-    url = reader.optional_text(key).rstrip("/")
-    if url and not url.startswith(("http://", "https://")):
-        raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r})")
-    return url
+    return checked_url(reader, key)
 
 
 def _log_spec(reader: Reader) -> str:
@@ -214,8 +213,10 @@ def _scale(reader: Reader) -> tuple[float, float] | None:
     if value == "auto":
         return None
     numeric = isinstance(value, list) and len(value) == 2 and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for v in value
     )
     if not numeric or not value[0] < value[1]:
-        raise reader.fail("scale", f'must be "auto" or [low, high] with low < high (got {value!r})')
+        raise reader.fail("scale", "must be \"auto\" or [low, high], finite numbers with "
+                                   f"low < high (got {value!r:.80})")
     return float(value[0]), float(value[1])

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
+import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,15 +21,38 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 
+MAX_CONFIG_BYTES = 1_000_000
+# No string of the configuration may hold a terminal control (ESC, C1), a bidi control or a
+# lone surrogate: it would reach the screen. TAB and line ends are allowed (PromQL spans lines).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f"
+                      r"\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 class ConfigError(Exception):
     """A configuration problem, phrased for the user."""
 
 
+def control_in(text: str) -> str | None:
+    """"U+001B at character 4" for the first control character in ``text``, else None."""
+    found = _CONTROL.search(text)
+    return None if found is None else f"U+{ord(found.group()):04X} at character {found.start() + 1}"
+
+
 def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file as a dict; every way of failing becomes a ConfigError naming the file."""
+    """A TOML file as a dict; every way of failing becomes a ConfigError naming the file.
+
+    Only a regular file of at most a megabyte is read: a FIFO would block and /dev/zero would
+    never end."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        with open(path, "rb", opener=_open_nonblocking) as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ConfigError(f"{path}: not a regular file")
+            if info.st_size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"{path}: too large for a config file ({info.st_size:,} bytes)")
+            return tomllib.loads(handle.read(MAX_CONFIG_BYTES + 1).decode("utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -37,6 +63,13 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid UTF-8 text") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    # A FIFO opened for reading blocks until a writer comes: never wait for one.
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,7 +135,7 @@ class Reader:
     def number(self, key: str, low: float, high: float) -> float:
         value = self.table.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            raise self.fail(key, f"must be a number (got {value!r})")
+            raise self.fail(key, f"must be a number (got {_short(value)})")
         if not low <= value <= high:
             raise self.fail(key, f"must be between {low:g} and {high:g} (got {value:g})")
         return float(value)
@@ -110,7 +143,7 @@ class Reader:
     def integer(self, key: str, low: int, high: int) -> int:
         value = self.table.get(key)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"must be a whole number (got {value!r})")
+            raise self.fail(key, f"must be a whole number (got {_short(value)})")
         if not low <= value <= high:
             raise self.fail(key, f"must be between {low} and {high} (got {value})")
         return value
@@ -118,20 +151,26 @@ class Reader:
     def text(self, key: str, default: str | None = None) -> str:
         value = self.table.get(key, default)
         if not isinstance(value, str) or not value:
-            raise self.fail(key, f"must be a non-empty string (got {value!r})")
-        return value
+            raise self.fail(key, f"must be a non-empty string (got {_short(value)})")
+        return self._printable(key, value)
 
     def optional_text(self, key: str) -> str:
         """A string that may be empty or absent ("" then)."""
         value = self.table.get(key, "")
         if not isinstance(value, str):
-            raise self.fail(key, f"must be a string (got {value!r})")
+            raise self.fail(key, f"must be a string (got {_short(value)})")
+        return self._printable(key, value)
+
+    def _printable(self, key: str, value: str) -> str:
+        where = control_in(value)
+        if where is not None:
+            raise self.fail(key, f"holds a control character ({where})")
         return value
 
     def flag(self, key: str, default: bool = False) -> bool:
         value = self.table.get(key, default)
         if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false (got {value!r})")
+            raise self.fail(key, f"must be true or false (got {_short(value)})")
         return value
 
     def texts(self, key: str) -> tuple[str, ...]:
@@ -139,11 +178,17 @@ class Reader:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(key, f"must be a list of non-empty strings (got {value!r})")
-        return tuple(value)
+            raise self.fail(key, f"must be a list of non-empty strings (got {_short(value)})")
+        return tuple(self._printable(key, v) for v in value)
 
     def table_of(self, key: str) -> Mapping[str, Any]:
         value = self.table.get(key, {})
         if not isinstance(value, Mapping):
             raise self.fail(key, "must be a table")
         return value
+
+
+def _short(value: Any) -> str:
+    """A wrong value as an error shows it: its repr (which escapes controls), cut short."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ranktop.tui.settings.reader import ConfigError, Reader
+from ranktop.tui.settings.reader import ConfigError, Reader, control_in
 
 # Environment variables that set config keys (flags override them, they override files).
 ENVIRONMENT = {
@@ -108,13 +108,8 @@ def _convert(name: str, text: str, kind: type) -> object:
 
 
 def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> PrometheusSettings:
-    url = reader.optional_text("url").rstrip("/")
-    if url:
-        parsed = urlparse(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise reader.fail("url", f"must be an http:// or https:// URL (got {url!r})")
     return PrometheusSettings(
-        url=url,
+        url=checked_url(reader, "url"),
         job=reader.optional_text("job"),
         timeout_seconds=reader.number("timeout_seconds", 0.5, 300),
         dcgm_selector=reader.optional_text("dcgm_selector").strip().strip("{}"),
@@ -124,6 +119,21 @@ def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> Prometheu
         ca_bundle=_existing_file(reader, "ca_bundle"),
         insecure=reader.flag("insecure"),
     )
+
+
+def checked_url(reader: Reader, key: str) -> str:
+    """An http(s) URL with a host, or ""; one that cannot be parsed is said so now."""
+    url = reader.optional_text(key).rstrip("/")
+    if not url:
+        return url
+    try:
+        parsed = urlparse(url)
+        parsed.port  # noqa: B018 - reading it checks it: "http://h:x" raises here
+    except ValueError as error:
+        raise reader.fail(key, f"not a URL ({error}): {url!r:.120}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r:.120})")
+    return url
 
 
 def rank_settings(reader: Reader, environ: Mapping[str, str]) -> RankSettings:
@@ -155,11 +165,21 @@ def _existing_file(reader: Reader, key: str) -> Path | None:
 def _secret(reader: Reader, file_key: str, direct: str | None) -> Secret:
     """A secret from its variable, else from the file the config names."""
     if direct:
-        return Secret(direct.strip())
+        return _one_line_secret(reader, file_key, direct.strip(), "the variable holds")
     path = _existing_file(reader, file_key)
     if path is None:
         return Secret()
     try:
-        return Secret(path.read_text(encoding="utf-8").strip())
+        text = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as error:
         raise reader.fail(file_key, f"cannot read {path}: {error.__class__.__name__}") from None
+    return _one_line_secret(reader, file_key, text, f"{path} holds")
+
+
+def _one_line_secret(reader: Reader, key: str, text: str, where: str) -> Secret:
+    """A token or password is one line of printable text; the error never shows it."""
+    if "\n" in text or "\r" in text or control_in(text) is not None:
+        lines = len(text.splitlines())
+        raise reader.fail(key, f"{where} {lines} lines or control characters; a secret must be "
+                               "one line of printable text (its value is not shown)")
+    return Secret(text)

@@ -267,7 +267,7 @@ def read_environ(path: Path) -> dict[str, str]:
 
 
 def _integer(text: str | None) -> int | None:
-    if text is None or not text.strip().isdigit():
+    if text is None or not text.strip().isdecimal():
         return None
     return int(text)
 

@@ -4,35 +4,51 @@ way) and with Alertmanager, and failures that say what they are.
 Instant and range queries go to Prometheus by POST; the alerts Alertmanager holds come from
 its v2 API, with the same credentials and TLS settings. Every failure is a ``QueryError``
 whose ``kind`` is the short word the console shows ("connection refused", "timed out",
-"HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Nothing is retried:
-the next poll is the retry, and a poll must stay short. Calls block: run them in a thread.
+"HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Everything from
+outside is plain text once it is past this module: label values and label names (whoever
+runs a job sets its labels), alert texts and error bodies lose their control characters
+(``logs.text.plain``), so no escape sequence reaches the terminal. Nothing is retried:
+the next poll is the retry, and a poll must stay short. A request has one deadline, its
+timeout, for the whole answer: a server that trickles its body (slowloris) times out like
+one that never answers, and a body past ``MAX_BODY_BYTES`` is refused. A 429 or 503 that
+says ``Retry-After`` carries it (``QueryError.retry_after``) for the poller to honour. Calls
+block: run them in a thread.
 """
 
 from __future__ import annotations
 
+import base64
+import email.utils
 import re
 import ssl
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 from urllib.parse import urlparse
 
 import httpx
+from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.sources import PrometheusSettings
 
 USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
 ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
 _USERINFO = re.compile(r"//[^/@\s]+@")
+MAX_BODY_BYTES = 256_000_000  # 100,000 full DCGM series are ~43 MB
+MAX_RETRY_AFTER = 300.0
+_DROPPED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 
 
 class QueryError(Exception):
     """A request that did not answer, whichever the API; ``kind`` is what the header calls it."""
 
-    def __init__(self, kind: str, message: str = "") -> None:
+    def __init__(self, kind: str, message: str = "", retry_after: float | None = None) -> None:
+        kind, message = plain(kind, 40), plain(message, 300)
         super().__init__(f"{kind}: {message}" if message else kind)
         self.kind = kind
         self.message = message
+        self.retry_after = retry_after  # seconds the server asked us to wait, if it did
 
 
 class Sample(NamedTuple):
@@ -76,7 +92,8 @@ class PromClient:
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
         found = [settings.bearer_token.value, settings.password.value,
-                 urlparse(settings.url).password]
+                 urlparse(settings.url).password, _basic(settings.username,
+                                                         settings.password.value)]
         self._secrets = [secret for secret in found if secret]
 
     def __enter__(self) -> PromClient:
@@ -117,6 +134,10 @@ class PromClient:
         alerts = _json(answer, ALERTMANAGER_ANSWER)
         if not isinstance(alerts, list) or not all(isinstance(a, dict) for a in alerts):
             raise QueryError("bad answer", ALERTMANAGER_ANSWER)
+        for alert in alerts:
+            for part in ("labels", "annotations"):
+                if isinstance(alert.get(part), dict):
+                    alert[part] = plain_labels(alert[part], 1000)
         return alerts
 
     def clean(self, text: str, *urls: str) -> str:
@@ -134,16 +155,26 @@ class PromClient:
         answer = self._send("POST", self.settings.url, f"/api/v1/{endpoint}",
                             self.settings.timeout_seconds, data=form)
         payload = _json(answer, PROMETHEUS_ANSWER)
+        if isinstance(payload, dict) and payload.get("status") == "error":
+            raise QueryError("query failed", self.clean(str(payload.get("error", ""))[:2000]))
         if not (isinstance(payload, dict) and payload.get("status") == "success"
                 and isinstance(payload.get("data"), dict)):
             raise QueryError("bad answer", PROMETHEUS_ANSWER)
-        return payload["data"]
+        data = payload["data"]
+        if isinstance(data.get("result"), list):
+            for item in data["result"]:
+                if isinstance(item, dict) and isinstance(item.get("metric"), dict):
+                    item["metric"] = _plain_series(item["metric"])
+        return data
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               **request: object) -> httpx.Response:
+        deadline = time.monotonic() + timeout
         try:
-            answer = self._client().request(method, f"{base.rstrip('/')}{path}",
-                                            timeout=timeout, **request)
+            client = self._client()
+            asked = client.build_request(method, f"{base.rstrip('/')}{path}", timeout=timeout,
+                                         **request)
+            answer = _read_within(client.send(asked, stream=True), deadline, timeout)
         except httpx.TimeoutException:
             raise QueryError("timed out", f"no answer in {timeout:g} s") from None
         except httpx.ConnectError as error:
@@ -154,7 +185,8 @@ class PromClient:
             kind = "TLS" if _is_tls(error) else "request failed"
             raise QueryError(kind, self.clean(_first_line(error), base)) from None
         if not answer.is_success:
-            raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base))
+            raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base),
+                             retry_after(answer.headers.get("retry-after")))
         return answer
 
     def _client(self) -> httpx.Client:
@@ -170,6 +202,69 @@ class PromClient:
                 self._http = httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
                                           follow_redirects=True)
             return self._http
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown: any ``user:password@`` replaced by ``***@``."""
+    return plain(_USERINFO.sub("//***@", url), 300)
+
+
+def _read_within(answer: httpx.Response, deadline: float, timeout: float) -> httpx.Response:
+    """The whole answer read before ``deadline``, or a QueryError; the stream is closed."""
+    body = bytearray()
+    try:
+        for chunk in answer.iter_bytes():
+            body += chunk
+            if time.monotonic() > deadline:
+                raise QueryError("timed out", f"the answer took more than {timeout:g} s")
+            if len(body) > MAX_BODY_BYTES:
+                raise QueryError("bad answer", f"more than {MAX_BODY_BYTES // 1_000_000} MB")
+    finally:
+        answer.close()
+    headers = [(k, v) for k, v in answer.headers.items() if k.lower() not in _DROPPED_HEADERS]
+    return httpx.Response(answer.status_code, headers=headers, content=bytes(body),
+                          request=answer.request)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number or an HTTP date), at most MAX_RETRY_AFTER."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def plain_labels(labels: Mapping, max_chars: int = 256) -> dict[str, str]:
+    """Label names and values from outside as plain, short text (any JSON value a string)."""
+    return {plain(str(name), 128): plain(value if isinstance(value, str) else str(value),
+                                         max_chars)
+            for name, value in labels.items()}
+
+
+def _plain_series(labels: dict) -> dict:
+    """``labels`` as they are when already plain and short (nearly always: checked at a
+    fifth of the cost of decoding them), else made so."""
+    for name, value in labels.items():
+        if not (isinstance(value, str) and len(value) <= 256 and value.isprintable()
+                and isinstance(name, str) and len(name) <= 128 and name.isprintable()):
+            return plain_labels(labels)
+    return labels
+
+
+def _basic(username: str, password: str) -> str:
+    """The Authorization value of HTTP basic auth: an error page may echo it back."""
+    if not username:
+        return ""
+    return base64.b64encode(f"{username}:{password}".encode()).decode()
 
 
 def _verify(settings: PrometheusSettings) -> ssl.SSLContext | bool:
@@ -193,10 +288,11 @@ def _reason(answer: httpx.Response) -> str:
         reason = answer.json().get("error")
     except (ValueError, AttributeError):
         reason = None
+    # Long enough that a secret in it is whole when ``clean`` looks; QueryError cuts it.
     if isinstance(reason, str):
-        return reason[:160]
-    lines = answer.text.strip().splitlines()
-    return lines[0][:160] if lines else ""
+        return reason[:2000]
+    lines = answer.text[:10_000].strip().splitlines()
+    return lines[0][:2000] if lines else ""
 
 
 def _seconds(value: float) -> str:

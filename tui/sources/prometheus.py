@@ -2,7 +2,9 @@
 
 The job's own per-rank metrics name the ranks (or a rank-map file, the Slurm node list, or
 the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else by host and
-GPU. A poll that fails keeps the last good frame on screen, marked stale, and says why.
+GPU. A poll that fails keeps the last good frame on screen, marked stale, and says why;
+so does one whose answers turn out unreadable after they came. A server that is struggling
+(429, 503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
-from ranktop.tui.sources.prom_client import PromClient, QueryError, Sample, Vector
+from ranktop.tui.sources.prom_client import PromClient, QueryError, Sample, Vector, shown_url
 
 # DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
 DCGM_FP_BLANK = 140737488355328.0
 SLOW_SECONDS = 5.0
+# Failures after which the rest of a poll's queries are not sent: the server is not there,
+# or it asked to be left alone.
+GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
+                 "HTTP 503")
 Answers = dict[str, Vector]  # query key -> what it returned
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
@@ -37,7 +43,7 @@ class PrometheusSource:
         self.rank_settings = settings.ranks
         self.client = client or PromClient(self.prom)
         self.clock = clock
-        self.name = f"Prometheus {self.prom.url}"
+        self.name = f"Prometheus {shown_url(self.prom.url)}"
         self.job_name = self.prom.job or "all jobs"
         self.rank_map = UNKNOWN
         self._join = ranks.DcgmJoin(UNKNOWN)
@@ -47,6 +53,7 @@ class PrometheusSource:
         self._models: dict[int, str] = {}  # rank -> DCGM's modelName
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
+        self.retry_after: float | None = None  # what the server last asked us to wait
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -62,10 +69,15 @@ class PrometheusSource:
         """One blocking poll; raises QueryError when nothing at all could be read."""
         started = self.clock()
         answers, failures = self._run_queries()
+        self.retry_after = max((f.retry_after for f in failures if f.retry_after is not None),
+                               default=None)
         if not answers:
             self._fail(failures[0] if failures else QueryError("no queries", ""))
-        self._learn_ranks(answers)
-        frame = self._frame(answers, started)
+        try:
+            self._learn_ranks(answers)
+            frame = self._frame(answers, started)
+        except QueryError as error:  # an answer that came but cannot be read
+            self._fail(error)
         self._last = frame
         self._report(frame, failures, self.clock() - started)
         return frame
@@ -94,8 +106,8 @@ class PrometheusSource:
                 answers[key] = self.client.query(expression)
             except QueryError as error:
                 failures.append(error)
-                if error.kind in ("connection refused", "cannot connect", "timed out", "TLS"):
-                    break  # the server is not there: no use asking the rest
+                if error.kind in GIVE_UP_KINDS:
+                    break
         return answers, failures
 
     def _fail(self, error: QueryError) -> None:
@@ -169,7 +181,7 @@ class PrometheusSource:
 
     def _rank_of(self, labels: dict[str, str]) -> int | None:
         rank_text = labels.get(self.rank_settings.rank_label)
-        if rank_text is not None and rank_text.isdigit():
+        if rank_text is not None and rank_text.isdecimal():
             return int(rank_text)
         return self._join.rank_of(labels)
 
@@ -253,5 +265,5 @@ def _ways_shown(queries, ways: dict[str, int]) -> str:
     if len(queries) < 2 or not ways:
         return ""
     best = max(ways, key=ways.get)
-    index = int(best) if best.isdigit() and int(best) < len(queries) else 0
+    index = int(best) if best.isdecimal() and int(best) < len(queries) else 0
     return queries[index].shows + (" + others" if len(ways) > 1 else "")

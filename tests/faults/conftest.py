@@ -1,0 +1,45 @@
+"""A real Prometheus scraping a small simulated job (32 ranks), and a fault proxy before it."""
+
+from __future__ import annotations
+
+import pytest
+from ranktop.tui.settings.config import load_settings
+
+from tests.faults.proxy import FaultProxy
+from tests.integration.cluster import HERE, Prometheus, Simulator
+
+JOB = "integration-faults"
+RANKS = 32
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory):
+    simulator = Simulator(HERE / "scenario-faults.toml", seed=7, nodes=4)
+    server = Prometheus(tmp_path_factory.mktemp("fault-prometheus"), [simulator.port])
+    try:
+        server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', RANKS)
+        yield server
+    finally:
+        server.stop()
+        simulator.stop()
+
+
+@pytest.fixture
+def proxy(upstream):
+    made = FaultProxy(upstream.url)
+    yield made
+    made.stop()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for name in ("NO_COLOR", "RANKTOP_PROMETHEUS_URL", "RANKTOP_JOB", "SLURM_JOB_NODELIST"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def settings_for(url: str, timeout: float = 2.0, refresh: float = 0.5, **prometheus):
+    return load_settings(overrides={
+        "prometheus": {"url": url, "job": JOB, "timeout_seconds": timeout, **prometheus},
+        "display": {"refresh_seconds": refresh}}, environ={})

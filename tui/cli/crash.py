@@ -1,0 +1,39 @@
+"""What happens when ranktop itself fails: one clear line, a non-zero exit, the details kept.
+
+A crash must never look like a quit: whatever wraps ranktop (a script, a tmux hook) reads the
+exit status. The traceback goes to a file beside the event log, without local variables
+(they hold the settings, secrets among them), and the terminal gets one line naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from ranktop.tui.core.events import default_log_path
+from ranktop.tui.logs.text import plain
+
+CRASH_EXIT = 70  # sysexits' EX_SOFTWARE: an internal error, never a verdict on the job
+
+
+def report_crash(error: BaseException, command: str = "ranktop") -> int:
+    """Say on stderr that ranktop failed, keep the traceback; the exit status to return."""
+    kept = _keep_traceback(error)
+    where = f"; details in {kept}" if kept else ""
+    message = plain(f"{error.__class__.__name__}: {error}", 300)
+    print(f"{command}: internal error: {message}{where}", file=sys.stderr)
+    return CRASH_EXIT
+
+
+def _keep_traceback(error: BaseException) -> Path | None:
+    path = default_log_path().parent / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(traceback.format_exception(error))
+        path.write_text(text, encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return path
