@@ -29,6 +29,8 @@ async def test_a_remapped_row_under_stock_counters_is_a_memory_fault_on_screen(t
         app = RanktopApp(settings, source, poll=False)
         async with app.run_test(size=(120, 40)) as pilot:
             await app.poll_once()  # the baseline, taken before the fault (25 s in)
+            await pilot.pause()
+            await pilot.pause()
             assert app.analysis.frame.values["remapped_rows"][5] == 0
             deadline = time.monotonic() + 45
             memory = []
