@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from ranktop.tui.core import ranks
+from ranktop.tui.core import rank_merge, ranks
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
@@ -163,7 +163,7 @@ class PrometheusSource:
             learned = self._fallback_ranks(answers)
         if learned is None:
             return
-        merged, _ = ranks.merge(self.rank_map, learned)
+        merged, _ = rank_merge.merge(self.rank_map, learned)
         if merged is not self.rank_map:
             self.rank_map = merged
             self._join = ranks.DcgmJoin(merged)

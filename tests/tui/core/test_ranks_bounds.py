@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core import ranks
+from ranktop.tui.core import rank_merge, ranks
 from ranktop.tui.core.ranks import MAX_RANKS, RankMapError
 
 
@@ -24,7 +24,7 @@ def test_one_huge_rank_label_is_left_out_and_said():
     rank_map = learn(series(*range(8), 10_000_000))
     assert len(rank_map) == 8
     assert "1 rank(s) numbered past" in rank_map.source
-    assert ranks.trust(rank_map) == ranks.trust(learn(series(0)))  # still from job labels
+    assert rank_merge.trust(rank_map) == rank_merge.trust(learn(series(0)))  # still from job labels
 
 
 def test_gaps_of_ranks_that_died_early_are_still_kept():
