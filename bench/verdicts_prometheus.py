@@ -17,16 +17,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from verdicts import PRIMARY, explained
+from verdicts import PRIMARY, explained  # bench/verdicts.py: this script's folder is on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -37,7 +37,7 @@ from ranktop.tui.settings.config import DetectSettings, load_settings  # noqa: E
 from ranktop.tui.simulator.scenario import Fault, load_scenario  # noqa: E402
 from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
 
-from tests.integration.cluster import Prometheus, Simulator, get_json  # noqa: E402
+from tests.integration.cluster import Prometheus, Simulator, instant  # noqa: E402
 
 SCENARIO = ROOT / "config" / "scenario.toml"
 POLL = 2.0
@@ -45,7 +45,7 @@ LEAD = 14.0  # the simulator starts this long before a run's first fault
 SLACK = 40.0  # past its start and its hold, a fault that is still not confirmed is given up
 GAP = 15.0  # a fault joins the run before it if it starts within this of that run's end
 GPUS = 8
-QUERY_ROOM = 0.3  # seconds for the plain queries before each of ranktop's polls
+QUERY_ROOM = 0.3  # seconds before each of ranktop's polls for the plain queries
 HOLDS = {"thermal_throttle": "thermal_seconds", "straggler": "straggler_seconds",
          "nvlink_drop": "nvlink_seconds", "job_stall": "job_stall_seconds"}
 
@@ -135,11 +135,6 @@ def nvlink_low(ask: Ask, host: str, fraction: float) -> bool:
     return per_host[host] < fraction * statistics.median(per_host.values())
 
 
-def instant(url: str, promql: str) -> list:
-    query = urllib.parse.urlencode({"query": promql})
-    return get_json(f"{url}/api/v1/query?{query}")["data"]["result"]
-
-
 def place_of(url: str, job: str, rank: int) -> Place:
     answer = instant(url, f'training_step_seconds{{training_job="{job}",rank="{rank}"}}')
     if not answer:
@@ -203,15 +198,16 @@ def watch(group: list[Fault], job: str, url: str, clock: Callable[[], float]) ->
     checks = [evidence(f, None if f.rank is None else place_of(url, job, f.rank), job, detect)
               for f in group]
     give_up = max(f.start + hold(f, detect) + SLACK for f in group)
-    tick = time.monotonic()
+    due = time.monotonic() + QUERY_ROOM  # when ranktop's next poll is due
     while True:
+        # the plain queries just before ranktop's poll, which starts when due whatever they
+        # took: the detectors time their holds by the polls
+        time.sleep(max(0.0, due - QUERY_ROOM - time.monotonic()))
         result.times.append(clock())
         had = [w.data is not None or check(lambda q: instant(url, q))
                for w, check in zip(result.watches, checks, strict=True)]
-        # ranktop polls on the tick whatever the plain queries took, as its timer would:
-        # its detectors time their holds by its polls
-        result.late += time.monotonic() > tick + QUERY_ROOM
-        time.sleep(max(0.0, tick + QUERY_ROOM - time.monotonic()))
+        result.late += time.monotonic() > due
+        time.sleep(max(0.0, due - time.monotonic()))
         began = time.monotonic()
         analysis = asyncio.run(pipeline.poll())
         result.took.append(time.monotonic() - began)
@@ -221,8 +217,8 @@ def watch(group: list[Fault], job: str, url: str, clock: Callable[[], float]) ->
             for w in result.watches:
                 w.settle()
             return result
-        tick += POLL
-        time.sleep(max(0.0, tick - time.monotonic()))
+        # as the console schedules its polls (app.poll_forever): POLL after the last began
+        due = began + max(POLL, result.took[-1] + 0.05)
 
 
 def report(runs_done: list[Run], detect: DetectSettings) -> None:
@@ -255,6 +251,11 @@ def main() -> int:
     parser.add_argument("--only", default="", metavar="EFFECTS",
                         help="comma-separated fault effects to measure (default: all)")
     args = parser.parse_args()
+    if shutil.which("prometheus") is None:
+        print("verdicts_prometheus: needs Prometheus on PATH (Debian: apt-get install "
+              "prometheus)", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)  # the simulator runs as `python -m tui` from the repository root
     scenario = load_scenario(SCENARIO)
     n = args.nodes * GPUS
     only = {e for e in args.only.split(",") if e}
