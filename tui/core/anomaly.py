@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 from ranktop.tui.core.domain import SEVERITIES
 
+# Polls come a refresh apart on a wall clock that jitters: a condition that has held to within
+# this much of its time has held for it (else a 20 s hold polled every 2 s would confirm at
+# the 10th or the 11th poll by chance).
+HOLD_SLACK_SECONDS = 0.5
+
 
 @dataclass(frozen=True)
 class Anomaly:
@@ -33,7 +38,8 @@ class Anomaly:
 
     @property
     def pending(self) -> bool:
-        return bool(self.awaiting) or (not self.rule and self.held < self.confirm_after)
+        short = self.held + HOLD_SLACK_SECONDS < self.confirm_after
+        return bool(self.awaiting) or (not self.rule and short)
 
     @property
     def confirmed(self) -> bool:

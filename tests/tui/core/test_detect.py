@@ -229,3 +229,11 @@ def test_a_condition_whose_data_goes_missing_starts_over_when_it_returns():
     detectors.update(replace(gap, values={k: v for k, v in gap.values.items() if k != "nvlink"}))
     back = next(a for a in detectors.update(healthy(14, nvlink=slow)) if a.kind == "nvlink")
     assert back.since == 14 and back.pending
+
+
+def test_a_hold_is_met_by_polls_a_hair_short_of_it_on_a_jittery_clock():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    slow = dict.fromkeys(range(8, 16), 90e9)
+    detectors.update(healthy(100.0, nvlink=slow))
+    nvlink = next(a for a in detectors.update(healthy(119.9999, nvlink=slow)) if a.rank == 8)
+    assert nvlink.confirmed and nvlink.state == "confirmed"
