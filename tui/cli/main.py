@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="lines of rank,host,gpu, when the job's metrics carry no ranks")
     parser.add_argument("--logs", metavar="SPEC",
                         help="each rank's log files: a pattern with {rank} {local_rank} {host} "
-                             "{node_rank}, or torchrun:DIR, nccl:PATTERN, slurm:PATTERN")
+                             "{node_rank} {node} {pod}, or torchrun:DIR, nccl:PATTERN, "
+                             "slurm:PATTERN")
     parser.add_argument("--log-dir", metavar="DIR",
                         help="demo: write the simulated ranks' logs here (default: a temp dir)")
     parser.add_argument("--alertmanager", metavar="URL",

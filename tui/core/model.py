@@ -29,12 +29,16 @@ class Rank:
     node: int
     uuid: str = ""
     inferred: bool = False  # never seen: its place is inferred from its neighbours
+    pod: str = ""  # on Kubernetes, the pod it runs in ("" where not known)
 
     @property
     def place(self) -> str:
-        """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5"."""
+        """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5", and on
+        Kubernetes "gpu-node-004 GPU 5 pod llama-worker-4" (node and pod)."""
         host = self.host if self.host and self.host != "?" else "host unknown"
         where = f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
+        if self.pod and self.pod != self.host:
+            where = f"{where} pod {self.pod}"
         return f"{where}, inferred" if self.inferred else where
 
     @property

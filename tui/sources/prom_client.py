@@ -1,8 +1,12 @@
 """Every HTTP exchange ranktop has with Prometheus (or any API that answers PromQL the same
 way) and with Alertmanager, and failures that say what they are.
 
-Instant and range queries go to Prometheus by POST; the alerts Alertmanager holds come from
-its v2 API, with the same credentials and TLS settings. Every failure is a ``QueryError``
+Instant and range queries go to Prometheus by POST; the names of metrics and labels (for
+discovering a job's metrics) by GET; the alerts Alertmanager holds come from its v2 API, with
+the same credentials and TLS settings. A partial answer (Thanos's ``warnings``) is kept on
+the vector for the source to say so; Mimir and Cortex take a path prefix in the URL and a
+tenant in ``X-Scope-OrgID``; VictoriaMetrics is asked for its newest samples when
+``latency_offset`` is set. Every failure is a ``QueryError``
 whose ``kind`` is the short word the console shows ("connection refused", "timed out",
 "HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Nothing is retried:
 the next poll is the retry, and a poll must stay short. Calls block: run them in a thread.
@@ -24,6 +28,8 @@ USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
 ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
 _USERINFO = re.compile(r"//[^/@\s]+@")
+TENANT_HEADER = "X-Scope-OrgID"  # Mimir's and Cortex's tenant
+MAX_WARNINGS = 3
 
 
 class QueryError(Exception):
@@ -47,10 +53,12 @@ class Series(NamedTuple):
 
 
 class Vector:
-    """An instant vector as Prometheus sent it, read sample by sample without copying."""
+    """An instant vector as Prometheus sent it, read sample by sample without copying;
+    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy)."""
 
-    def __init__(self, result: list) -> None:
+    def __init__(self, result: list, warnings: tuple[str, ...] = ()) -> None:
         self._result = result
+        self.warnings = warnings
 
     def __len__(self) -> int:
         return len(self._result)
@@ -92,17 +100,38 @@ class PromClient:
 
     def query(self, promql: str) -> Vector:
         """The instant vector ``promql`` evaluates to now."""
-        result = self._prometheus("query", {"query": promql}).get("result")
+        payload = self._prometheus("query", {"query": promql, **self._freshness()})
+        result = payload["data"].get("result")
         if not isinstance(result, list):
             raise QueryError("bad answer", "expected an instant vector")
-        return Vector(result)
+        return Vector(result, _warnings(payload))
+
+    def metric_names(self, since: float) -> list[str]:
+        """The names of the metrics that had samples since ``since`` (epoch seconds)."""
+        return self._names("label/__name__/values", {"start": _seconds(since)})
+
+    def label_names(self, metric: str, since: float) -> list[str]:
+        """The label names the series of ``metric`` carried since ``since``."""
+        return self._names("labels", {"match[]": metric, "start": _seconds(since)})
+
+    def _names(self, endpoint: str, params: dict[str, str]) -> list[str]:
+        names = self._prometheus(endpoint, params, method="GET")["data"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise QueryError("bad answer", "expected a list of names")
+        return names
+
+    def _freshness(self) -> dict[str, str]:
+        """Asks VictoriaMetrics not to hide its newest samples (1.79 honours ``nocache``, later
+        versions ``latency_offset``); other backends ignore both."""
+        offset = self.settings.latency_offset
+        return {"latency_offset": offset, "nocache": "1"} if offset else {}
 
     def query_range(self, promql: str, start: float, end: float, step: float) -> list[Series]:
         """Every series ``promql`` gives from ``start`` to ``end`` (epoch seconds), each
         evaluated every ``step`` seconds."""
         form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
                 "step": _seconds(step)}
-        result = self._prometheus("query_range", form).get("result")
+        result = self._prometheus("query_range", form)["data"].get("result")
         try:
             return [Series(dict(item["metric"]),
                            [(float(t), float(v)) for t, v in item["values"]])
@@ -128,16 +157,20 @@ class PromClient:
 
     # -- the exchange ------------------------------------------------------------------
 
-    def _prometheus(self, endpoint: str, form: dict[str, str]) -> dict:
+    def _prometheus(self, endpoint: str, form: dict[str, str], method: str = "POST") -> dict:
+        """The whole answer (``data``, and ``warnings`` where the server gave them)."""
         if not self.settings.url:
             raise QueryError("not configured", "no Prometheus URL")
-        answer = self._send("POST", self.settings.url, f"/api/v1/{endpoint}",
-                            self.settings.timeout_seconds, data=form)
+        sent = {"data": form} if method == "POST" else {"params": form}
+        answer = self._send(method, self.settings.url, f"/api/v1/{endpoint}",
+                            self.settings.timeout_seconds, **sent)
         payload = _json(answer, PROMETHEUS_ANSWER)
         if not (isinstance(payload, dict) and payload.get("status") == "success"
-                and isinstance(payload.get("data"), dict)):
+                and isinstance(payload.get("data"), (dict, list))):
             raise QueryError("bad answer", PROMETHEUS_ANSWER)
-        return payload["data"]
+        if method == "POST" and not isinstance(payload["data"], dict):
+            raise QueryError("bad answer", PROMETHEUS_ANSWER)
+        return payload
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               **request: object) -> httpx.Response:
@@ -166,6 +199,8 @@ class PromClient:
                 headers = {"User-Agent": USER_AGENT}
                 if settings.bearer_token:
                     headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
+                if settings.tenant:
+                    headers[TENANT_HEADER] = settings.tenant
                 auth = (settings.username, settings.password.value) if settings.username else None
                 self._http = httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
                                           follow_redirects=True)
@@ -185,6 +220,14 @@ def _json(answer: httpx.Response, what: str) -> object:
         return answer.json()
     except ValueError:
         raise QueryError("bad answer", what) from None
+
+
+def _warnings(payload: dict) -> tuple[str, ...]:
+    """The server's warnings, a few, each short (they are shown, and come from outside)."""
+    found = payload.get("warnings")
+    if not isinstance(found, list):
+        return ()
+    return tuple(str(w)[:160] for w in found[:MAX_WARNINGS])
 
 
 def _reason(answer: httpx.Response) -> str:
