@@ -91,7 +91,7 @@ class Frame:
     """One poll: per-rank values of each metric, plus job-level values.
 
     ``values[metric][rank]`` is NaN where there is no data. A metric that is not in
-    ``values`` at all is not exported by the source.
+    ``values`` at all is not exported by the source; ``absent`` says why, where known.
     """
 
     time: float
@@ -100,6 +100,7 @@ class Frame:
     stale: frozenset[int] = frozenset()  # ranks whose newest sample is too old to trust
     shows: Mapping[str, str] = field(default_factory=dict)  # metric -> which query it shows
     local: frozenset[int] = frozenset()  # ranks whose values came from this node's NVML
+    absent: Mapping[str, str] = field(default_factory=dict)  # metric -> why it has no values
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)

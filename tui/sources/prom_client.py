@@ -29,6 +29,9 @@ PROMETHEUS_ANSWER = "not a Prometheus API response"
 ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
 _USERINFO = re.compile(r"//[^/@\s]+@")
 TENANT_HEADER = "X-Scope-OrgID"  # Mimir's and Cortex's tenant
+VICTORIA_METRICS = "VictoriaMetrics"
+# VictoriaMetrics' HTTP server names itself on every answer with this header.
+VICTORIA_HEADER = "X-Server-Hostname"
 MAX_WARNINGS = 3
 
 
@@ -81,6 +84,7 @@ class PromClient:
 
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
+        self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
         found = [settings.bearer_token.value, settings.password.value,
@@ -188,6 +192,8 @@ class PromClient:
             raise QueryError(kind, self.clean(_first_line(error), base)) from None
         if not answer.is_success:
             raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base))
+        if VICTORIA_HEADER in answer.headers:
+            self.backend = VICTORIA_METRICS
         return answer
 
     def _client(self) -> httpx.Client:

@@ -18,19 +18,30 @@ HOSTS, GPUS = ("h0", "h1"), 2
 class ScriptedClient:
     """Answers each of the source's queries, by its key, from a script."""
 
+    backend = ""
+
     def __init__(self) -> None:
         self.answers: dict[str, list[Sample] | QueryError] = {}
         self.by_expression: dict[str, str] = {}
         self.asked: list[str] = []
         self.ranged: list[str] = []
+        self.names: list[str] = []  # what discovery is told the backend holds
 
     def query(self, expression: str) -> list[Sample]:
-        key = self.by_expression[expression]
+        # The poll's queries by their key; discovery's and diagnosis's by their PromQL.
+        key = self.by_expression.get(expression, expression)
         self.asked.append(key)
         answer = self.answers.get(key, [])
         if isinstance(answer, QueryError):
             raise answer
         return answer
+
+    def metric_names(self, since: float) -> list[str]:
+        self.asked.append("metric names")
+        return self.names
+
+    def label_names(self, metric: str, since: float) -> list[str]:
+        return []
 
     def query_range(self, expression: str, start: float, end: float, step: float
                     ) -> list[Series]:
