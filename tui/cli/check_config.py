@@ -139,6 +139,9 @@ def _found(source: PrometheusSource, out: TextIO) -> None:
             print(f"  {title:<19}{suggest.described(candidate)}", file=out)
     if found.job_label:
         print(f"  {'job':<19}{found.job_label} = {_jobs(found)}", file=out)
+    if found.missing:
+        print(f"  {'':<19}no series carries the job you named, {shown(found.missing)}",
+              file=out)
     table = suggest.suggestion(found, source.configured)
     if not table:
         print("  none is good enough to use: name the job's metrics in [metrics.step_time] "
@@ -148,8 +151,9 @@ def _found(source: PrometheusSource, out: TextIO) -> None:
         print("\nthe console uses the unambiguous part of this already, and says so", file=out)
     print(f"\npaste into {user_config_file()} (or run `ranktop init` to write a new one):\n",
           file=out)
-    if found.other_jobs:
-        print(f"# the job with the most ranks; others: {_others(found)}", file=out)
+    if found.other_jobs or found.missing:
+        others = f"; others: {_others(found)}" if found.other_jobs else ""
+        print(f"# the job with the most ranks{others}", file=out)
     print(toml_text(table), file=out, end="")
 
 

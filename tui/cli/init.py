@@ -16,16 +16,17 @@ from ranktop.tui.core.ranks import FROM_JOB
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.writer import FileExists, toml_text, write_new
 from ranktop.tui.sources import suggest
-from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prom_client import VICTORIA_METRICS, QueryError
 from ranktop.tui.sources.prometheus import PrometheusSource
 
 HEADER = ("# ranktop's config, written by `ranktop init` from what {url} holds.\n"
           "# Every other key keeps its default (ranktop --help, config/default.toml).\n\n")
 
 
-def init_config(settings: Settings, target: Path, out: TextIO = sys.stdout,
-                err: TextIO = sys.stderr) -> int:
+def init_config(settings: Settings, target: Path, out: TextIO | None = None,
+                err: TextIO | None = None) -> int:
     """Show the config for the job ``settings`` name, then write it to ``target``."""
+    out, err = out or sys.stdout, err or sys.stderr
     prom = settings.prometheus
     if not prom.url:
         print("ranktop init: no Prometheus given (--prometheus URL or "
@@ -45,6 +46,8 @@ def init_config(settings: Settings, target: Path, out: TextIO = sys.stdout,
         table[name] = {**table.get(name, {}), **keys}
     if not table["prometheus"]["job"]:
         del table["prometheus"]["job"]
+    if source.client.backend == VICTORIA_METRICS and not prom.latency_offset:
+        table["prometheus"]["latency_offset"] = "1s"  # its newest samples, not 30 s late
     text = HEADER.format(url=prom.url) + toml_text(table)
     if found.other_jobs:
         print(f"other jobs found: {', '.join(found.other_jobs)} (--job NAME picks one)",

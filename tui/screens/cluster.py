@@ -156,7 +156,8 @@ class ClusterScreen(Screen):
             f" ({shows})" if shows else "")
         if values is None:
             why = frame.absent.get(metric.id, "") if frame is not None else ""
-            said = (f"not exported — {why}", "not exported") if why else ("not exported",)
+            said = (f"not exported — {why}", "not exported — see `ranktop check-config`",
+                    "not exported") if why else ("not exported",)
             panel.show(metric.id, title, metric.bad, (), None, said, ("", ""))
             return
         scale = analysis.scales.get(metric.id)

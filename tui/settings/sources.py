@@ -24,6 +24,7 @@ ENVIRONMENT = {
     "RANKTOP_PASSWORD_FILE": ("prometheus", "password_file", str),
     "RANKTOP_CA_BUNDLE": ("prometheus", "ca_bundle", str),
     "RANKTOP_TENANT": ("prometheus", "tenant", str),
+    "RANKTOP_LATENCY_OFFSET": ("prometheus", "latency_offset", str),
     "RANKTOP_INSECURE": ("prometheus", "insecure", bool),
     "RANKTOP_RANK_MAP": ("ranks", "rank_map_file", str),
     "RANKTOP_LOGS": ("logs", "spec", str),

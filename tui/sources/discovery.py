@@ -103,6 +103,7 @@ class Discovery:
     job: str = ""  # the job label value the suggestion selects ("" for every job)
     job_label: str = ""
     other_jobs: tuple[str, ...] = ()  # other values of that label, when the job was not named
+    missing: str = ""  # the job the user named, when no series carries it
     error: str = ""  # why discovery could not look, "" when it could
 
     def of(self, role: str) -> list[Candidate]:
@@ -115,7 +116,7 @@ class Discovery:
     def unambiguous(self, role: str) -> bool:
         """One good candidate for the role, on one job: safe to use without the user saying."""
         good = [c for c in self.of(role) if c.score >= GOOD_ENOUGH]
-        return len(good) == 1 and not self.other_jobs
+        return len(good) == 1 and not self.other_jobs and not self.missing
 
     def __bool__(self) -> bool:
         return any(c.score >= GOOD_ENOUGH for c in self.candidates)
@@ -132,9 +133,11 @@ def discover(client: PromClient, job: str = "", now: float | None = None) -> Dis
     sized = []
     for candidate in shortlist:
         try:
-            sized.append(_sized(client, candidate, job, since))
+            found = _sized(client, candidate, job, since)
         except QueryError:
             continue  # one candidate that cannot be read is no reason to stop looking
+        if found is not None:
+            sized.append(found)
     return _choose_job(sized, job)
 
 
@@ -226,8 +229,10 @@ def _job_labels(label_names: Sequence[str]) -> list[str]:
     return [name for name in JOB_LABELS if name in present]
 
 
-def _sized(client: PromClient, candidate: Candidate, job: str, since: float) -> Candidate:
-    """The candidate with its labels and how many ranks each job value has."""
+def _sized(client: PromClient, candidate: Candidate, job: str, since: float
+           ) -> Candidate | None:
+    """The candidate with its labels and how many ranks each job value has (None: it has no
+    series now)."""
     names = client.label_names(candidate.fresh_metric, since)
     parts = label_roles(names)
     jobs = _job_labels(names)
@@ -244,10 +249,17 @@ def _sized(client: PromClient, candidate: Candidate, job: str, since: float) -> 
     if rank and not rows:
         parts.pop("rank")  # the label holds no whole numbers: not a rank
     chosen, values = _pick_job_label(jobs, rows, job)
+    if chosen and job in dict(values):
+        # The labels of the named job's series only (others may label theirs otherwise).
+        own = client.label_names(f"{series}{promql.selector({chosen: job})}", since)
+        parts = {part: label for part, label in label_roles(own).items()
+                 if part != "rank" or "rank" in parts}
     if chosen:
         parts["job"] = chosen
     score = candidate.score + _label_bonus(candidate.role, parts)
     total = sum(count for _, count in values) or sum(count for _, count in rows)
+    if not total:
+        return None  # named in the last hour, gone now
     return Candidate(candidate.role, candidate.name, candidate.promql, candidate.fresh_metric,
                      round(min(score, 1.0), 2), parts, tuple(values), total)
 
@@ -257,16 +269,16 @@ def _pick_job_label(jobs: list[str], rows: list[tuple[dict, int]], job: str
     """The label that names the job, and its values with their ranks, most first.
 
     With the job named, the first label (most specific first) that holds that name; else
-    the most specific label the series carry."""
+    (or when none holds it) the most specific label the series carry."""
+    tallies = []
     for label in jobs:
         values: dict[str, int] = {}
         for labels, count in rows:
             value = labels.get(label, "")
             values[value] = values.get(value, 0) + count
-        if job and job not in values:
-            continue
-        return label, sorted(values.items(), key=lambda item: (-item[1], item[0]))
-    return "", []
+        tallies.append((label, sorted(values.items(), key=lambda item: (-item[1], item[0]))))
+    holding = [(label, values) for label, values in tallies if job in dict(values)]
+    return (holding or tallies or [("", [])])[0]
 
 
 def _label_bonus(role: str, parts: Mapping[str, str]) -> float:
@@ -285,7 +297,10 @@ def _choose_job(candidates: list[Candidate], job: str) -> Discovery:
                 next((c for c in ordered if c.score >= GOOD_ENOUGH), None))
     if lead is None or not lead.label("job"):
         return Discovery(tuple(ordered))
-    label = lead.label("job")
-    chosen = job if job else lead.jobs[0][0]
-    others = () if job else tuple(value for value, _ in lead.jobs[1:])
-    return Discovery(tuple(ordered), chosen, label, others)
+    label, values = lead.label("job"), [value for value, _ in lead.jobs]
+    if not values:
+        return Discovery(tuple(ordered))
+    if job in values:
+        return Discovery(tuple(ordered), job, label)
+    # The job was not named, or is not there: the one with the most ranks, and the others
+    return Discovery(tuple(ordered), values[0], label, tuple(values[1:]), missing=job)

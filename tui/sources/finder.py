@@ -67,18 +67,18 @@ class Finder:
         for metric_id, metric in settings.metrics.items():
             if metric_id in values or not metric.queries:
                 continue
-            note = self._note(metric_id, "{job}" in metric.queries[0].promql)
+            note = self._note(metric_id, metric.queries[0].promql)
             if note:
                 notes[metric_id] = note
         return notes
 
-    def _note(self, metric_id: str, job_side: bool) -> str:
-        if not job_side:
+    def _note(self, metric_id: str, promql: str) -> str:
+        if "{job}" not in promql:
             return self.why.dcgm
         found = self.discovery.best(metric_id)
-        if found is not None:
+        if found is not None and found.name not in promql:
             return f"{CHECK_CONFIG} suggests {found.name}"
-        return self.why.job
+        return self.why.job  # the right series, on another job, or none at all
 
     def status_note(self) -> str:
         """One clause for the status line: what is used unasked, or what was found."""

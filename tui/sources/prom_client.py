@@ -134,7 +134,7 @@ class PromClient:
         """Every series ``promql`` gives from ``start`` to ``end`` (epoch seconds), each
         evaluated every ``step`` seconds."""
         form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
-                "step": _seconds(step)}
+                "step": _seconds(step), **self._freshness()}
         result = self._prometheus("query_range", form)["data"].get("result")
         try:
             return [Series(dict(item["metric"]),

@@ -32,7 +32,7 @@ from ranktop.tui.sources.prom_client import (
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
 DCGM_FP_BLANK = 140737488355328.0
 SLOW_SECONDS = 5.0
-OLD_DATA_SECONDS = 10.0  # newest sample older than this: the status says how old
+OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 FRESH_KEYS = ("fresh:dcgm", "fresh:job")
 Answers = dict[str, Vector]  # query key -> what it returned
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
@@ -213,7 +213,8 @@ class PrometheusSource:
                 values[metric.id], shows[metric.id] = self._per_rank(answers[key], metric, n)
         job = {k.split(":", 1)[1]: _scalar(v) for k, v in answers.items() if k.startswith("job:")}
         for metric_id, found in self.finder.shows.items():
-            shows.setdefault(metric_id, found)
+            if metric_id in values and not shows.get(metric_id):
+                shows[metric_id] = found
         return Frame(time=now, values=values, job=job, stale=self._stale(answers, now, n),
                      shows=shows, absent=self.finder.notes(self.settings, values))
 
@@ -275,8 +276,8 @@ class PrometheusSource:
             return ""
         note = f"newest sample {age:.0f} s old"
         if self.client.backend == VICTORIA_METRICS and not self.prom.latency_offset:
-            note += (" (VictoriaMetrics hides its newest 30 s: set [prometheus] "
-                     "latency_offset = \"1s\")")
+            note += (" (VictoriaMetrics hides its newest samples, 30 s by default: set "
+                     "[prometheus] latency_offset = \"1s\")")
         return note
 
 

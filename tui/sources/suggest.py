@@ -42,9 +42,9 @@ def suggestion(found: Discovery, settings: Settings, only_unambiguous: bool = Fa
     if not picked:
         return {}
     table: Table = {}
-    if found.job_label and found.job != settings.prometheus.job:
-        table["prometheus"] = {"job": found.job}
-    elif not found.job_label and settings.prometheus.job:
+    if found.job_label:
+        table["prometheus"] = {"job": found.job}  # said even when a flag said it: a file
+    elif settings.prometheus.job:                  # pasted alone must work
         table["prometheus"] = {"job": ""}  # the series carry no job label to select on
     step = picked.get("step_time")
     if step is not None:
