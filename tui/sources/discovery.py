@@ -236,18 +236,11 @@ def _sized(client: PromClient, candidate: Candidate, job: str, since: float
     names = client.label_names(candidate.fresh_metric, since)
     parts = label_roles(names)
     jobs = _job_labels(names)
-    rank = parts.get("rank")
     series = candidate.fresh_metric
-    if rank:
-        matcher = promql.selector({}, f'{rank}=~"[0-9]+"')
-        inner = f"count by ({', '.join([*jobs, rank])}) ({series}{matcher})"
-    else:
-        inner = series
-    counted = client.query(f"count by ({', '.join(jobs)}) ({inner})" if jobs else
-                           f"count({inner})")
-    rows = [(dict(s.labels), int(s.value)) for s in counted]
-    if rank and not rows:
+    rows = _counted(client, series, jobs, parts.get("rank", ""))
+    if "rank" in parts and not rows:
         parts.pop("rank")  # the label holds no whole numbers: not a rank
+        rows = _counted(client, series, jobs, "")
     chosen, values = _pick_job_label(jobs, rows, job)
     if chosen and job in dict(values):
         # The labels of the named job's series only (others may label theirs otherwise).
@@ -262,6 +255,19 @@ def _sized(client: PromClient, candidate: Candidate, job: str, since: float
         return None  # named in the last hour, gone now
     return Candidate(candidate.role, candidate.name, candidate.promql, candidate.fresh_metric,
                      round(min(score, 1.0), 2), parts, tuple(values), total)
+
+
+def _counted(client: PromClient, series: str, jobs: list[str], rank: str
+             ) -> list[tuple[dict, int]]:
+    """Per combination of job label values: how many ranks (with ``rank``), else series."""
+    if rank:
+        matcher = promql.selector({}, f'{rank}=~"[0-9]+"')
+        inner = f"count by ({', '.join([*jobs, rank])}) ({series}{matcher})"
+    else:
+        inner = series
+    counted = client.query(f"count by ({', '.join(jobs)}) ({inner})" if jobs else
+                           f"count({inner})")
+    return [(dict(s.labels), int(s.value)) for s in counted]
 
 
 def _pick_job_label(jobs: list[str], rows: list[tuple[dict, int]], job: str
