@@ -99,6 +99,9 @@ def test_pasting_what_check_config_printed_gives_working_maps(foreign, capsys, t
     assert "training_step_seconds{training_job=" in out  # the configured name: no series
     assert "discovery: series that look like the job's metrics, best first" in out
     assert f'exported_job = "{job}" (the only one)' in out
+    assert ("training_step_duration_seconds  16 ranks; labels: rank=rank, local GPU=local_rank, "
+            f"{'host=hostname' if job == FOREIGN else 'pod=pod'}, job=exported_job") in out
+    assert ("(VictoriaMetrics) answered" in out) == isinstance(foreign, VictoriaMetrics)
     pasted = out.split(PASTE, 1)[1]
     config = tmp_path / "config.toml"
     config.write_text(pasted)

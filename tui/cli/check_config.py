@@ -35,7 +35,8 @@ def check_config(settings: Settings, out: TextIO) -> int:
     except QueryError as error:
         print(f"  FAILED: {error}", file=out)
         return 1
-    print(f"  ok: {settings.prometheus.url} answered in {took * 1000:.0f} ms", file=out)
+    backend = f" ({source.client.backend})" if source.client.backend else ""
+    print(f"  ok: {settings.prometheus.url}{backend} answered in {took * 1000:.0f} ms", file=out)
     return _check_queries(source, out)
 
 

@@ -250,7 +250,8 @@ def _sized(client: PromClient, candidate: Candidate, job: str, since: float
     if chosen:
         parts["job"] = chosen
     score = candidate.score + _label_bonus(candidate.role, parts)
-    total = sum(count for _, count in values) or sum(count for _, count in rows)
+    total = dict(values).get(job) or sum(count for _, count in values) or sum(
+        count for _, count in rows)  # the named job's ranks, else every job's
     if not total:
         return None  # named in the last hour, gone now
     return Candidate(candidate.role, candidate.name, candidate.promql, candidate.fresh_metric,

@@ -18,6 +18,8 @@ Table = dict[str, Any]
 # [ranks] keys, by the part a label plays.
 RANK_KEYS = {"rank": "rank_label", "local": "local_gpu_label", "host": "host_label",
              "pod": "pod_label", "uuid": "uuid_label"}
+PARTS = {"rank": "rank", "local": "local GPU", "host": "host", "pod": "pod", "uuid": "GPU UUID",
+         "job": "job"}  # how each part a label plays is named on screen
 
 
 def chosen(found: Discovery, only_unambiguous: bool = False) -> dict[str, Candidate]:
@@ -80,7 +82,7 @@ def apply(settings: Settings, table: Table, shows: Mapping[str, str]) -> Setting
 
 def described(candidate: Candidate) -> str:
     """One line on a candidate: its series, its labels, how sure discovery is."""
-    parts = [f"{part} {label}" for part, label in candidate.labels.items()]
+    parts = [f"{PARTS[part]}={label}" for part, label in candidate.labels.items()]
     size = (f"{candidate.series} ranks" if candidate.label("rank")
             else f"{candidate.series} series")
     return f"{candidate.name}  {size}; labels: {', '.join(parts) or 'none'}; " \
