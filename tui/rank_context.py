@@ -16,6 +16,7 @@ from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.alerts import (
+    NO_ALERTS,
     AlertRecord,
     alertmanager_alerts,
     merge,
@@ -94,5 +95,6 @@ class RankContext:
         try:
             return read()
         except QueryError as error:
-            notes.append(f"{name} unreachable: {error}")
+            unreachable = "" if error.kind == NO_ALERTS else " unreachable"
+            notes.append(f"{name}{unreachable}: {error}")
             return []

@@ -1,4 +1,5 @@
-"""A real Prometheus scraping `ranktop simulate`, started and stopped by the tests."""
+"""A real Prometheus, or a real VictoriaMetrics, scraping `ranktop simulate`, started and
+stopped by the tests: the same assertions hold against either backend."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,8 @@ def require(binary: str) -> str:
     """The binary's path; without it, skip (or, in CI, fail: CI must run these)."""
     path = shutil.which(binary)
     if path is None:
-        message = f"{binary} is not installed (.ci/run installs Debian's prometheus package)"
+        message = (f"{binary} is not installed (.ci/run installs Debian's prometheus and "
+                   "victoria-metrics packages)")
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
@@ -54,8 +57,23 @@ def get_json(url: str) -> dict:
 
 
 def instant(prometheus_url: str, promql: str) -> list:
-    query = urllib.parse.urlencode({"query": promql})
+    """The query's result now; VictoriaMetrics is asked not to hide its newest samples."""
+    query = urllib.parse.urlencode({"query": promql, "nocache": "1"})
     return get_json(f"{prometheus_url}/api/v1/query?{query}")["data"]["result"]
+
+
+def scrape_config(jobs: Mapping[str, list[int]], interval: str, rules: bool) -> str:
+    """A Prometheus config scraping each job's ports on localhost every ``interval``."""
+    if rules:
+        lines = [f"global: {{scrape_interval: {interval}, evaluation_interval: {interval}}}",
+                 f"rule_files: ['{RULES}']"]
+    else:  # VictoriaMetrics refuses the keys that belong to rules (vmalert's)
+        lines = [f"global: {{scrape_interval: {interval}}}"]
+    lines.append("scrape_configs:")
+    for name, ports in jobs.items():
+        lines.append(f"  - job_name: {name}")
+        lines.append(f"    static_configs: [{{targets: {[f'127.0.0.1:{p}' for p in ports]}}}]")
+    return "\n".join(lines) + "\n"
 
 
 class Simulator:
@@ -80,22 +98,19 @@ class Simulator:
 
 
 class Prometheus:
-    """A Prometheus scraping ``targets`` every second, with ranktop's alerting rules."""
+    """A Prometheus scraping ``targets`` (or each of ``jobs``) every second, with ranktop's
+    alerting rules."""
+
+    name = "Prometheus"
 
     def __init__(self, folder: Path, targets: list[int], port: int | None = None,
-                 interval: str = "1s") -> None:
+                 interval: str = "1s", jobs: Mapping[str, list[int]] | None = None) -> None:
         self.binary = require("prometheus")
         self.folder = folder
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = folder / "prometheus.yml"
-        config.write_text(
-            f"global: {{scrape_interval: {interval}, evaluation_interval: {interval}}}\n"
-            f"rule_files: ['{RULES}']\n"
-            "scrape_configs:\n"
-            "  - job_name: ranktop-simulate\n"
-            f"    static_configs: [{{targets: {[f'127.0.0.1:{p}' for p in targets]}}}]\n"
-        )
+        config.write_text(scrape_config(jobs or {"ranktop-simulate": targets}, interval, True))
         self.process: subprocess.Popen | None = None
         self.start()
 
@@ -121,3 +136,46 @@ class Prometheus:
             self.process.terminate()
             self.process.wait(timeout=20)
             self.process = None
+
+
+class VictoriaMetrics(Prometheus):
+    """A single-node VictoriaMetrics scraping like ``Prometheus`` (no alerting rules: those
+    are vmalert's), hiding its newest ``latency_offset`` (its default: 30 s)."""
+
+    name = "VictoriaMetrics"
+
+    def __init__(self, folder: Path, targets: list[int], port: int | None = None,
+                 interval: str = "1s", jobs: Mapping[str, list[int]] | None = None,
+                 latency_offset: str = "") -> None:
+        self.binary = require("victoria-metrics")
+        self.folder = folder
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.flags = [f"-search.latencyOffset={latency_offset}"] if latency_offset else []
+        config = folder / "scrape.yml"
+        config.write_text(scrape_config(jobs or {"ranktop-simulate": targets}, interval, False))
+        self.process = None
+        self.start()
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [self.binary, f"-promscrape.config={self.folder / 'scrape.yml'}",
+             f"-storageDataPath={self.folder / 'data'}",
+             f"-httpListenAddr=127.0.0.1:{self.port}", "-loggerLevel=ERROR", *self.flags],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: urllib.request.urlopen(f"{self.url}/health", timeout=2).status == 200,
+                 f"VictoriaMetrics on port {self.port}")
+
+    def wait_for_series(self, promql: str, count: int, timeout: float = 30.0) -> None:
+        """As Prometheus's, making what was scraped searchable at once (VictoriaMetrics
+        otherwise takes ~10 s to show a new series)."""
+        def enough() -> bool:
+            urllib.request.urlopen(f"{self.url}/internal/force_flush", timeout=2).close()
+            result = instant(self.url, promql)
+            return bool(result) and float(result[0]["value"][1]) >= count
+
+        wait_for(enough, f"{promql} >= {count}", timeout)
+
+
+BACKENDS = {"prometheus": Prometheus, "victoria-metrics": VictoriaMetrics}

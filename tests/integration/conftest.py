@@ -1,14 +1,16 @@
-"""One Prometheus for the session, scraping two simulated jobs: one with a hot GPU and a
-straggler, one with a dead rank."""
+"""One Prometheus and one VictoriaMetrics for the session, both scraping two simulated jobs:
+one with a hot GPU and a straggler, one with a dead rank. Tests that take ``backend`` run
+against each, with the same assertions."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.integration.cluster import HERE, Prometheus, Simulator
+from tests.integration.cluster import HERE, Prometheus, Simulator, VictoriaMetrics
 
 JOB_FAULTS = "integration-faults"
 JOB_DEATH = "integration-death"
+BACKEND_NAMES = ("prometheus", "victoria-metrics")
 
 
 @pytest.fixture(scope="session")
@@ -20,13 +22,36 @@ def simulators():
         simulator.stop()
 
 
+def _serving(server: Prometheus) -> Prometheus:
+    for job, ranks_up in ((JOB_FAULTS, 512), (JOB_DEATH, 511)):
+        server.wait_for_series(f'count(training_step_seconds{{training_job="{job}"}})', ranks_up)
+    return server
+
+
 @pytest.fixture(scope="session")
 def prometheus(simulators, tmp_path_factory):
     server = Prometheus(tmp_path_factory.mktemp("prometheus"), [s.port for s in simulators])
-    for job, ranks_up in ((JOB_FAULTS, 512), (JOB_DEATH, 511)):
-        server.wait_for_series(f'count(training_step_seconds{{training_job="{job}"}})', ranks_up)
-    yield server
+    yield _serving(server)
     server.stop()
+
+
+# VictoriaMetrics hides its newest 30 s by default; here 8 s, so that the tests need not
+# wait half a minute for data old enough to show without ranktop's latency_offset.
+HIDDEN = "8s"
+
+
+@pytest.fixture(scope="session")
+def victoria(simulators, tmp_path_factory):
+    server = VictoriaMetrics(tmp_path_factory.mktemp("victoria"), [s.port for s in simulators],
+                             latency_offset=HIDDEN)
+    yield _serving(server)
+    server.stop()
+
+
+@pytest.fixture(params=BACKEND_NAMES)
+def backend(request):
+    """Each PromQL backend in turn, scraping the same simulators."""
+    return request.getfixturevalue("prometheus" if request.param == "prometheus" else "victoria")
 
 
 @pytest.fixture(autouse=True)

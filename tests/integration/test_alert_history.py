@@ -3,7 +3,8 @@
 ranktop's shipped rules wait a minute or two before firing, too long for a test, so one test
 runs a Prometheus of its own with a rule that fires at once: a GPU above 84 °C. It scrapes
 the session's simulated job with the hot GPU (rank 37, at 88 °C from the start). The other
-test reads the session Prometheus, whose shipped temperature rule has rank 37 pending.
+test reads the session Prometheus, whose shipped temperature rule has rank 37 pending. A
+VictoriaMetrics without vmalert has no ALERTS: its rank's alert table says so.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 import urllib.request
 
 import pytest
+from ranktop.tui.rank_context import RankContext
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario
@@ -91,3 +93,13 @@ def test_the_shipped_temperature_rule_is_in_the_hot_ranks_history(prometheus):
     assert any(r.end is None for r in temperature)  # the GPU is still hot
     later = prometheus_history(settings_for(prometheus.url), neighbour, 600, now, step=1)
     assert not [r for r in later if r.name == "GPUTemperatureHigh"]
+
+
+def test_victoria_metrics_without_vmalert_says_why_its_alert_table_is_empty(victoria):
+    hot, _ = ranks()
+    context = RankContext(settings_for(victoria.url), "integration-faults", event_log=None)
+    rows, note = context.alert_rows(hot)
+    assert rows == []
+    assert "Prometheus: no ALERTS series: VictoriaMetrics keeps ALERTS only where vmalert " \
+           "writes them" in note
+    assert "unreachable" not in note

@@ -1,5 +1,6 @@
-"""`ranktop simulate --profile stock` and `--profile k8s` behind a real Prometheus: the
-hardware error series exist with dcgm-exporter's labels, and ranktop reads them."""
+"""`ranktop simulate --profile stock` and `--profile k8s` behind a real Prometheus and a real
+VictoriaMetrics: the hardware error series exist with dcgm-exporter's labels, and ranktop
+reads them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import HERE, Prometheus, Simulator, instant
+from tests.integration.cluster import (
+    BACKENDS,
+    HERE,
+    Prometheus,
+    Simulator,
+    VictoriaMetrics,
+    instant,
+)
+from tests.integration.conftest import BACKEND_NAMES, HIDDEN
 
 STOCK_JOB, K8S_JOB = "integration-hardware", "integration-k8s"
 RANKS = 16  # two nodes of eight
@@ -21,25 +30,31 @@ NOT_STOCK = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
 
 
 @pytest.fixture(scope="module")
-def prometheus(tmp_path_factory):
+def profile_simulators():
     scenario = HERE / "scenario-hardware.toml"
     simulators = [
         Simulator(scenario, seed=9, nodes=2, extra=("--profile", "stock")),
         Simulator(scenario, seed=10, nodes=2, extra=("--profile", "k8s", "--job", K8S_JOB)),
     ]
-    server = None
+    yield simulators
+    for simulator in simulators:
+        simulator.stop()
+
+
+@pytest.fixture(scope="module", params=BACKEND_NAMES)
+def prometheus(request, profile_simulators, tmp_path_factory):
+    """Each backend in turn (the name stays: the assertions are Prometheus's)."""
+    kind = BACKENDS[request.param]
+    extra = {"latency_offset": HIDDEN} if kind is VictoriaMetrics else {}
+    server = kind(tmp_path_factory.mktemp(f"profiles-{request.param}"),
+                  [s.port for s in profile_simulators], **extra)
     try:
-        server = Prometheus(tmp_path_factory.mktemp("prometheus-profiles"),
-                            [s.port for s in simulators])
         for job in (STOCK_JOB, K8S_JOB):
             server.wait_for_series(f'count(training_step_seconds{{training_job="{job}"}})',
                                    RANKS)
         yield server
     finally:
-        if server is not None:
-            server.stop()
-        for simulator in simulators:
-            simulator.stop()
+        server.stop()
 
 
 def stock(prometheus: Prometheus, promql: str) -> list:
@@ -93,7 +108,8 @@ def test_the_k8s_profile_labels_as_behind_a_service_monitor(prometheus):
                                           (K8S_JOB, 'exported_namespace="training"')])
 def test_ranktop_reads_the_hardware_ledger_from_either_profile(prometheus, job, selector):
     settings = load_settings(overrides={"prometheus": {
-        "url": prometheus.url, "job": job, "dcgm_selector": selector}}, environ={})
+        "url": prometheus.url, "job": job, "dcgm_selector": selector, "latency_offset": "1s"}},
+        environ={})
     frame = PrometheusSource(settings).poll_now()
     values = frame.values
     assert values["remapped_rows"][5] == 1 and values["row_remap_failure"][14] == 1

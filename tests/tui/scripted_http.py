@@ -16,6 +16,7 @@ class Scripted(BaseHTTPRequestHandler):
     """Answers every path with ``reply``; remembers what the last request asked."""
 
     reply: tuple[int, str, str] = (200, "application/json", "")
+    headers: dict[str, str] = {}  # sent with every answer
     delay = 0.0
     seen: dict = {}
 
@@ -34,6 +35,8 @@ class Scripted(BaseHTTPRequestHandler):
         status, content_type, text = Scripted.reply
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for name, value in Scripted.headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(text.encode())
 
@@ -50,3 +53,4 @@ def server() -> Iterator[str]:
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     Scripted.delay = 0.0
+    Scripted.headers = {}

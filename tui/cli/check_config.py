@@ -1,5 +1,8 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
-every query with how many ranks it returned. Exit 0 when all answered, 1 when not.
+every query with how many ranks it returned; where the job's metrics or DCGM's are empty,
+why (targets down, another job label, a selector that matches nothing) and, for the job's,
+the series that look like them with the config lines to use, ready to paste. Exit 0 when
+all answered, 1 when not.
 
 ``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
 same messages as when the console starts (the command line exits 2 on either)."""
@@ -10,7 +13,11 @@ import time
 from typing import TextIO
 
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.settings.paths import shipped_config_dir
+from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
+from ranktop.tui.settings.writer import toml_text
+from ranktop.tui.sources import suggest
+from ranktop.tui.sources.diagnosis import shown
+from ranktop.tui.sources.discovery import ROLES, Discovery
 from ranktop.tui.sources.prom_client import QueryError, shown_url
 from ranktop.tui.sources.prometheus import PrometheusSource
 
@@ -28,8 +35,9 @@ def check_config(settings: Settings, out: TextIO) -> int:
     except QueryError as error:
         print(f"  FAILED: {error}", file=out)
         return 1
-    print(f"  ok: {shown_url(settings.prometheus.url)} answered in {took * 1000:.0f} ms",
-          file=out)
+    backend = f" ({source.client.backend})" if source.client.backend else ""
+    print(f"  ok: {shown_url(settings.prometheus.url)}{backend} answered in "
+          f"{took * 1000:.0f} ms", file=out)
     return _check_queries(source, out)
 
 
@@ -46,6 +54,7 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
         ("job", f"{prom.job or '(any)'}  (label {ranks.job_label})"),
         ("auth", _auth(settings)),
         ("dcgm selector", "{" + prom.dcgm_selector + "}"),
+        ("backend", _backend(settings)),
         ("rank labels", f"{ranks.step_metric}: {ranks.rank_label}, {ranks.host_label}, "
                         f"{ranks.local_gpu_label}, {ranks.uuid_label}"),
         ("rank map file", str(ranks.rank_map_file or "(none)")),
@@ -57,6 +66,14 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
     print("configuration", file=out)
     for name, value in rows:
         print(f"  {name:<14} {value}", file=out)
+
+
+def _backend(settings: Settings) -> str:
+    prom = settings.prometheus
+    parts = [f"tenant {prom.tenant!r} (X-Scope-OrgID)"] if prom.tenant else []
+    if prom.latency_offset:
+        parts.append(f"latency_offset {prom.latency_offset} (VictoriaMetrics' newest data)")
+    return ", ".join(parts) or "(defaults)"
 
 
 def _auth(settings: Settings) -> str:
@@ -96,7 +113,61 @@ def _check_queries(source: PrometheusSource, out: TextIO) -> int:
     for metric, values in frame.values.items():
         count = sum(1 for v in values if v == v)
         print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
+    _why(source, out)
+    _found(source, out)
     return 1 if failed or not len(source.rank_map) else 0
+
+
+def _why(source: PrometheusSource, out: TextIO) -> None:
+    why = source.finder.why
+    if not (why.job or why.dcgm):
+        return
+    print("\nwhy some queries came back empty", file=out)
+    for side, text in (("job metrics", why.job), ("DCGM", why.dcgm)):
+        if text:
+            print(f"  {side + ':':<14} {text}", file=out)
+
+
+def _found(source: PrometheusSource, out: TextIO) -> None:
+    """What discovery found (when the job's metrics were empty), and the lines to paste."""
+    found = source.finder.discovery
+    if found.error:
+        print(f"\ndiscovery: {found.error}", file=out)
+    if not found.candidates:
+        return
+    print("\ndiscovery: series that look like the job's metrics, best first", file=out)
+    for role in ROLES:
+        for index, candidate in enumerate(found.of(role.id)):
+            title = role.title if index == 0 else ""
+            print(f"  {title:<19}{suggest.described(candidate)}", file=out)
+    if found.job_label:
+        print(f"  {'job':<19}{found.job_label} = {_jobs(found)}", file=out)
+    if found.missing:
+        print(f"  {'':<19}no series carries the job you named, {shown(found.missing)}",
+              file=out)
+    table = suggest.suggestion(found, source.configured)
+    if not table:
+        print("  none is good enough to use: name the job's metrics in [metrics.step_time] "
+              "and [ranks] (README: \"Export the job's metrics\")", file=out)
+        return
+    if source.finder.adopted:
+        print("\nthe console uses the unambiguous part of this already, and says so", file=out)
+    print(f"\npaste into {user_config_file()} (or run `ranktop init` to write a new one):\n",
+          file=out)
+    if found.other_jobs or found.missing:
+        others = f"; others: {_others(found)}" if found.other_jobs else ""
+        print(f"# the job with the most ranks{others}", file=out)
+    print(toml_text(table), file=out, end="")
+
+
+def _jobs(found: Discovery) -> str:
+    mark = "" if found.other_jobs else " (the only one)"
+    return f"{shown(found.job)}{mark}" + (f"; also {_others(found)}" if found.other_jobs else "")
+
+
+def _others(found: Discovery) -> str:
+    return ", ".join(shown(job) for job in found.other_jobs[:5]) + (
+        " …" if len(found.other_jobs) > 5 else "")
 
 
 def _timed(call) -> float:

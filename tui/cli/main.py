@@ -56,7 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Try it on the embedded demo cluster: ranktop --demo. Subcommands: "
                "`ranktop simulate --port P` serves the demo cluster as dcgm-exporter and job "
                "metrics for a Prometheus to scrape; `ranktop check-config` checks the "
-               "configuration, the connection and every query.",
+               "configuration, the connection and every query, and where the job's metrics "
+               "are absent suggests the series that look like them; `ranktop init` writes "
+               "that suggestion to a new config file.",
     )
     parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
     parser.add_argument("--demo", action="store_true",
@@ -72,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="lines of rank,host,gpu, when the job's metrics carry no ranks")
     parser.add_argument("--logs", metavar="SPEC",
                         help="each rank's log files: a pattern with {rank} {local_rank} {host} "
-                             "{node_rank}, or torchrun:DIR, nccl:PATTERN, slurm:PATTERN")
+                             "{node_rank} {node} {pod}, or torchrun:DIR, nccl:PATTERN, "
+                             "slurm:PATTERN")
     parser.add_argument("--log-dir", metavar="DIR",
                         help="demo: write the simulated ranks' logs here (default: a temp dir)")
     parser.add_argument("--alertmanager", metavar="URL",
@@ -137,6 +140,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return simulate_main(argv[1:])
     if argv and argv[0] == "check-config":
         return _check_config(argv[1:])
+    if argv and argv[0] == "init":
+        return _init(argv[1:])
     if argv and argv[0] == "report":
         return _report(argv[1:])
     parser = build_parser()
@@ -179,6 +184,27 @@ def _check_config(argv: list[str]) -> int:
     from ranktop.tui.cli.check_config import check_config
 
     return check_config(settings, sys.stdout)
+
+
+def _init(argv: list[str]) -> int:
+    parser = build_parser()
+    parser.prog = "ranktop init"
+    parser.description = ("Find the job's metrics in the Prometheus given, show the config that "
+                          "reads them, and write it to a new config file (--config FILE, else "
+                          "~/.config/ranktop/config.toml); a file that exists is never "
+                          "overwritten.")
+    args = parser.parse_args(argv)
+    from ranktop.tui.settings.paths import user_config_file
+
+    target = args.config.expanduser() if args.config else user_config_file()
+    if not target.is_file():
+        args.config = None  # a file still to be written is not one to read
+    settings = _settings(args)
+    if settings is None:
+        return 2
+    from ranktop.tui.cli.init import init_config
+
+    return init_config(settings, target)
 
 
 def _report(argv: list[str]) -> int:

@@ -38,6 +38,8 @@ XID_UNKNOWN = "see NVIDIA's XID catalogue"
 DCGM_HOST_LABELS = ("Hostname", "hostname", "exported_pod", "pod")
 # Host labels of a bare-metal exporter (the ones a per-GPU selector can narrow on).
 DCGM_NODE_LABELS = ("Hostname", "hostname")
+# Where it names the pod using the GPU: behind a ServiceMonitor, or kept with honor_labels.
+DCGM_POD_LABELS = ("exported_pod", "pod")
 DCGM_UUID_LABELS = ("UUID", "uuid")
 DCGM_GPU_LABEL = "gpu"
 DCGM_MODEL_LABELS = ("modelName", "model_name")

@@ -29,12 +29,16 @@ class Rank:
     node: int
     uuid: str = ""
     inferred: bool = False  # never seen: its place is inferred from its neighbours
+    pod: str = ""  # on Kubernetes, the pod it runs in ("" where not known)
 
     @property
     def place(self) -> str:
-        """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5"."""
+        """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5", and on
+        Kubernetes "gpu-node-004 GPU 5 pod llama-worker-4" (node and pod)."""
         host = self.host if self.host and self.host != "?" else "host unknown"
         where = f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
+        if self.pod and self.pod != self.host:
+            where = f"{where} pod {self.pod}"
         return f"{where}, inferred" if self.inferred else where
 
     @property
@@ -87,7 +91,7 @@ class Frame:
     """One poll: per-rank values of each metric, plus job-level values.
 
     ``values[metric][rank]`` is NaN where there is no data. A metric that is not in
-    ``values`` at all is not exported by the source.
+    ``values`` at all is not exported by the source; ``absent`` says why, where known.
     """
 
     time: float
@@ -96,6 +100,7 @@ class Frame:
     stale: frozenset[int] = frozenset()  # ranks whose newest sample is too old to trust
     shows: Mapping[str, str] = field(default_factory=dict)  # metric -> which query it shows
     local: frozenset[int] = frozenset()  # ranks whose values came from this node's NVML
+    absent: Mapping[str, str] = field(default_factory=dict)  # metric -> why it has no values
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)

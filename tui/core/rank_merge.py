@@ -4,6 +4,7 @@ one already known, so that no rank ever loses or changes its number, host and GP
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.core.ranks import FROM_DCGM, FROM_FILE, FROM_JOB, FROM_SLURM
@@ -71,8 +72,7 @@ def _relaid(ranks: Sequence[Rank], old: RankMap, new: RankMap) -> RankMap:
     node_of = {host: index for index, host in enumerate(hosts)}
     placed = tuple(
         rank if rank.node == node_of.get(rank.host, -1)
-        else Rank(rank.rank, rank.host, rank.gpu, node_of.get(rank.host, -1), rank.uuid,
-                  rank.inferred)
+        else replace(rank, node=node_of.get(rank.host, -1))
         for rank in ranks)
     return RankMap(ranks=placed, hosts=tuple(hosts),
                    gpus_per_node=max(old.gpus_per_node, new.gpus_per_node), source=old.source)

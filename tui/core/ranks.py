@@ -4,7 +4,8 @@ The rank map comes from, first that works: the labels of the job's own per-rank 
 rank-map file; the Slurm node list with GPUs per node (torchrun's default order); and last
 the order of host and GPU in DCGM's series. DCGM series join to ranks by GPU UUID where the
 job's metrics carry it (containers and CUDA_VISIBLE_DEVICES renumber GPUs), else by host
-(or pod) and GPU index.
+(or pod) and GPU index. On Kubernetes the job's series may name only their pod: the rank's
+node is then the one DCGM's series give for that pod.
 
 The map is dense (ranks 0..N-1), so N is bounded by what the job shows, never by the largest
 number in a label: a rank numbered past ``rank_ceiling`` of the ranks seen (a typo, or a
@@ -21,7 +22,13 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_UUID_LABELS
+from ranktop.tui.core.domain import (
+    DCGM_GPU_LABEL,
+    DCGM_HOST_LABELS,
+    DCGM_NODE_LABELS,
+    DCGM_POD_LABELS,
+    DCGM_UUID_LABELS,
+)
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.text import plain
 
@@ -34,6 +41,7 @@ MAX_FILE_BYTES = 20_000_000  # a rank-map file of MAX_RANKS lines is ~8 MB
 
 
 Labels = Mapping[str, str]
+Found = Mapping[int, tuple[str, int, str, str]]  # rank -> (host, gpu, uuid, pod)
 
 
 class RankMapError(ValueError):
@@ -41,16 +49,22 @@ class RankMapError(ValueError):
 
 
 def from_job_series(series: Iterable[Labels], rank_label: str, host_label: str,
-                    gpu_label: str, uuid_label: str) -> RankMap | None:
-    """Ranks named by the job's own metrics; None when no series carries a usable rank."""
-    found: dict[int, tuple[str, int, str]] = {}
+                    gpu_label: str, uuid_label: str, pod_label: str = "",
+                    node_of_pod: Mapping[str, str] | None = None) -> RankMap | None:
+    """Ranks named by the job's own metrics; None when no series carries a usable rank.
+
+    A series with a pod and no host runs on the node ``node_of_pod`` names (from DCGM), or,
+    where no node is known, is placed by its pod."""
+    found: dict[int, tuple[str, int, str, str]] = {}
+    nodes = node_of_pod or {}
     for labels in series:
         rank = _whole(labels.get(rank_label))
         if rank is None:
             continue
         gpu = _whole(labels.get(gpu_label))
-        found[rank] = (labels.get(host_label, "?"), -1 if gpu is None else gpu,
-                       labels.get(uuid_label, ""))
+        pod = labels.get(pod_label, "") if pod_label else ""
+        host = labels.get(host_label) or nodes.get(pod) or pod or "?"
+        found[rank] = (host, -1 if gpu is None else gpu, labels.get(uuid_label, ""), pod)
     if not found:
         return None
     try:
@@ -59,10 +73,22 @@ def from_job_series(series: Iterable[Labels], rank_label: str, host_label: str,
         return None
 
 
+def nodes_of_pods(series: Iterable[Labels]) -> dict[str, str]:
+    """Each pod's node, as DCGM's series on Kubernetes say it (the pod under ``exported_pod``
+    behind a ServiceMonitor, ``pod`` with honor_labels; the node under ``Hostname``)."""
+    nodes: dict[str, str] = {}
+    for labels in series:
+        node = next((labels[k] for k in DCGM_NODE_LABELS if labels.get(k)), "")
+        for key in DCGM_POD_LABELS:
+            if node and labels.get(key):
+                nodes.setdefault(labels[key], node)
+    return nodes
+
+
 def from_file(path: Path) -> RankMap:
     """Lines of ``rank,host,gpu`` (commas or spaces; ``#`` comments; a header is skipped)."""
     lines = _read_lines(path)
-    found: dict[int, tuple[str, int, str]] = {}
+    found: dict[int, tuple[str, int, str, str]] = {}
     for number, line in enumerate(lines, start=1):
         fields = [f for f in re.split(r"[,\s]+", line.split("#", 1)[0].strip()) if f]
         if not fields or (number == 1 and not fields[0].isdecimal()):
@@ -76,7 +102,7 @@ def from_file(path: Path) -> RankMap:
                                f"shows ({MAX_RANKS - 1})")
         if rank in found:
             raise RankMapError(f"{path}: line {number}: rank {rank} appears twice")
-        found[rank] = (plain(fields[1]), gpu, "")
+        found[rank] = (plain(fields[1]), gpu, "", "")
     if not found:
         raise RankMapError(f"{path}: no ranks in the file")
     return _build(found, f"{FROM_FILE} {path.name}")
@@ -114,7 +140,7 @@ def from_dcgm(series: Iterable[Labels]) -> RankMap | None:
                    if _host(labels)})
     if not gpus:
         return None
-    found = {rank: (host, gpu, "") for rank, (host, gpu) in enumerate(gpus)}
+    found = {rank: (host, gpu, "", "") for rank, (host, gpu) in enumerate(gpus)}
     return _build(found, FROM_DCGM)
 
 
@@ -179,7 +205,8 @@ class DcgmJoin:
 
     def __init__(self, rank_map: RankMap) -> None:
         self.by_uuid = {r.uuid: r.rank for r in rank_map.ranks if r.uuid}
-        self.by_place = {(r.host, r.gpu): r.rank for r in rank_map.ranks}
+        self.by_place = {(r.pod, r.gpu): r.rank for r in rank_map.ranks if r.pod}
+        self.by_place.update({(r.host, r.gpu): r.rank for r in rank_map.ranks})
 
     def rank_of(self, labels: Labels) -> int | None:
         uuid = next((labels[k] for k in DCGM_UUID_LABELS if labels.get(k)), "")
@@ -211,7 +238,7 @@ def rank_ceiling(seen: int) -> int:
     return min(MAX_RANKS, max(2 * seen, seen + 1024))
 
 
-def _build(found: Mapping[int, tuple[str, int, str]], source: str) -> RankMap:
+def _build(found: Found, source: str) -> RankMap:
     """A dense rank map 0..max. A rank never seen (a gap in the labels: it died before
     anyone looked) is placed where torchrun's order puts it, when its neighbours say so;
     else on an unknown host. Ranks past ``rank_ceiling`` are left out, and said so."""
@@ -228,20 +255,21 @@ def _build(found: Mapping[int, tuple[str, int, str]], source: str) -> RankMap:
         if found[rank][0] not in hosts:
             hosts.append(found[rank][0])
     per_host: dict[str, int] = {}
-    for host, _, _ in found.values():
+    for host, *_ in found.values():
         per_host[host] = per_host.get(host, 0) + 1
     gpus_per_node = max(per_host.values())
     node_of = {host: index for index, host in enumerate(hosts)}
     ranks = [
         Rank(rank=r, host=found[r][0], gpu=found[r][1], node=node_of[found[r][0]],
-             uuid=found[r][2]) if r in found else _inferred(r, found, gpus_per_node, node_of)
+             uuid=found[r][2], pod=found[r][3]) if r in found
+        else _inferred(r, found, gpus_per_node, node_of)
         for r in range(max(found) + 1)
     ]
     return RankMap(ranks=tuple(ranks), hosts=tuple(hosts), gpus_per_node=gpus_per_node,
                    source=source)
 
 
-def _inferred(rank: int, found: Mapping[int, tuple[str, int, str]], gpus_per_node: int,
+def _inferred(rank: int, found: Found, gpus_per_node: int,
               node_of: Mapping[str, int]) -> Rank:
     """A gap rank between two seen ones on the same host, one GPU apart from each."""
     before, after = found.get(rank - 1), found.get(rank + 1)

@@ -4,7 +4,9 @@ A spec is either a raw pattern or ``preset:ARGUMENT``.
 
 A raw pattern is a path with shell globs (``*``, ``?``, ``[...]``, ``**``) and the
 placeholders ``{rank}`` (global rank), ``{local_rank}``, ``{node_rank}``, ``{host}`` (as
-ranktop knows it) and ``{short_host}`` (cut at the first '.'); format specs work, e.g.
+ranktop knows it), ``{short_host}`` (cut at the first '.'), and on Kubernetes ``{node}`` (the
+node, the same as ``{host}``) and ``{pod}`` (the rank's pod; its host where no pod is known);
+format specs work, e.g.
 ``{rank:05d}``, and ``{{``/``}}`` are literal braces. Example: ``/logs/{host}/rank{rank}.log``.
 A pattern that starts with a word and a colon is read as a preset, so write a relative path
 that does as ``./word:...``.
@@ -13,7 +15,8 @@ The presets (``PRESETS``):
 
 - ``torchrun:DIR``: torchrun ``--log-dir`` trees kept per host on a shared filesystem,
   ``DIR/{host}/*/attempt_*/{local_rank}/stderr.log`` and ``stdout.log``. The per-host
-  directory may be named by the full or the short host name. When the log directory was
+  directory may be named by the full or the short host name, or, on Kubernetes where each
+  pod writes its own tree, by the rank's pod (looked for first). When the log directory was
   reused, the newest run directory wins (by its files' modification time), and within it the
   highest attempt number; stderr comes before stdout.
 - ``nccl:PATTERN``: files written through ``NCCL_DEBUG_FILE``, where ``%h`` is the short host,
@@ -40,7 +43,8 @@ from pathlib import Path
 from ranktop.tui.core.model import Rank
 
 PRESETS: dict[str, str] = {
-    "torchrun": "DIR/{host}/*/attempt_*/{local_rank}/stderr.log and stdout.log, newest attempt",
+    "torchrun": "DIR/{host}/*/attempt_*/{local_rank}/stderr.log and stdout.log (a pod's "
+                "own tree: DIR/{pod}/...), newest attempt",
     "nccl": "PATTERN with %h = short host, %p = any pid; the file whose NCCL init line names "
             "the rank (else whose [cudaDev] is the local rank)",
     "slurm": "PATTERN with %t = rank, %N = short host, %n = node rank, "
@@ -112,7 +116,8 @@ def _safe(value: str) -> str:
 
 def _fill(pattern: str, rank: Rank, node_rank: int, local_rank: int) -> str:
     values = {"rank": rank.rank, "local_rank": local_rank, "node_rank": node_rank,
-              "host": _safe(rank.host), "short_host": _short_host(rank.host)}
+              "host": _safe(rank.host), "short_host": _short_host(rank.host),
+              "node": _safe(rank.host), "pod": _safe(rank.pod or rank.host)}
     try:
         return pattern.format_map(values)
     except KeyError as missing:
@@ -141,7 +146,8 @@ def _newest_first(paths: list[Path]) -> list[Path]:
 
 
 def _torchrun(directory: str, rank: Rank, local_rank: int) -> list[Path]:
-    for host in _host_dirs(rank.host):
+    trees = [_safe(rank.pod)] if rank.pod else []
+    for host in dict.fromkeys([*trees, *_host_dirs(rank.host)]):
         found = [path for stream in ("stderr", "stdout")
                  for path in _glob(f"{directory}/{host}/*/attempt_*/{local_rank}/{stream}.log")]
         if found:

@@ -155,7 +155,10 @@ class ClusterScreen(Screen):
         title = f"{key_for(self, f'map.{index + 1}')} {metric.title}" + (
             f" ({shows})" if shows else "")
         if values is None:
-            panel.show(metric.id, title, metric.bad, (), None, ("not exported",), ("", ""))
+            why = frame.absent.get(metric.id, "") if frame is not None else ""
+            said = (f"not exported — {why}", "not exported — see `ranktop check-config`",
+                    "not exported") if why else ("not exported",)
+            panel.show(metric.id, title, metric.bad, (), None, said, ("", ""))
             return
         scale = analysis.scales.get(metric.id)
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)

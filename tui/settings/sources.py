@@ -6,6 +6,7 @@ from the config file itself, and are held in ``Secret`` so they never print.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ ENVIRONMENT = {
     "RANKTOP_USERNAME": ("prometheus", "username", str),
     "RANKTOP_PASSWORD_FILE": ("prometheus", "password_file", str),
     "RANKTOP_CA_BUNDLE": ("prometheus", "ca_bundle", str),
+    "RANKTOP_TENANT": ("prometheus", "tenant", str),
+    "RANKTOP_LATENCY_OFFSET": ("prometheus", "latency_offset", str),
     "RANKTOP_INSECURE": ("prometheus", "insecure", bool),
     "RANKTOP_RANK_MAP": ("ranks", "rank_map_file", str),
     "RANKTOP_LOGS": ("logs", "spec", str),
@@ -29,6 +32,7 @@ ENVIRONMENT = {
     "RANKTOP_REFRESH_SECONDS": ("display", "refresh_seconds", float),
 }
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+_DURATION = re.compile(r"^\d+(ms|s|m)$")
 
 
 class Secret:
@@ -63,6 +67,8 @@ class PrometheusSettings:
     password: Secret
     ca_bundle: Path | None
     insecure: bool
+    tenant: str = ""  # Mimir / Cortex tenant, sent as X-Scope-OrgID
+    latency_offset: str = ""  # VictoriaMetrics: hide only this much of the newest data
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class RankSettings:
     slurm_nodelist: str
     gpus_per_node: int
     stale_after_seconds: float
+    pod_label: str = "pod"  # on Kubernetes: the pod of the job's series (its node from DCGM)
 
 
 def environment_overrides(environ: Mapping[str, str]) -> tuple[dict, dict[str, str]]:
@@ -118,6 +125,8 @@ def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> Prometheu
         password=_secret(reader, "password_file", environ.get("RANKTOP_PASSWORD")),
         ca_bundle=_existing_file(reader, "ca_bundle"),
         insecure=reader.flag("insecure"),
+        tenant=_header_value(reader, "tenant"),
+        latency_offset=_duration(reader, "latency_offset"),
     )
 
 
@@ -149,7 +158,22 @@ def rank_settings(reader: Reader, environ: Mapping[str, str]) -> RankSettings:
         or environ.get("SLURM_JOB_NODELIST", ""),
         gpus_per_node=reader.integer("gpus_per_node", 1, 64),
         stale_after_seconds=reader.number("stale_after_seconds", 1, 86400),
+        pod_label=reader.text("pod_label"),
     )
+
+
+def _duration(reader: Reader, key: str) -> str:
+    text = reader.optional_text(key).strip()
+    if text and not _DURATION.match(text):
+        raise reader.fail(key, f'must be a duration such as "1s" or "500ms" (got {text!r})')
+    return text
+
+
+def _header_value(reader: Reader, key: str) -> str:
+    text = reader.optional_text(key).strip()
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise reader.fail(key, "must not hold control characters")
+    return text
 
 
 def _existing_file(reader: Reader, key: str) -> Path | None:

@@ -2,8 +2,10 @@
 
 One scrape of ``/metrics`` returns, in the Prometheus text format 0.0.4, what a Prometheus
 scraping every node's dcgm-exporter and every rank's training metrics would hold: the
-dcgm-exporter series (real names, types, help texts and labels) and ranktop's per-rank
-``training_*`` convention. A dead rank has no series at all; absent means "no data".
+dcgm-exporter series (real names, types, help texts and labels) and the job's per-rank
+metrics: ranktop's ``training_*`` convention, or (``--job-metrics foreign``) names and labels
+of the job's own choosing, as a real cluster has them. A dead rank has no series at all;
+absent means "no data".
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ from pathlib import Path
 from ranktop.tui.core.model import Rank
 from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
 from ranktop.tui.simulator.families import (
-    JOB_FAMILIES,
+    JOB_METRIC_NAMES,
     PROFILES,
     STOCK_LABELS,
-    TRAINING_FAMILIES,
     XID_FAMILY,
     XID_MESSAGES,
     XID_UNKNOWN,
     Family,
     dcgm_families,
+    job_families,
 )
 from ranktop.tui.simulator.log_writer import LogWriter, keep_writing
 from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
@@ -61,6 +63,8 @@ class ExportOptions:
     ServiceMonitor stores them: renamed exported_pod, exported_namespace, exported_container,
     beside the exporter pod's own target labels (pod, namespace, container, service,
     endpoint); the job's series carry their pod's labels, as a PodMonitor scrapes them.
+    ``job_metrics`` "foreign" names the job's metrics its own way and labels them ``job``,
+    ``rank``, ``local_rank`` and ``hostname`` (on Kubernetes only the pod's labels: no host).
     """
 
     job: str | None = None  # the training_job label; None: the scenario's name
@@ -69,6 +73,13 @@ class ExportOptions:
     nvlink_bytes: bool = True
     kubernetes: bool = False
     profile: str = "default"
+    job_metrics: str = "ranktop"
+
+
+def worker_pod(job: str, node: int) -> str:
+    """The pod of the job's workers on a node, named as a DNS-1123 label."""
+    pod = re.sub(r"[^a-z0-9-]+", "-", job.lower()).strip("-") or "job"
+    return f"{pod}-worker-{node}"
 
 
 def escape(value: str) -> str:
@@ -99,12 +110,18 @@ class MetricsRenderer:
                       for r in ranks]
         self._attrs = [self._k8s_attrs(r) for r in ranks]
         self._gpu = [_labels(d + sorted(a)) for d, a in zip(self._dcgm, self._attrs, strict=True)]
-        self._train = [_labels([
-            ("training_job", self.job), ("rank", str(r.rank)), ("local_rank", str(r.gpu)),
-            ("hostname", r.host), ("gpu_uuid", r.uuid), *self._pod_monitor(r),
-        ]) for r in ranks]
+        self._train = [_labels(self._job_labels(r)) for r in ranks]
         self._families = dcgm_families(self.options.profile, self.options.sm_active,
                                        self.options.nvlink_bytes)
+        self._training, self._job_wide = job_families(self.options.job_metrics)
+
+    def _job_labels(self, rank: Rank) -> list[tuple[str, str]]:
+        number = [("rank", str(rank.rank)), ("local_rank", str(rank.gpu))]
+        if self.options.job_metrics == "ranktop":
+            return [("training_job", self.job), *number, ("hostname", rank.host),
+                    ("gpu_uuid", rank.uuid), *self._pod_monitor(rank)]
+        pod = self._pod_monitor(rank)
+        return [("job", self.job), *number, *(pod or [("hostname", rank.host)])]
 
     def _dcgm_labels(self, rank: Rank) -> list[tuple[str, str]]:
         return [
@@ -115,8 +132,7 @@ class MetricsRenderer:
         ]
 
     def _worker_pod(self, rank: Rank) -> str:
-        pod = re.sub(r"[^a-z0-9-]+", "-", self.job.lower()).strip("-") or "job"  # DNS-1123
-        return f"{pod}-worker-{rank.node}"
+        return worker_pod(self.job, rank.node)
 
     def _k8s_attrs(self, rank: Rank) -> list[tuple[str, str]]:
         worker = [("pod", self._worker_pod(rank)), ("namespace", K8S_NAMESPACE),
@@ -145,11 +161,11 @@ class MetricsRenderer:
         for family in self._families:
             _series(out, family, frame.values[family.key], self._gpu)
         self._xid(out, frame.values["xid"])
-        for family in TRAINING_FAMILIES:
+        for family in self._training:
             _series(out, family, frame.values[family.key], self._train)
         live = frame.values["step_time"]
         n = len(self._train)
-        for family in JOB_FAMILIES:
+        for family in self._job_wide:
             value = frame.job[family.key] / (n if family.key == "tokens_per_s" else 1)
             _series(out, family, [value if v == v else v for v in live], self._train)
         out.append("")
@@ -279,7 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="what to export: default (every metric ranktop reads), stock (only "
              "dcgm-exporter's default counters), k8s (stock, with Kubernetes labels as a "
              "Prometheus behind a ServiceMonitor stores them: exported_pod, ...)")
-    add("--job", help="training_job label (default: the scenario's name)")
+    add("--job-metrics", choices=JOB_METRIC_NAMES, default="ranktop",
+        help="how the job names its own metrics: ranktop (its convention: "
+             "training_step_seconds{training_job,rank,local_rank,hostname,gpu_uuid}) or foreign "
+             "(training_step_duration_seconds, training_step_compute_seconds, "
+             "training_iteration, train_loss, train_tokens_per_sec, labelled job, rank, "
+             "local_rank and hostname, or pod with --profile k8s), for ranktop to discover")
+    add("--job", help="the job's name in its metrics' job label (default: the scenario's "
+                      "name)")
     add("--hostname-label", choices=("Hostname", "hostname"), default="Hostname",
         help="host label of the DCGM series: released dcgm-exporter says Hostname (default)")
     add("--no-sm-active", action="store_true",
@@ -314,7 +337,8 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
     options = ExportOptions(job=args.job, hostname_label=args.hostname_label,
                             sm_active=not args.no_sm_active,
                             nvlink_bytes=not args.no_nvlink_bytes,
-                            kubernetes=args.kubernetes, profile=args.profile)
+                            kubernetes=args.kubernetes, profile=args.profile,
+                            job_metrics=args.job_metrics)
     try:
         scenario = load_scenario(args.scenario)
         cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, scenario)
@@ -334,7 +358,11 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ranktop-simulate-") as folder:
         root = args.log_dir or Path(folder) / "logs"
         began = time.monotonic()
-        stop = keep_writing(LogWriter(cluster, root, seed=args.seed),
+        # On Kubernetes each pod writes its own tree, named after the pod.
+        job = server.renderer.job
+        tree = ((lambda node: worker_pod(job, node))
+                if args.kubernetes or args.profile == "k8s" else None)
+        stop = keep_writing(LogWriter(cluster, root, seed=args.seed, tree=tree),
                             lambda: args.start + time.monotonic() - began)
         print(f"writing the ranks' logs under {root} (ranktop --logs torchrun:{root})",
               flush=True)

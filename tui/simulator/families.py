@@ -14,6 +14,9 @@ Profiles:
            keeps no energy integral) and DCGM_FI_DEV_VGPU_LICENSE_STATUS (blank without vGPU,
            so dcgm-exporter skips it)
   k8s      stock, as a Prometheus behind a ServiceMonitor stores it (see exporter.py)
+
+The job's own metrics follow ranktop's convention (``training_*``) or, with
+``--job-metrics foreign``, names of the job's own choosing (the FOREIGN_* families).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ MEM_CLOCK_MHZ = 2619.0  # H100 SXM HBM3
 HBM_ABOVE_GPU_C = 4.0  # the memory runs a little warmer than the GPU core
 DRIVER_VERSION = "575.57.08"  # a CUDA 12.9 driver, as the ranks' NCCL logs say
 PROFILES = ("default", "stock", "k8s")
+JOB_METRIC_NAMES = ("ranktop", "foreign")
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,29 @@ JOB_FAMILIES = (  # job-wide values, exported by every live rank
            "Tokens per second of the job divided by its number of ranks.", "tokens_per_s", ".6g"),
     Family("training_loss", "gauge", "Training loss of the job.", "loss", ".6g"),
 )
+
+
+# --job-metrics foreign: a job that names its metrics its own way (and labels them job, rank,
+# local_rank, hostname or pod), as a real cluster's does; ranktop must find them.
+FOREIGN_TRAINING_FAMILIES = (
+    Family("training_step_duration_seconds", "gauge", "Wall time of the last training step.",
+           "step_time", ".6g"),
+    Family("training_step_compute_seconds", "gauge",
+           "Time of the last training step spent computing.", "compute_time", ".6g"),
+)
+FOREIGN_JOB_FAMILIES = (
+    Family("training_iteration", "gauge", "Iterations completed.", "step"),
+    Family("train_tokens_per_sec", "gauge", "Tokens per second processed by this rank.",
+           "tokens_per_s", ".6g"),
+    Family("train_loss", "gauge", "Loss of the last iteration.", "loss", ".6g"),
+)
+
+
+def job_families(names: str) -> tuple[tuple[Family, ...], tuple[Family, ...]]:
+    """The per-rank and the job-wide families of the job's own metrics, by naming."""
+    if names == "foreign":
+        return FOREIGN_TRAINING_FAMILIES, FOREIGN_JOB_FAMILIES
+    return TRAINING_FAMILIES, JOB_FAMILIES
 
 
 def dcgm_families(profile: str, sm_active: bool = True, nvlink_bytes: bool = True

@@ -5,6 +5,8 @@
 
     root/<host>/<run_id>_<random8>/attempt_0/<local_rank>/{stdout,stderr}.log
 
+(on Kubernetes, ``tree`` names each node's folder after its pod instead of its host)
+
 stderr gets NCCL (2.26+: WARN lines carry a timestamp after an empty line) and PyTorch
 ProcessGroupNCCL lines; stdout gets training progress. Each line is a function of the
 seed and the simulated time it is due at, so files do not depend on how often we poll.
@@ -60,9 +62,11 @@ class LogWriter:
     """Appends the simulated job's log lines to per-rank files as simulated time passes."""
 
     def __init__(self, cluster: SimCluster, root: Path, run_id: str | None = None,
-                 seed: int = 0, *, epoch: float = EPOCH) -> None:
+                 seed: int = 0, *, epoch: float = EPOCH,
+                 tree: Callable[[int], str] | None = None) -> None:
         self.cluster = cluster
         self.root = Path(root)
+        self._tree = tree  # node number -> its folder's name (default: the host's name)
         self.layout_spec = f"torchrun:{self.root}"
         self._seed, self._epoch = seed, epoch
         self._loop = cluster.scenario.loop_seconds
@@ -70,7 +74,7 @@ class LogWriter:
         self._n = len(self._ranks)
         self._node_count = len(cluster.rank_map.hosts)
         run_id = run_id or cluster.scenario.name
-        self._paths = [self._rank_dir(r.host, run_id) / str(r.gpu) for r in self._ranks]
+        self._paths = [self._rank_dir(r.host, r.node, run_id) / str(r.gpu) for r in self._ranks]
         rng = random.Random(f"{seed}:ranks")
         self._slot = [rng.randrange(PROGRESS_EVERY) for _ in self._ranks]
         self._by_slot = [[r for r, s in enumerate(self._slot) if s == slot]
@@ -85,11 +89,12 @@ class LogWriter:
         self._first_loop = 0
         self._seq_cache: dict[tuple[int, float], int] = {}
 
-    def _rank_dir(self, host: str, run_id: str) -> Path:
+    def _rank_dir(self, host: str, node: int, run_id: str) -> Path:
         """The node's attempt directory: each node's torchrun draws its own random suffix."""
         rng = random.Random(f"{self._seed}:{host}:logdir")
         suffix = "".join(rng.choice(_SUFFIX_CHARS) for _ in range(8))
-        return self.root / host / f"{run_id}_{suffix}" / "attempt_0"
+        folder = self._tree(node) if self._tree is not None else host
+        return self.root / folder / f"{run_id}_{suffix}" / "attempt_0"
 
     def _build_schedule(self) -> list[_Event]:
         """One loop's events other than progress lines, by loop time."""

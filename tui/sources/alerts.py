@@ -22,9 +22,16 @@ from ranktop.tui.core.model import Rank
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.sources import RankSettings
 from ranktop.tui.sources import promql
-from ranktop.tui.sources.prom_client import ALERTMANAGER_ANSWER, PromClient, QueryError
+from ranktop.tui.sources.prom_client import (
+    ALERTMANAGER_ANSWER,
+    VICTORIA_METRICS,
+    PromClient,
+    QueryError,
+)
 
 AM_STATES = {"active": "firing", "suppressed": "suppressed", "unprocessed": "unprocessed"}
+NO_ALERTS = "no ALERTS series"
+VMALERT_NOTE = "VictoriaMetrics keeps ALERTS only where vmalert writes them (-remoteWrite.url)"
 _RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$", re.I)
 
 
@@ -77,6 +84,8 @@ def prometheus_history(
     query = promql.alerts_query(alert_matchers(rank, settings.ranks))
     with PromClient(settings.prometheus) as client:
         series = client.query_range(query, start, end, step)
+        if not series and client.backend == VICTORIA_METRICS and not client.query("ALERTS"):
+            raise QueryError(NO_ALERTS, VMALERT_NOTE)
     records: list[AlertRecord] = []
     for labels, points in series:
         if alert_matches(labels, rank, settings.ranks):

@@ -1,8 +1,12 @@
 """Every HTTP exchange ranktop has with Prometheus (or any API that answers PromQL the same
 way) and with Alertmanager, and failures that say what they are.
 
-Instant and range queries go to Prometheus by POST; the alerts Alertmanager holds come from
-its v2 API, with the same credentials and TLS settings. Every failure is a ``QueryError``
+Instant and range queries go to Prometheus by POST; the names of metrics and labels (for
+discovering a job's metrics) by GET; the alerts Alertmanager holds come from its v2 API, with
+the same credentials and TLS settings. A partial answer (Thanos's ``warnings``) is kept on
+the vector for the source to say so; Mimir and Cortex take a path prefix in the URL and a
+tenant in ``X-Scope-OrgID``; VictoriaMetrics is asked for its newest samples when
+``latency_offset`` is set. Every failure is a ``QueryError``
 whose ``kind`` is the short word the console shows ("connection refused", "timed out",
 "HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Everything from
 outside is plain text once it is past this module: label values and label names (whoever
@@ -38,6 +42,11 @@ _USERINFO = re.compile(r"//[^/@\s]+@")
 MAX_BODY_BYTES = 256_000_000  # 100,000 full DCGM series are ~43 MB
 MAX_RETRY_AFTER = 300.0
 _DROPPED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
+TENANT_HEADER = "X-Scope-OrgID"  # Mimir's and Cortex's tenant
+VICTORIA_METRICS = "VictoriaMetrics"
+# VictoriaMetrics' HTTP server names itself on every answer with this header.
+VICTORIA_HEADER = "X-Server-Hostname"
+MAX_WARNINGS = 3
 
 
 class QueryError(Exception):
@@ -63,10 +72,12 @@ class Series(NamedTuple):
 
 
 class Vector:
-    """An instant vector as Prometheus sent it, read sample by sample without copying."""
+    """An instant vector as Prometheus sent it, read sample by sample without copying;
+    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy)."""
 
-    def __init__(self, result: list) -> None:
+    def __init__(self, result: list, warnings: tuple[str, ...] = ()) -> None:
         self._result = result
+        self.warnings = warnings
 
     def __len__(self) -> int:
         return len(self._result)
@@ -89,6 +100,7 @@ class PromClient:
 
     def __init__(self, settings: PrometheusSettings) -> None:
         self.settings = settings
+        self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
         found = [settings.bearer_token.value, settings.password.value,
@@ -109,17 +121,38 @@ class PromClient:
 
     def query(self, promql: str) -> Vector:
         """The instant vector ``promql`` evaluates to now."""
-        result = self._prometheus("query", {"query": promql}).get("result")
+        payload = self._prometheus("query", {"query": promql, **self._freshness()})
+        result = payload["data"].get("result")
         if not isinstance(result, list):
             raise QueryError("bad answer", "expected an instant vector")
-        return Vector(result)
+        return Vector(result, _warnings(payload))
+
+    def metric_names(self, since: float) -> list[str]:
+        """The names of the metrics that had samples since ``since`` (epoch seconds)."""
+        return self._names("label/__name__/values", {"start": _seconds(since)})
+
+    def label_names(self, metric: str, since: float) -> list[str]:
+        """The label names the series of ``metric`` carried since ``since``."""
+        return self._names("labels", {"match[]": metric, "start": _seconds(since)})
+
+    def _names(self, endpoint: str, params: dict[str, str]) -> list[str]:
+        names = self._prometheus(endpoint, params, method="GET")["data"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise QueryError("bad answer", "expected a list of names")
+        return names
+
+    def _freshness(self) -> dict[str, str]:
+        """Asks VictoriaMetrics not to hide its newest samples (1.79 honours ``nocache``, later
+        versions ``latency_offset``); other backends ignore both."""
+        offset = self.settings.latency_offset
+        return {"latency_offset": offset, "nocache": "1"} if offset else {}
 
     def query_range(self, promql: str, start: float, end: float, step: float) -> list[Series]:
         """Every series ``promql`` gives from ``start`` to ``end`` (epoch seconds), each
         evaluated every ``step`` seconds."""
         form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
-                "step": _seconds(step)}
-        result = self._prometheus("query_range", form).get("result")
+                "step": _seconds(step), **self._freshness()}
+        result = self._prometheus("query_range", form)["data"].get("result")
         try:
             return [Series(dict(item["metric"]),
                            [(float(t), float(v)) for t, v in item["values"]])
@@ -149,23 +182,29 @@ class PromClient:
 
     # -- the exchange ------------------------------------------------------------------
 
-    def _prometheus(self, endpoint: str, form: dict[str, str]) -> dict:
+    def _prometheus(self, endpoint: str, form: dict[str, str], method: str = "POST") -> dict:
+        """The whole answer (``data``, and ``warnings`` where the server gave them)."""
         if not self.settings.url:
             raise QueryError("not configured", "no Prometheus URL")
-        answer = self._send("POST", self.settings.url, f"/api/v1/{endpoint}",
-                            self.settings.timeout_seconds, data=form)
+        sent = {"data": form} if method == "POST" else {"params": form}
+        answer = self._send(method, self.settings.url, f"/api/v1/{endpoint}",
+                            self.settings.timeout_seconds, **sent)
         payload = _json(answer, PROMETHEUS_ANSWER)
         if isinstance(payload, dict) and payload.get("status") == "error":
             raise QueryError("query failed", self.clean(str(payload.get("error", ""))[:2000]))
         if not (isinstance(payload, dict) and payload.get("status") == "success"
-                and isinstance(payload.get("data"), dict)):
+                and isinstance(payload.get("data"), (dict, list))):
+            raise QueryError("bad answer", PROMETHEUS_ANSWER)
+        if method == "POST" and not isinstance(payload["data"], dict):
             raise QueryError("bad answer", PROMETHEUS_ANSWER)
         data = payload["data"]
-        if isinstance(data.get("result"), list):
+        if isinstance(data, dict) and isinstance(data.get("result"), list):
             for item in data["result"]:
                 if isinstance(item, dict) and isinstance(item.get("metric"), dict):
                     item["metric"] = _plain_series(item["metric"])
-        return data
+        elif isinstance(data, list):  # names: metric or label names, plain text too
+            payload["data"] = [plain(n, 256) if isinstance(n, str) else n for n in data]
+        return payload
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               **request: object) -> httpx.Response:
@@ -187,6 +226,8 @@ class PromClient:
         if not answer.is_success:
             raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base),
                              retry_after(answer.headers.get("retry-after")))
+        if VICTORIA_HEADER in answer.headers:
+            self.backend = VICTORIA_METRICS
         return answer
 
     def _client(self) -> httpx.Client:
@@ -198,6 +239,8 @@ class PromClient:
                 headers = {"User-Agent": USER_AGENT}
                 if settings.bearer_token:
                     headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
+                if settings.tenant:
+                    headers[TENANT_HEADER] = settings.tenant
                 auth = (settings.username, settings.password.value) if settings.username else None
                 self._http = httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
                                           follow_redirects=True)
@@ -280,6 +323,14 @@ def _json(answer: httpx.Response, what: str) -> object:
         return answer.json()
     except ValueError:
         raise QueryError("bad answer", what) from None
+
+
+def _warnings(payload: dict) -> tuple[str, ...]:
+    """The server's warnings, a few, each short (they are shown, and come from outside)."""
+    found = payload.get("warnings")
+    if not isinstance(found, list):
+        return ()
+    return tuple(str(w)[:160] for w in found[:MAX_WARNINGS])
 
 
 def _reason(answer: httpx.Response) -> str:

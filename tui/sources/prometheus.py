@@ -5,6 +5,8 @@ the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else 
 GPU. A poll that fails keeps the last good frame on screen, marked stale, and says why;
 so does one whose answers turn out unreadable after they came. A server that is struggling
 (429, 503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``.
+While the job's metrics or DCGM's come back empty, the finder looks for them and asks why
+(finder.py); an unambiguous find is used at once, and said so.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
-from ranktop.tui.sources.prom_client import PromClient, QueryError, Sample, Vector, shown_url
+from ranktop.tui.sources.finder import Finder
+from ranktop.tui.sources.prom_client import (
+    VICTORIA_METRICS,
+    PromClient,
+    QueryError,
+    Sample,
+    Vector,
+    shown_url,
+)
 
 # DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
@@ -29,6 +39,8 @@ SLOW_SECONDS = 5.0
 # or it asked to be left alone.
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
+OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
+FRESH_KEYS = ("fresh:dcgm", "fresh:job")
 Answers = dict[str, Vector]  # query key -> what it returned
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
@@ -38,22 +50,28 @@ class PrometheusSource:
 
     def __init__(self, settings: Settings, client: PromClient | None = None,
                  clock: Callable[[], float] = time.time) -> None:
-        self.settings = settings
-        self.prom = settings.prometheus
-        self.rank_settings = settings.ranks
-        self.client = client or PromClient(self.prom)
+        self.client = client or PromClient(settings.prometheus)
         self.clock = clock
-        self.name = f"Prometheus {shown_url(self.prom.url)}"
-        self.job_name = self.prom.job or "all jobs"
+        self.name = f"Prometheus {shown_url(settings.prometheus.url)}"
+        self.job_name = settings.prometheus.job or "all jobs"
+        self.configured = settings  # as the user's config says (finds may add to it)
+        self._use(settings)
         self.rank_map = UNKNOWN
         self._join = ranks.DcgmJoin(UNKNOWN)
-        self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
-        self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
+        self.finder = Finder(self.client, clock)
         self._last: Frame | None = None
         self._models: dict[int, str] = {}  # rank -> DCGM's modelName
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
+
+    def _use(self, settings: Settings) -> None:
+        """Read the job as ``settings`` say (again when a find is used)."""
+        self.settings = settings
+        self.prom = settings.prometheus
+        self.rank_settings = settings.ranks
+        self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
+        self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -73,13 +91,19 @@ class PrometheusSource:
                                default=None)
         if not answers:
             self._fail(failures[0] if failures else QueryError("no queries", ""))
+        found = self.finder.after_poll(self.settings, _empty(answers, "metric:step_time"),
+                                       _empty(answers, "metric:temperature"))
+        if found is not None:  # an unambiguous find: read the job through it from now on
+            self._use(found)
+            answers, failures = self._run_queries()
         try:
             self._learn_ranks(answers)
             frame = self._frame(answers, started)
         except QueryError as error:  # an answer that came but cannot be read
             self._fail(error)
         self._last = frame
-        self._report(frame, failures, self.clock() - started)
+        self._report(frame, failures, self.clock() - started, _newest(answers),
+                     _warnings(answers))
         return frame
 
     # -- querying ----------------------------------------------------------------------
@@ -93,7 +117,7 @@ class PrometheusSource:
         jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
                 for k, q in self.settings.job_metrics.items()}
         fresh = {
-            "fresh:dcgm": promql.freshness_query("DCGM_FI_DEV_GPU_TEMP", self._dcgm),
+            "fresh:dcgm": promql.freshness_query(promql.DCGM_PROBE_METRIC, self._dcgm),
             "fresh:job": promql.freshness_query(self.rank_settings.step_metric, self._job),
         }
         return {**metrics, **jobs, **fresh}
@@ -156,8 +180,9 @@ class PrometheusSource:
         """Resolve the rank map, again whenever a better source for it appears."""
         step_series = [s.labels for s in answers.get("metric:step_time", [])]
         rs = self.rank_settings
+        pods = ranks.nodes_of_pods(s.labels for s in answers.get("metric:temperature", []))
         learned = ranks.from_job_series(step_series, rs.rank_label, rs.host_label,
-                                        rs.local_gpu_label, rs.uuid_label)
+                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods)
         guessed = self.rank_map.source.startswith(ranks.FROM_DCGM)
         if learned is None and (guessed or not self.rank_map.ranks):
             learned = self._fallback_ranks(answers)
@@ -200,8 +225,11 @@ class PrometheusSource:
             if answers[key]:
                 values[metric.id], shows[metric.id] = self._per_rank(answers[key], metric, n)
         job = {k.split(":", 1)[1]: _scalar(v) for k, v in answers.items() if k.startswith("job:")}
+        for metric_id, found in self.finder.shows.items():
+            if metric_id in values and not shows.get(metric_id):
+                shows[metric_id] = found
         return Frame(time=now, values=values, job=job, stale=self._stale(answers, now, n),
-                     shows=shows)
+                     shows=shows, absent=self.finder.notes(self.settings, values))
 
     def _per_rank(self, samples: Iterable[Sample], metric, n: int) -> tuple[list[float], str]:
         values = [MISSING] * n
@@ -220,7 +248,7 @@ class PrometheusSource:
 
     def _stale(self, answers: Answers, now: float, n: int) -> frozenset[int]:
         newest = [-math.inf] * n
-        for key in ("fresh:dcgm", "fresh:job"):
+        for key in FRESH_KEYS:
             for sample in answers.get(key, []):
                 rank = self._rank_of(sample.labels)
                 if rank is not None and rank < n:
@@ -228,17 +256,25 @@ class PrometheusSource:
         limit = now - self.rank_settings.stale_after_seconds
         return frozenset(r for r, t in enumerate(newest) if -math.inf < t < limit)
 
-    def _report(self, frame: Frame, failures: list[QueryError], took: float) -> None:
+    def _report(self, frame: Frame, failures: list[QueryError], took: float, newest: float,
+                warnings: list[str]) -> None:
         matched = sum(1 for r in range(len(self.rank_map))
                       if not math.isnan(frame.value("temperature", r)))
-        detail = f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}"
         now = self.clock()
+        notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
+                 self._age_note(now - newest), self.finder.status_note()]
+        detail = "; ".join(note for note in notes if note)
         if failures:
             health, message = Health.SLOW, (f"partial: {len(failures)} of "
                                             f"{len(self.queries())} queries failed "
                                             f"({failures[0]}); those maps keep their last values")
+        elif warnings:
+            health, message = Health.SLOW, (f"partial answer: the backend warns "
+                                            f"{warnings[0]!r}; some series may be missing")
         elif not any(frame.values.values()):
-            health, message = Health.ERROR, f"no series for job {self.job_name!r}"
+            why = "; ".join(w for w in (self.finder.why.job, self.finder.why.dcgm) if w)
+            health, message = Health.ERROR, f"no series for job {self.job_name!r}" + (
+                f": {why}" if why else "")
         elif took > max(SLOW_SECONDS, self.settings.refresh_seconds):
             health, message = Health.SLOW, f"slow: the poll took {took:.1f} s"
         else:
@@ -246,6 +282,31 @@ class PrometheusSource:
         since = self._status.since if self._status.health is health else now
         self._status = SourceStatus(self.name, health, since=since, message=message,
                                     last_ok=now, detail=detail)
+
+    def _age_note(self, age: float) -> str:
+        """How old the newest sample is, when it is older than the poll suggests."""
+        if not OLD_DATA_SECONDS < age < math.inf:
+            return ""
+        note = f"newest sample {age:.0f} s old"
+        if self.client.backend == VICTORIA_METRICS and not self.prom.latency_offset:
+            note += (" (VictoriaMetrics hides its newest samples, 30 s by default: set "
+                     "[prometheus] latency_offset = \"1s\")")
+        return note
+
+
+def _newest(answers: Answers) -> float:
+    """The time of the newest sample the freshness queries saw (-inf: none)."""
+    return max((s.value for key in FRESH_KEYS for s in answers.get(key, [])), default=-math.inf)
+
+
+def _warnings(answers: Answers) -> list[str]:
+    """What the backend warned of (a partial answer), from every query."""
+    return [w for answer in answers.values() for w in getattr(answer, "warnings", ())]
+
+
+def _empty(answers: Answers, key: str) -> bool:
+    """Whether the query was answered, with nothing."""
+    return key in answers and not answers[key]
 
 
 def _clean(value: float) -> float:

@@ -21,7 +21,9 @@ WAY_LABEL = "ranktop_way"
 # Candidates join per GPU on its UUID (``uuid`` under dcgm-exporter's old label names).
 JOIN = f"or on({', '.join(DCGM_UUID_LABELS)})"
 ALERTS_ACTIVE = 'alertstate=~"firing|pending"'
+DCGM_PROBE_METRIC = "DCGM_FI_DEV_GPU_TEMP"  # every dcgm-exporter exports it: is DCGM there?
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_METRIC_NAME = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 
 
 def quote(value: str) -> str:
@@ -88,8 +90,28 @@ def alerts_query(label_sets: Iterable[Mapping[str, str]]) -> str:
     return " or ".join("ALERTS" + selector(labels, ALERTS_ACTIVE) for labels in label_sets)
 
 
-def freshness_query(metric_name: str, series: str) -> str:
+def freshness_query(name: str, series: str) -> str:
     """The time of each series' newest sample, for per-rank staleness."""
-    if not _LABEL_NAME.match(metric_name):
-        raise ValueError(f"not a metric name: {metric_name!r}")
-    return f"timestamp({metric_name}{series})"
+    return f"timestamp({metric_name(name)}{series})"
+
+
+def is_metric_name(name: str) -> bool:
+    return bool(_METRIC_NAME.match(name))
+
+
+def is_label_name(name: str) -> bool:
+    return bool(_LABEL_NAME.match(name))
+
+
+def metric_name(name: str) -> str:
+    """``name``, checked to be a metric name (ValueError if not), to put in a query."""
+    if not is_metric_name(name):
+        raise ValueError(f"not a metric name: {name!r}")
+    return name
+
+
+def label_name(name: str) -> str:
+    """``name``, checked to be a label name (ValueError if not), to put in a query."""
+    if not is_label_name(name):
+        raise ValueError(f"not a label name: {name!r}")
+    return name

@@ -41,3 +41,12 @@ def test_guessed_ranks_never_renumber_when_a_host_vanishes_or_one_appears():
     assert [(r.rank, r.host, r.gpu) for r in with_a.ranks] == [
         (0, "b", 0), (1, "b", 1), (2, "c", 0), (3, "c", 1), (4, "a", 0), (5, "a", 1)]
     assert with_a.ranks[4].node == 2
+
+
+def test_a_rank_keeps_its_pod_when_its_node_number_moves():
+    old = ranks.from_job_series([{"rank": "1", "local_rank": "0", "hostname": "b", "pod": "p1"}],
+                                "rank", "hostname", "local_rank", "gpu_uuid", pod_label="pod")
+    new = ranks.from_job_series([{"rank": "0", "local_rank": "0", "hostname": "a", "pod": "p0"}],
+                                "rank", "hostname", "local_rank", "gpu_uuid", pod_label="pod")
+    merged, _ = rank_merge.merge(old, new)
+    assert [r.pod for r in merged.ranks] == ["p0", "p1"]

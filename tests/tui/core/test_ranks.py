@@ -109,3 +109,32 @@ def test_without_uuids_dcgm_series_join_by_host_or_pod_and_gpu():
     assert join.rank_of({"UUID": "GPU-x", "hostname": "host1", "gpu": "3"}) == 7
     assert join.rank_of({"exported_pod": "host0", "gpu": "1"}) == 1  # Kubernetes pod names
     assert join.rank_of({"Hostname": "elsewhere", "gpu": "0"}) is None
+
+
+# -- Kubernetes: the job's series name their pod; DCGM names the pod's node --------------
+
+K8S_DCGM = [{"Hostname": f"gpu-node-00{n}", "gpu": str(g), "exported_pod": f"llama-worker-{n}",
+             "pod": f"nvidia-dcgm-exporter-{n}x"} for n in range(2) for g in range(2)]
+
+
+def test_a_pod_only_job_series_runs_on_the_node_dcgm_names():
+    series = [{"rank": str(r), "local_rank": str(r % 2), "pod": f"llama-worker-{r // 2}"}
+              for r in range(4)]
+    nodes = ranks.nodes_of_pods(K8S_DCGM)
+    assert nodes["llama-worker-1"] == "gpu-node-001"
+    found = ranks.from_job_series(series, "rank", "hostname", "local_rank", "gpu_uuid",
+                                  pod_label="pod", node_of_pod=nodes)
+    third = found.ranks[3]
+    assert (third.host, third.gpu, third.pod) == ("gpu-node-001", 1, "llama-worker-1")
+    assert third.place == "gpu-node-001 GPU 1 pod llama-worker-1"
+    join = ranks.DcgmJoin(found)
+    assert [join.rank_of(labels) for labels in K8S_DCGM] == [0, 1, 2, 3]
+
+
+def test_without_dcgm_a_pod_only_rank_is_placed_by_its_pod():
+    series = [{"rank": "0", "local_rank": "0", "pod": "llama-worker-0"}]
+    found = ranks.from_job_series(series, "rank", "hostname", "local_rank", "gpu_uuid",
+                                  pod_label="pod")
+    assert (found.ranks[0].host, found.ranks[0].place) == ("llama-worker-0", "llama-worker-0 GPU 0")
+    # DCGM's series join by the pod when their host is the node
+    assert ranks.DcgmJoin(found).rank_of(K8S_DCGM[0]) == 0

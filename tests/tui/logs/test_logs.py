@@ -476,6 +476,28 @@ def test_torchrun_with_a_full_host_name_directory(tmp_path):
     assert find_logs(f"torchrun:{tmp_path}", rank, 0, 5, 8) == []
 
 
+def test_torchrun_where_each_pod_writes_its_own_tree(tmp_path):
+    """Two pods on one node, each with local ranks 0..3: the pod's tree is the rank's."""
+    rank = Rank(rank=6, host="gpu-node-004", gpu=2, node=0, pod="llama-worker-1")
+    mine = make(tmp_path / "llama-worker-1" / "llama_ab12" / "attempt_0" / "2" / "stderr.log")
+    make(tmp_path / "llama-worker-0" / "llama_cd34" / "attempt_0" / "2" / "stderr.log")
+    make(tmp_path / "gpu-node-004" / "old_ef56" / "attempt_0" / "2" / "stderr.log")
+    assert find_logs(f"torchrun:{tmp_path}", rank, 0, 2, 8) == [mine]
+    without_pod = Rank(rank=6, host="gpu-node-004", gpu=2, node=0)
+    assert find_logs(f"torchrun:{tmp_path}", without_pod, 0, 2, 8) != [mine]
+
+
+def test_patterns_take_the_pod_and_the_node(tmp_path):
+    rank = Rank(rank=6, host="gpu-node-004", gpu=2, node=0, pod="llama-worker-1")
+    log = make(tmp_path / "gpu-node-004" / "llama-worker-1" / "rank6.log")
+    assert find_logs(f"{tmp_path}/{{node}}/{{pod}}/rank{{rank}}.log", rank, 0, 2, 8) == [log]
+    bare = make(tmp_path / "gpu-node-004" / "gpu-node-004" / "rank6.log")
+    no_pod = Rank(rank=6, host="gpu-node-004", gpu=2, node=0)  # {pod} is then the host
+    assert find_logs(f"{tmp_path}/{{node}}/{{pod}}/rank{{rank}}.log", no_pod, 0, 2, 8) == [bare]
+    climbing = Rank(rank=6, host="gpu-node-004", gpu=2, node=0, pod="../../etc")
+    assert find_logs(f"{tmp_path}/{{pod}}/rank{{rank}}.log", climbing, 0, 2, 8) == []
+
+
 def nccl_file(path: Path, lines: list[str], age: float = 0.0) -> Path:
     return make(path, "".join(line + "\n" for line in lines), age)
 

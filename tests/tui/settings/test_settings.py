@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,24 @@ def test_the_example_configs_use_only_known_keys(name):
     defaults = read_toml(shipped_config_dir() / "default.toml")
     example = shipped_config_dir() / "examples" / name
     check_known_keys(read_toml(example), defaults, example)
+
+
+def test_backend_settings_a_tenant_and_victoria_metrics_latency_offset(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[prometheus]\ntenant = "team-a"\nlatency_offset = "500ms"\n')
+    prom = load_settings(path, environ={}).prometheus
+    assert (prom.tenant, prom.latency_offset) == ("team-a", "500ms")
+    from_env = load_settings(environ={"RANKTOP_TENANT": "t", "RANKTOP_LATENCY_OFFSET": "1s"})
+    assert (from_env.prometheus.tenant, from_env.prometheus.latency_offset) == ("t", "1s")
+
+
+@pytest.mark.parametrize("line,says", [
+    ('latency_offset = "soon"', 'prometheus.latency_offset: must be a duration such as "1s"'),
+    ('latency_offset = "-1s"', "prometheus.latency_offset: must be a duration"),
+    ('tenant = "a\\r\\nX-Evil: 1"', "prometheus.tenant: must not hold control characters"),
+])
+def test_bad_backend_settings_are_refused_with_their_key(tmp_path, line, says):
+    path = tmp_path / "c.toml"
+    path.write_text(f"[prometheus]\n{line}\n")
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        load_settings(path, environ={})

@@ -253,6 +253,38 @@ def test_k8s_profile_labels_as_behind_a_service_monitor(cluster):
         "training", "llama-70b-pretrain-worker-4")  # a PodMonitor's target labels
 
 
+FOREIGN = {"training_step_duration_seconds": "gauge", "training_step_compute_seconds": "gauge",
+           "training_iteration": "gauge", "train_tokens_per_sec": "gauge", "train_loss": "gauge"}
+
+
+def test_foreign_job_metrics_have_their_own_names_and_labels(cluster):
+    parsed = scrape(cluster, 40.0, job_metrics="foreign", job="llama")
+    job_names = {name: kind for name, (kind, _) in parsed.items()
+                 if not name.startswith("DCGM_")}
+    assert job_names == FOREIGN
+    ours = scrape(cluster, 40.0)
+    for theirs, mine in (("training_step_duration_seconds", "training_step_seconds"),
+                         ("training_step_compute_seconds", "training_compute_seconds")):
+        step = one(parsed, theirs, rank="37")
+        assert step.labels == {"job": "llama", "rank": "37", "local_rank": "5",
+                               "hostname": "gpu-node-004"}
+        assert step.value == one(ours, mine, rank="37").value
+        assert len(parsed[theirs][1]) == 512
+    assert one(parsed, "train_loss", rank="0").value == one(ours, "training_loss",
+                                                             rank="0").value
+
+
+def test_foreign_job_metrics_on_kubernetes_carry_the_pod_and_no_host(cluster):
+    parsed = scrape(cluster, 40.0, job_metrics="foreign", profile="k8s", job="llama")
+    step = one(parsed, "training_step_duration_seconds", rank="37")
+    assert step.labels == {"job": "llama", "rank": "37", "local_rank": "5",
+                           "namespace": "training", "pod": "llama-worker-4",
+                           "container": "trainer"}
+    temp = one(parsed, "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
+    assert (temp.labels["exported_pod"], temp.labels["Hostname"]) == (
+        "llama-worker-4", "gpu-node-004")  # the pod joins the rank to its node
+
+
 def test_job_label_is_escaped(cluster):
     parsed = scrape(cluster, 40.0, job='odd "job"\\name')
     assert one(parsed, "training_loss", rank="0").labels["training_job"] == 'odd "job"\\name'
@@ -324,6 +356,7 @@ def test_a_port_in_use_exits_2_with_one_line(capsys):
     (["--scenario", "/nonexistent/scenario.toml"], "cannot read"),
     (["--profile", "dcp"], "invalid choice"),
     (["--profile", "k8s", "--kubernetes"], "use one"),
+    (["--job-metrics", "theirs"], "invalid choice"),
 ])
 def test_bad_flags_exit_2_with_one_line(capsys, argv, words):
     assert simulate_main(argv) == 2
@@ -336,6 +369,7 @@ def test_help_exits_0(capsys):
     out = capsys.readouterr().out
     assert "ranktop simulate" in out and "--kubernetes" in out and "--no-sm-active" in out
     assert "--profile {default,stock,k8s}" in out
+    assert "--job-metrics {ranktop,foreign}" in out
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])

@@ -99,6 +99,12 @@ def test_run_id_names_the_run_directory(tmp_path: Path) -> None:
     assert re.fullmatch(r"job-81234_[a-z0-9_]{8}", next((tmp_path / "gpu-node-000").iterdir()).name)
 
 
+def test_on_kubernetes_each_pod_writes_its_own_tree(tmp_path: Path) -> None:
+    LogWriter(small(), tmp_path, tree=lambda node: f"job-worker-{node}").advance(0.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"job-worker-{n}" for n in range(4)]
+    assert len(list((tmp_path / "job-worker-2").glob("*/attempt_0/3/stderr.log"))) == 1
+
+
 def test_same_seed_same_files_however_often_polled(tmp_path: Path) -> None:
     writers = [LogWriter(small(), tmp_path / name) for name in ("a", "b", "c")]
     run(writers[0], 230.0, every=2.0)

@@ -75,6 +75,66 @@ def test_range_bounds_keep_their_fraction_of_a_second(server):
         "1800000000.25", "1800000600.5", "0.5")
 
 
+def test_metric_and_label_names_are_asked_for_by_get_since_a_time(server):
+    Scripted.reply = (200, "application/json",
+                      json.dumps({"status": "success", "data": ["up", "train_loss"]}))
+    names = client(server).metric_names(1800000000.5)
+    assert names == ["up", "train_loss"]
+    assert (Scripted.seen["method"], Scripted.seen["path"]) == (
+        "GET", "/api/v1/label/__name__/values")
+    assert form() == {"start": "1800000000.5"}
+    client(server).label_names('train_loss{job="a"}', 1800000000)
+    assert Scripted.seen["path"] == "/api/v1/labels"
+    assert form() == {"match[]": 'train_loss{job="a"}', "start": "1800000000"}
+
+
+@pytest.mark.parametrize("data", [{"resultType": "vector"}, [1, 2], "up"])
+def test_names_that_are_not_a_list_of_strings_are_a_bad_answer(server, data):
+    Scripted.reply = (200, "application/json", json.dumps({"status": "success", "data": data}))
+    with pytest.raises(QueryError) as raised:
+        client(server).metric_names(0)
+    assert raised.value.kind == "bad answer"
+
+
+def test_a_partial_answer_keeps_the_servers_warnings(server):
+    body = json.loads(vector(({"gpu": "0"}, 61)))
+    body["warnings"] = ["store 10.0.0.4:10901 unreachable", "2", "3", "4"]
+    Scripted.reply = (200, "application/json", json.dumps(body))
+    answer = client(server).query("up")
+    assert answer.warnings == ("store 10.0.0.4:10901 unreachable", "2", "3")  # a few
+    Scripted.reply = (200, "application/json", vector(({"gpu": "0"}, 61)))
+    assert client(server).query("up").warnings == ()
+
+
+def test_a_tenant_is_sent_as_the_scope_header_under_a_path_prefix(server):
+    Scripted.reply = (200, "application/json", vector())
+    client(f"{server}/prometheus", tenant="team-a").query("up")
+    assert Scripted.seen["path"] == "/prometheus/api/v1/query"
+    assert Scripted.seen["headers"]["X-Scope-OrgID"] == "team-a"
+    client(server).query("up")
+    assert "X-Scope-OrgID" not in Scripted.seen["headers"]
+
+
+def test_latency_offset_asks_victoria_metrics_for_its_newest_samples(server):
+    Scripted.reply = (200, "application/json", vector())
+    client(server, latency_offset="1s").query("up")
+    assert form() == {"query": "up", "latency_offset": "1s", "nocache": "1"}
+    Scripted.reply = (200, "application/json", matrix())
+    client(server, latency_offset="1s").query_range("up", 0, 10, 1)
+    assert form()["nocache"] == "1"
+
+
+def test_victoria_metrics_is_known_by_the_header_it_answers_with(server):
+    Scripted.reply = (200, "application/json", vector())
+    plain = client(server)
+    plain.query("up")
+    assert plain.backend == ""
+    Scripted.headers = {"X-Server-Hostname": "vm-0"}
+    victoria = client(server)
+    victoria.query("up")
+    assert victoria.backend == "VictoriaMetrics"
+
+
 def test_alertmanager_alerts_are_asked_for_with_silenced_and_inhibited(server):
     alerts = [{"labels": {"alertname": "X"}, "status": {"state": "active"}}]
     Scripted.reply = (200, "application/json", json.dumps(alerts))

@@ -18,19 +18,30 @@ HOSTS, GPUS = ("h0", "h1"), 2
 class ScriptedClient:
     """Answers each of the source's queries, by its key, from a script."""
 
+    backend = ""
+
     def __init__(self) -> None:
         self.answers: dict[str, list[Sample] | QueryError] = {}
         self.by_expression: dict[str, str] = {}
         self.asked: list[str] = []
         self.ranged: list[str] = []
+        self.names: list[str] = []  # what discovery is told the backend holds
 
     def query(self, expression: str) -> list[Sample]:
-        key = self.by_expression[expression]
+        # The poll's queries by their key; discovery's and diagnosis's by their PromQL.
+        key = self.by_expression.get(expression, expression)
         self.asked.append(key)
         answer = self.answers.get(key, [])
         if isinstance(answer, QueryError):
             raise answer
         return answer
+
+    def metric_names(self, since: float) -> list[str]:
+        self.asked.append("metric names")
+        return self.names
+
+    def label_names(self, metric: str, since: float) -> list[str]:
+        return []
 
     def query_range(self, expression: str, start: float, end: float, step: float
                     ) -> list[Series]:
@@ -206,3 +217,43 @@ def test_a_ranks_job_history_is_asked_by_job_and_rank(source):
     source.backfill(3, ["step_time"], 8.0, 4.0)
     assert source.client.ranged[0].split(" or ")[0] == (
         'training_step_seconds{training_job="j",rank="3"}')
+
+
+class Warned(list):
+    """A vector with the server's warnings, as Thanos sends a partial answer."""
+
+    warnings = ("store gateway 10.0.0.4:10901 unreachable",)
+
+
+def test_a_partial_answer_is_shown_as_partial_never_as_ok(source):
+    source.client.answers["metric:temperature"] = Warned(healthy()["metric:temperature"])
+    source.poll_now()
+    status = source.status()
+    assert status.health is Health.SLOW
+    assert status.message == ("partial answer: the backend warns 'store gateway "
+                              "10.0.0.4:10901 unreachable'; some series may be missing")
+
+
+def test_the_newest_samples_real_age_is_said_and_victoria_metrics_named(source):
+    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - 31) for r in range(4)]
+    source.poll_now()
+    assert "newest sample 31 s old" in source.status().detail
+    assert "VictoriaMetrics" not in source.status().detail
+    source.client.backend = "VictoriaMetrics"
+    source.poll_now()
+    assert "VictoriaMetrics hides its newest samples, 30 s by default: set [prometheus] " \
+           'latency_offset = "1s"' in source.status().detail
+    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - 1) for r in range(4)]
+    source.poll_now()
+    assert "newest sample" not in source.status().detail
+
+
+def test_an_empty_job_side_is_looked_for_now_and_then_and_said_on_its_maps(source):
+    del source.client.answers["metric:step_time"], source.client.answers["metric:compute_time"]
+    for _ in range(3):
+        frame = source.poll_now()
+    assert source.client.asked.count("metric names") == 1  # discovery: not every poll
+    assert "step_time" not in frame.values
+    assert frame.absent["step_time"] == ("no training_step_seconds series at all; no scrape "
+                                         "targets at all (no up series)")
+    assert "temperature" not in frame.absent  # it has values
