@@ -4,6 +4,12 @@ paced by completion, so a slow source never overlaps itself or blocks a keypress
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -34,6 +40,13 @@ class AnalysisReady(Message):
         return isinstance(message, AnalysisReady)
 
 
+# `kill`, a closed SSH session or tmux, and an interrupt from outside: each quits as `q` does,
+# so the terminal is given back as it was found and the demo's folders are removed.
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# A quit that takes longer is stuck writing to a terminal that has gone: skip the goodbye.
+QUIT_GRACE_SECONDS = 10.0
+
+
 class RanktopApp(App[None]):
     CSS_PATH = "ranktop.tcss"
     TITLE = "ranktop"
@@ -58,6 +71,34 @@ class RanktopApp(App[None]):
         self.context = RankContext(settings, source.job_name, event_log, self.pipeline.logs,
                                    settings.alertmanager_url, source)
         self.analysis = self.pipeline.latest
+        self.cleanups: list[Callable[[], None]] = []
+        """What must be undone even when the app cannot quit cleanly (temporary folders)."""
+
+    def on_load(self) -> None:
+        # Before the terminal is taken over: a signal from here on is a clean quit.
+        loop = asyncio.get_running_loop()
+        for signum in QUIT_SIGNALS:
+            loop.add_signal_handler(signum, self.quit_on_signal, signum)
+
+    def quit_on_signal(self, signum: int) -> None:
+        """Quit cleanly; the exit status says which signal, as a shell would (128 + it).
+
+        A terminal that has hung up takes no more writes, and Textual's writer would wait on
+        it for ever: then the cleanups run and the process ends at once."""
+        code = 128 + signum
+        if self._exit or _terminal_gone():
+            self.force_exit(code)
+        self.exit(return_code=code)
+        watchdog = threading.Timer(QUIT_GRACE_SECONDS, self.force_exit, (code,))
+        watchdog.daemon = True
+        watchdog.start()
+
+    def force_exit(self, code: int) -> None:
+        """Run the cleanups and end the process without waiting for the terminal."""
+        for cleanup in self.cleanups:
+            with contextlib.suppress(Exception):  # the others must run all the same
+                cleanup()
+        os._exit(code)
 
     def on_mount(self) -> None:
         self.set_keymap(dict(self.settings.keymap))
@@ -101,3 +142,13 @@ class RanktopApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+
+
+def _terminal_gone() -> bool:
+    """Whether the terminal has hung up (the SSH connection or the tmux pane is gone)."""
+    try:
+        probe = select.poll()
+        probe.register(sys.__stderr__.fileno(), select.POLLOUT)  # where Textual draws
+        return any(events & (select.POLLHUP | select.POLLERR) for _, events in probe.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False

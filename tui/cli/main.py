@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 
@@ -227,13 +229,14 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int
     if source is None:
         return 2
     log = EventLog(default_log_path())
+    app = RanktopApp(settings, source, event_log=log)
     try:
-        RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+        app.run(mouse=mouse)
     finally:
         close = getattr(getattr(source, "local", source), "close", None)
         if close is not None:
             close()
-    return 0
+    return app.return_code or 0
 
 
 def _live_source(settings: Settings, local: bool):
@@ -302,9 +305,11 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         source = demo_source(settings.demo, started=time.time() - demo_start,
                              log_root=log_dir or Path(folder) / "logs")
         log = EventLog(Path(folder) / "events.jsonl")
+        app = RanktopApp(settings, source, event_log=log)
+        app.cleanups += [source.close, partial(shutil.rmtree, folder, ignore_errors=True)]
         try:
-            RanktopApp(settings, source, event_log=log).run(mouse=mouse)
+            app.run(mouse=mouse)
         finally:
             source.close()
-    return 0
+    return app.return_code or 0
 
