@@ -55,7 +55,9 @@ class RanktopApp(App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
                 tooltip="Show every key"),
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit ranktop"),
+        # Priority: ctrl+c quits from every screen and text field, as in htop, k9s and less.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.quit",
+                tooltip="Quit ranktop, from any screen"),
     ]
 
     def __init__(self, settings: Settings, source: Source,

@@ -154,6 +154,18 @@ async def test_q_quits():
     assert app.return_code == 0
 
 
+async def test_ctrl_c_quits_from_every_screen_and_text_field():
+    for keys in ([], ["enter"], ["slash"], ["question_mark"]):  # cluster, rank, jump, help
+        app = make_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await started(app, pilot)
+            await pilot.press(*keys)
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+            assert app._exit, keys
+        assert app.return_code == 0
+
+
 async def test_a_thermally_throttled_rank_is_hot_and_named_with_its_throttle_reason():
     app = make_app(at=40.0)  # rank 37 throttles from 6 s to 66 s
     async with app.run_test(size=(120, 40)) as pilot:

@@ -66,6 +66,8 @@ class ClusterScreen(Screen):
                 tooltip="Move the cursor to the previous anomaly's rank"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
+        Binding("q", "app.quit", "Quit", id="cluster.quit",
+                tooltip="Quit ranktop (on the other screens q goes back here)"),
     ]
 
     # UI state. Plain vars: each watcher repaints exactly what the change touches, where a

@@ -88,6 +88,19 @@ async def test_the_log_tail_follows_filters_and_searches(tmp_path):
         assert not log.following
 
 
+async def test_q_on_the_rank_screen_goes_back_and_help_says_so():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        await pilot.press("question_mark")
+        assert "esc, q" in screen_text(app) and "ctrl+c quits" in screen_text(app)
+        await pilot.press("escape", "q")
+        await pilot.pause()
+        assert not isinstance(app.screen, RankScreen)
+        assert app.is_running and not app._exit
+
+
 async def test_alert_history_lists_this_ranks_events(tmp_path):
     events = EventLog(tmp_path / "events.jsonl")
     app = make_app(at=40.0, event_log=events)
