@@ -70,7 +70,7 @@ class RankContext:
         records = merge(*found)
         head = (f"{len(records)} in the last hour" if records
                 else "none for this rank in the last hour")
-        rows = [(_clock(r.time), r.name, r.state, r.value, r.source, r.summary) for r in records]
+        rows = [(_clock(r.time), r.name, r.severity, r.state, r.source, r.summary) for r in records]
         return rows, "; ".join([head, *notes])
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:

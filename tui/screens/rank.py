@@ -30,6 +30,7 @@ from textual.worker import get_current_worker
 
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
+ALERT_COLUMNS = ("time", "alert", "severity", "state", "source", "summary")  # rank_context's rows
 OTHER_METRICS = ("power", "sm_clock", "throttle_reasons", "memory_used", "ecc_dbe", "xid",
                  "gpu_util")
 
@@ -95,7 +96,7 @@ class RankScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#rank-alerts", DataTable)
-        table.add_columns("time", "alert", "state", "value", "source", "summary")
+        table.add_columns(*ALERT_COLUMNS)
         self.query_one("#log-search").display = False
         self.query_one(LogView).focus()
         self._open_rank()

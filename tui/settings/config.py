@@ -19,6 +19,7 @@ from ranktop.tui.settings.sources import (
     PrometheusSettings,
     RankSettings,
     environment_overrides,
+    http_url,
     prometheus_settings,
     rank_settings,
 )
@@ -143,7 +144,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         job_metrics=_job_metrics(top.child("job_metrics")),
         detect=_detect(top.child("detect")),
         log_spec=_log_spec(top.child("logs")),
-        alertmanager_url=_url(top.child("alertmanager"), "url"),
+        alertmanager_url=http_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
     )
@@ -156,13 +157,6 @@ def _detect(reader: Reader) -> DetectSettings:
         high = 1.0 if name.endswith(("share", "fraction")) else 1e9
         values[name] = reader.number(name, 0, high)
     return DetectSettings(**values)
-
-
-def _url(reader: Reader, key: str) -> str:
-    url = reader.optional_text(key).rstrip("/")
-    if url and not url.startswith(("http://", "https://")):
-        raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r})")
-    return url
 
 
 def _log_spec(reader: Reader) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from ranktop.tui.settings.reader import ConfigError, Reader
 
@@ -107,14 +107,38 @@ def _convert(name: str, text: str, kind: type) -> object:
     return text
 
 
+def http_url(reader: Reader, key: str) -> str:
+    """An http(s) URL with a host (and a port that can be), without its trailing "/"; ""
+    when not set. What is wrong is said about the text as the user wrote it."""
+    text = reader.optional_text(key)
+    if not text:
+        return ""
+    problem = _url_problem(text)
+    if problem:
+        raise reader.fail(key, f"{problem} (got {text!r})")
+    return text.rstrip("/")
+
+
+def _url_problem(text: str) -> str:
+    try:
+        parsed = urlsplit(text)
+        port = parsed.port
+    except ValueError as error:  # "Invalid IPv6 URL", "Port out of range 0-65535", ...
+        if "port" in str(error).lower():
+            return "its port must be a number from 1 to 65535"
+        return f"is not a valid URL ({error})"
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return "must be an http:// or https:// URL with a host"
+    if port == 0:
+        return "its port must be a number from 1 to 65535"
+    if any(c.isspace() for c in text):
+        return "must not contain spaces"
+    return ""
+
+
 def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> PrometheusSettings:
-    url = reader.optional_text("url").rstrip("/")
-    if url:
-        parsed = urlparse(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise reader.fail("url", f"must be an http:// or https:// URL (got {url!r})")
     return PrometheusSettings(
-        url=url,
+        url=http_url(reader, "url"),
         job=reader.optional_text("job"),
         timeout_seconds=reader.number("timeout_seconds", 0.5, 300),
         dcgm_selector=reader.optional_text("dcgm_selector").strip().strip("{}"),

@@ -113,6 +113,10 @@ async def test_alert_history_lists_this_ranks_events(tmp_path):
         await settle(pilot)
         text = screen_text(app)
         assert "thermal" in text and "GPU 88 °C" in text and "ranktop" in text
+        table = app.screen.query_one("#rank-alerts")
+        columns = [str(column.label) for column in table.ordered_columns]
+        row = dict(zip(columns, table.get_row_at(0), strict=True))
+        assert (row["alert"], row["severity"], row["state"]) == ("thermal", "major", "start")
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert "none for this rank in the last hour" in screen_text(app)
