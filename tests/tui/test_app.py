@@ -227,9 +227,34 @@ async def test_resizing_down_to_40x12_and_back_never_crashes():
             await pilot.resize_terminal(*size)
             await pilot.pause()
             await pilot.press("right", "down")
-            assert "rank" in screen_text(app)
+            text = " ".join(screen_text(app).split())
+            assert ("rank" if size[0] >= 60 else "needs a terminal of at least") in text
         assert heatmap(app, 0).mode == "rank"
         assert heatmap(app, 0).item_count() == 512
+
+
+async def test_the_keys_that_help_and_quit_stay_in_the_footer_of_a_small_terminal():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        for width, height in ((80, 24), (60, 18), (40, 12), (20, 6)):
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+            footer = screen_text(app).splitlines()[-1]
+            assert footer.startswith("? Help q Quit"[:width]), (width, footer)
+
+
+async def test_below_its_size_the_cluster_screen_says_what_it_needs_and_comes_back():
+    app = make_app()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await started(app, pilot)
+        text = " ".join(screen_text(app).split())
+        assert "needs a terminal of at least 60x18 (this one is 40x12)" in text
+        assert "SM activity" not in text  # no empty boxes
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "needs a terminal" not in text and "SM activity" in text
 
 
 async def test_no_color_draws_levels_as_glyphs(monkeypatch):

@@ -13,17 +13,21 @@ from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
+from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
+from ranktop.widgets.key_footer import KeyFooter
 from ranktop.widgets.panel import MetricPanel
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+MIN_SIZE = (60, 18)  # below it the maps, the anomalies and the status line do not all fit
 
 
 class ClusterScreen(Screen):
@@ -102,14 +106,17 @@ class ClusterScreen(Screen):
                                   self.rank_map.gpus_per_node, id=f"map-{index}")
         yield AnomalyList(id="anomalies")
         yield Static(id="rank-status")
-        yield Footer()
+        yield TooSmall("cluster screen", MIN_SIZE)
+        yield KeyFooter(first=("help", "app.quit"))
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._refresh_header)
+        self.query_one(TooSmall).check(self, self.app.size)
         self._refresh_header()
         self._refresh_rank_status()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(TooSmall).check(self, event.size)
         self.call_after_refresh(self._refresh_rank_status)
 
     # -- data --------------------------------------------------------------------------

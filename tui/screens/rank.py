@@ -16,18 +16,23 @@ from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
+from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import Settings
+from ranktop.widgets.key_footer import KeyFooter
 from ranktop.widgets.log_view import LogView
 from ranktop.widgets.trend import Trend
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
+MIN_SIZE = (60, 20)  # below it the trends and the log tail do not both fit
+ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8 lines
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
 ALERT_COLUMNS = ("time", "alert", "severity", "state", "source", "summary")  # rank_context's rows
@@ -92,14 +97,24 @@ class RankScreen(Screen):
         yield Input(placeholder="search the log (Enter; Esc to close)", id="log-search")
         yield Static(id="alerts-title")
         yield DataTable(id="rank-alerts", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield TooSmall("rank screen", MIN_SIZE)
+        yield KeyFooter(first=("help", "back"))
 
     def on_mount(self) -> None:
         table = self.query_one("#rank-alerts", DataTable)
         table.add_columns(*ALERT_COLUMNS)
         self.query_one("#log-search").display = False
         self.query_one(LogView).focus()
+        self._fit(self.app.size)
         self._open_rank()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size)
+
+    def _fit(self, size: Size) -> None:
+        """Say so below the size the screen needs; in a short terminal, shorter panels."""
+        self.query_one(TooSmall).check(self, size)
+        self.set_class(size.height < ROOMY_HEIGHT, "-short")
 
     # -- data from the app -------------------------------------------------------------
 

@@ -101,6 +101,21 @@ async def test_q_on_the_rank_screen_goes_back_and_help_says_so():
         assert app.is_running and not app._exit
 
 
+async def test_at_80x24_the_rank_screen_keeps_its_title_its_trends_and_its_keys():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        lines = screen_text(app).splitlines()
+        assert "rank 37" in lines[0] and "thermal" in "\n".join(lines[:3])
+        assert "GPU temperature" in screen_text(app) and "median" in screen_text(app)
+        assert lines[-1].startswith("? Help esc Back")
+        await pilot.resize_terminal(50, 16)
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert "rank screen needs a terminal of at least 60x20 (this one is 50x16)" in text
+
+
 async def test_alert_history_lists_this_ranks_events(tmp_path):
     events = EventLog(tmp_path / "events.jsonl")
     app = make_app(at=40.0, event_log=events)
