@@ -109,9 +109,38 @@ async def test_slash_jumps_to_a_rank_or_a_host_and_says_when_nothing_matches():
         await pilot.press("slash", *"nosuchhost", "enter")
         await pilot.pause()
         assert isinstance(app.screen, JumpScreen)
-        assert "No rank or host matches 'nosuchhost'" in screen_text(app)
+        assert "No rank, host or node matches 'nosuchhost'" in screen_text(app)
         await pilot.press("escape")
         assert "rank 80 gpu-node-010 GPU 0" in screen_text(app)
+
+
+async def test_slash_jumps_to_a_node_as_the_maps_label_it():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", *"n37", "enter")
+        await pilot.pause()
+        assert "rank 296 gpu-node-037 GPU 0" in screen_text(app)
+        await pilot.press("slash", *"N37:5", "enter")
+        await pilot.pause()
+        assert "rank 301 gpu-node-037 GPU 5" in screen_text(app)
+        await pilot.press("slash", *"n64", "enter")  # 64 nodes: n0 to n63
+        await pilot.pause()
+        assert "No rank, host or node matches 'n64'" in screen_text(app)
+
+
+async def test_z_says_why_it_does_nothing_when_every_rank_has_its_own_cell():
+    app = make_app()
+    said: list[str] = []
+    app.notify = lambda message, **_: said.append(message)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        assert heatmap(app, 0).mode == "rank"
+        await pilot.press("z")
+        await pilot.pause()
+        assert heatmap(app, 0).zoom_node is None and "zoomed" not in screen_text(app)
+        assert said and said[-1].startswith(
+            "Nothing to zoom: every rank already has a cell of its own")
 
 
 async def test_pause_freezes_the_screen_and_says_so_until_resumed():

@@ -294,7 +294,13 @@ class ClusterScreen(Screen):
             self.select(rank)
 
     def action_zoom(self) -> None:
-        zoomed = self._lead_heatmap().zoom_node is not None
+        lead = self._lead_heatmap()
+        zoomed = lead.zoom_node is not None
+        if not zoomed and lead.mode == "rank":
+            self.app.notify("Nothing to zoom: every rank already has a cell of its own. "
+                            f"{key_for(self, 'map.zoom')} zooms when the maps show a cell "
+                            "per node.", timeout=5)
+            return
         node = None if zoomed else self.rank_map.ranks[self.cursor].node
         for panel in self.panels:
             panel.heatmap.zoom(node)

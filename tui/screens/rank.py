@@ -7,6 +7,7 @@ runs in thread workers; the screen only draws what they post.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
@@ -15,6 +16,7 @@ from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
+from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import Settings
@@ -53,12 +55,15 @@ class RankScreen(Screen):
                 id="rank.previous", tooltip="The previous rank"),
         Binding("right_square_bracket", "step(1)", "Next", key_display="]",
                 id="rank.next", tooltip="The next rank"),
-        Binding("n", "anomalous(1)", "Anomaly", id="rank.next_anomaly",
-                tooltip="The next rank with an active anomaly"),
-        Binding("N", "anomalous(-1)", "Prev anomaly", show=False, id="rank.previous_anomaly",
-                tooltip="The previous rank with an active anomaly"),
+        Binding("n", "next(1)", "Anomaly", id="rank.next_anomaly",
+                tooltip="The next match of the log search while there is one (as in less), "
+                        "else the next rank with an active anomaly"),
+        Binding("N", "next(-1)", "Prev anomaly", show=False, id="rank.previous_anomaly",
+                tooltip="The previous match of the log search, else the previous rank with "
+                        "an active anomaly"),
         Binding("slash", "search", "Search", key_display="/", id="rank.search",
-                tooltip="Search the log tail"),
+                tooltip="Search the log tail (any case unless you type a capital; "
+                        "an empty search clears it)"),
     ]
 
     class LogLines(Message):
@@ -85,6 +90,7 @@ class RankScreen(Screen):
         self.context = context
         self.analysis = Analysis(SourceStatus("", Health.STALE, 0.0), rank_map)
         self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
+        self.log_note = ""  # which files the log tail reads, or why there are none
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title")
@@ -134,7 +140,8 @@ class RankScreen(Screen):
         self.query_one("#rank-log", LogView).lines.clear()
         self.query_one("#rank-log", LogView).add([])
         self._draw_values()
-        self.query_one("#log-title", Static).update("log: looking for this rank's files…")
+        self.log_note = "looking for this rank's files…"
+        self._draw_log_title()
         self.query_one("#alerts-title", Static).update("alerts: loading…")
         self.earlier = {}
         self._follow_log(self.rank)
@@ -205,7 +212,19 @@ class RankScreen(Screen):
         if message.rank != self.rank:
             return
         self.query_one("#rank-log", LogView).add(message.lines)
-        self.query_one("#log-title", Static).update(f"log: {message.note}")
+        if message.note != self.log_note:
+            self.log_note = message.note
+            self._draw_log_title()
+
+    @on(LogView.Changed)
+    def _draw_log_title(self) -> None:
+        """The log's modes (following, warnings only, the search), then which files."""
+        log = self.query_one(LogView)
+        title = self.query_one("#log-title", Static)
+        title.update(rank_lines.log_title(
+            log.following, log.serious_only, log.search, len(log.matches), log.current,
+            self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self)))
+        title.tooltip = self.log_note  # whole, however narrow the terminal
 
     @on(Alerts)
     def _alerts(self, message: Alerts) -> None:
@@ -241,7 +260,15 @@ class RankScreen(Screen):
         self.rank = (self.rank + step) % len(self.rank_map)
         self._open_rank()
 
-    def action_anomalous(self, step: int) -> None:
+    def action_next(self, step: int) -> None:
+        """n / N: through the search's matches while there is a search, else through the
+        ranks with an active anomaly."""
+        log = self.query_one(LogView)
+        if log.search:
+            log.next_match(step)
+            if not log.matches:
+                self.app.notify(f"Nothing in this log matches {log.search!r}.", timeout=3)
+            return
         ranks = sorted({a.rank for a in self.anomalies if a.rank is not None})
         if not ranks:
             self.app.notify("No rank has an active anomaly.", timeout=3)
@@ -253,13 +280,12 @@ class RankScreen(Screen):
 
     def action_search(self) -> None:
         search = self.query_one("#log-search", Input)
+        search.value = ""  # a fresh search; Enter on nothing clears the last one
         search.display = True
         search.focus()
 
     @on(Input.Submitted, "#log-search")
     def _searched(self, event: Input.Submitted) -> None:
-        found = self.query_one(LogView).set_search(event.value)
-        self.query_one("#log-title", Static).update(
-            f"log: {found} line(s) match {event.value!r}" if event.value else "log")
+        self.query_one(LogView).set_search(event.value)
         event.input.display = False
         self.query_one(LogView).focus()
