@@ -71,7 +71,7 @@ class ClusterScreen(Screen):
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
         Binding("q", "app.quit", "Quit", id="cluster.quit",
-                tooltip="Quit ranktop (on the other screens q goes back here)"),
+                tooltip="Quit ranktop (on the other screens, its key goes back)"),
     ]
 
     # UI state. Plain vars: each watcher repaints exactly what the change touches, where a

@@ -49,8 +49,7 @@ class RankScreen(Screen):
     COMPONENT_CLASSES = CLASSES  # the styles of the title and the other values
     KEY_WIDGETS = (LogView,)  # widgets whose keys are live here (the keymap's clash check)
     BINDINGS = [
-        Binding("escape,q", "back", "Back", id="rank.back",
-                tooltip="Back to the cluster (ctrl+c quits ranktop)"),
+        Binding("escape,q", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
         Binding("left_square_bracket", "step(-1)", "Prev", key_display="[",
                 id="rank.previous", tooltip="The previous rank"),
         Binding("right_square_bracket", "step(1)", "Next", key_display="]",

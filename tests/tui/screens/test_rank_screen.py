@@ -94,7 +94,8 @@ async def test_q_on_the_rank_screen_goes_back_and_help_says_so():
         await poll(app, pilot, 40.0)
         await open_rank(app, pilot, 37)
         await pilot.press("question_mark")
-        assert "esc, q" in screen_text(app) and "ctrl+c quits" in screen_text(app)
+        assert "esc, q" in screen_text(app) and "^c quits ranktop from any screen" in " ".join(
+            screen_text(app).split())
         await pilot.press("escape", "q")
         await pilot.pause()
         assert not isinstance(app.screen, RankScreen)
