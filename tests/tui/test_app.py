@@ -7,6 +7,7 @@ from statistics import median
 from ranktop.tui.screens.help import HelpScreen
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.widgets import palette
+from ranktop.widgets.heatmap import CURSOR_MARK
 from ranktop.widgets.panel import MetricPanel
 
 from tests.tui.conftest import START, make_app, screen_text
@@ -75,9 +76,7 @@ async def test_arrows_and_vim_keys_move_one_cursor_shared_by_every_map():
         assert all(heatmap(app, i).cursor_rank == 8 for i in range(4))  # one shared cursor
         hm = heatmap(app, 0)
         _, y, _ = hm.layout_grid.position(8)
-        styles = {segment.style for segment in hm.render_line(y + hm._y_offset)}
-        cursor_colour = f"color({palette.CURSOR_COLOR})"
-        assert any(cursor_colour in str(style) for style in styles)  # the cursor is drawn
+        assert CURSOR_MARK in "".join(s.text for s in hm.render_line(y + hm._y_offset))
 
 
 async def test_clicking_a_cell_selects_its_rank():
@@ -297,6 +296,21 @@ async def test_no_color_draws_levels_as_glyphs(monkeypatch):
         assert "▀" not in text
         assert palette.MISSING_GLYPH in text  # the dead rank
         assert heatmap(app, 0).item_count() == 512
+
+
+async def test_without_colour_alarms_are_reversed_and_marked(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(at=200.0)  # rank 455 is dead, the others hang
+    async with app.run_test(size=(120, 40)) as pilot:
+        for at in range(140, 201, 4):
+            app.clock.now = START + at
+            await started(app, pilot)
+        spans = {segment.text.strip(): segment.style
+                 for strip in app.screen._compositor.render_strips() for segment in strip}
+        for alarm in ("▲ 1 missing", "● critical"):
+            style = next(style for text, style in spans.items() if text.startswith(alarm))
+            assert style.reverse and style.bold, (alarm, style)
+        assert any(text.startswith("▲ no progress for") for text in spans)
 
 
 async def test_16384_ranks_aggregate_per_node_and_zoom_back_to_ranks():
