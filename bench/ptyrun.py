@@ -77,8 +77,9 @@ class PtyApp:
         self.transcript += data
         return data
 
-    def wait_for_text(self, text: str, timeout: float) -> float:
-        """Read until ``text`` appears on screen; seconds since launch when it did."""
+    def wait_for_text(self, text: str, timeout: float, raw: bool = False) -> float:
+        """Read until ``text`` appears on screen (``raw``: in the bytes, escape sequences
+        and all); seconds since launch when it did."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             data = self.read(0.05)
@@ -88,12 +89,22 @@ class PtyApp:
                 continue
             # Keep a tail of the stream so text split across two reads is still found.
             self._tail = (self._tail + self._decoder.decode(data))[-8192:]
-            if text in ESCAPES.sub("", self._tail):
+            if text in (self._tail if raw else ESCAPES.sub("", self._tail)):
                 return time.perf_counter() - self.started
         raise TimeoutError(f"{text!r} did not appear within {timeout:g} s")
 
     def send(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
+
+    def press(self, keys: str, text: str, timeout: float, raw: bool = False) -> float:
+        """Send ``keys`` and wait for ``text`` to be drawn after them (what was on screen
+        before does not count); seconds from the keys' bytes to the text's."""
+        while self.read(0):  # what was drawn before the keys
+            pass
+        self._tail = ""
+        sent = time.perf_counter()
+        self.send(keys)
+        return self.wait_for_text(text, timeout, raw) - (sent - self.started)
 
     def poll(self) -> int | None:
         """The exit status once the child has exited, else None."""

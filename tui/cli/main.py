@@ -13,7 +13,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -21,14 +21,16 @@ from ranktop.tui.cli import flags
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
 
+# An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
+ESC_DELAY_MS = 50
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in flags.SUBCOMMANDS:
         return _subcommand(argv[0], argv[1:])
     args = flags.console_parser().parse_args(argv)
-    if args.color_system and args.color_system != "auto":
-        os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
+    terminal_environment(args.color_system, os.environ)
     settings = _settings(args)
     if settings is None:
         return 2
@@ -43,6 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
           "cluster, or `ranktop --prometheus URL --job NAME` for a real one; "
           "`ranktop --help` lists the options.", file=sys.stderr)
     return 2
+
+
+def terminal_environment(color_system: str | None, environ: MutableMapping[str, str]) -> None:
+    """What Textual reads from the environment when it is imported: the colour system the
+    user forced, and how long a lone Esc is waited on before it counts as the Esc key (the
+    start of an arrow key's bytes otherwise): ESCDELAY, in ms, if the user set it, else
+    ESC_DELAY_MS rather than Textual's 100 ms, which every Esc press would wait out."""
+    if color_system and color_system != "auto":
+        environ["TEXTUAL_COLOR_SYSTEM"] = color_system
+    environ.setdefault("ESCDELAY", str(ESC_DELAY_MS))
 
 
 def _subcommand(name: str, argv: list[str]) -> int:

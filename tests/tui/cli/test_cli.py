@@ -216,3 +216,15 @@ def test_a_report_ended_by_a_signal_removes_its_folder_without_a_traceback(tmp_p
     assert report.returncode == 128 + signum
     assert "Traceback" not in err
     assert list(folders.iterdir()) == []
+
+
+def test_the_console_waits_less_on_esc_unless_the_user_says_how_long():
+    from ranktop.tui.cli.main import ESC_DELAY_MS, terminal_environment
+
+    environ: dict[str, str] = {}
+    terminal_environment("256", environ)
+    assert environ == {"TEXTUAL_COLOR_SYSTEM": "256", "ESCDELAY": str(ESC_DELAY_MS)}
+    assert ESC_DELAY_MS < 100  # Textual's own wait, which every Esc press sat out
+    environ = {"ESCDELAY": "200"}
+    terminal_environment("auto", environ)
+    assert environ == {"ESCDELAY": "200"}
