@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import select
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +13,7 @@ from collections.abc import Callable
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.commands import RanktopCommands
@@ -40,9 +38,6 @@ class AnalysisReady(Message):
         return isinstance(message, AnalysisReady)
 
 
-# `kill`, a closed SSH session or tmux, and an interrupt from outside: each quits as `q` does,
-# so the terminal is given back as it was found and the demo's folders are removed.
-QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # A quit that takes longer is stuck writing to a terminal that has gone: skip the goodbye.
 QUIT_GRACE_SECONDS = 10.0
 
@@ -80,15 +75,18 @@ class RanktopApp(App[None]):
         # Before the terminal is taken over: a signal from here on is a clean quit.
         loop = asyncio.get_running_loop()
         for signum in QUIT_SIGNALS:
-            loop.add_signal_handler(signum, self.quit_on_signal, signum)
+            try:
+                loop.add_signal_handler(signum, self.quit_on_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                return  # not the main thread, or a loop without signals: Python's defaults
 
     def quit_on_signal(self, signum: int) -> None:
         """Quit cleanly; the exit status says which signal, as a shell would (128 + it).
 
         A terminal that has hung up takes no more writes, and Textual's writer would wait on
         it for ever: then the cleanups run and the process ends at once."""
-        code = 128 + signum
-        if self._exit or _terminal_gone():
+        code = exit_status(signum)
+        if self._exit or terminal_gone():
             self.force_exit(code)
         self.exit(return_code=code)
         watchdog = threading.Timer(QUIT_GRACE_SECONDS, self.force_exit, (code,))
@@ -145,12 +143,3 @@ class RanktopApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
-
-def _terminal_gone() -> bool:
-    """Whether the terminal has hung up (the SSH connection or the tmux pane is gone)."""
-    try:
-        probe = select.poll()
-        probe.register(sys.__stderr__.fileno(), select.POLLOUT)  # where Textual draws
-        return any(events & (select.POLLHUP | select.POLLERR) for _, events in probe.poll(0))
-    except (OSError, ValueError, AttributeError):
-        return False

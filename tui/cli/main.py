@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from ranktop.tui.cli import flags
+from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
 
@@ -129,9 +130,9 @@ def _exit_on_signals() -> None:
     """A report ended by `kill`, a hang-up or ctrl+c exits as a shell expects (128 + the
     signal), through every ``with`` and ``finally`` on the way, and without a traceback."""
     def leave(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
+        raise SystemExit(exit_status(signum))
 
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    for signum in QUIT_SIGNALS:
         signal.signal(signum, leave)
 
 

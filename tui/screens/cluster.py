@@ -59,7 +59,7 @@ class ClusterScreen(Screen):
         Binding("z", "zoom", "Zoom", id="map.zoom",
                 tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
-                tooltip="Jump to a rank number, host name or host:gpu"),
+                tooltip="Jump to a rank number, host name, host:gpu or node (n37)"),
         Binding("enter", "open_rank", "Rank", id="cursor.open",
                 tooltip="Open the selected rank: its values, log tail and alerts"),
         Binding("e", "evidence", "Evidence", show=False, id="hang.evidence",
