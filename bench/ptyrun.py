@@ -49,7 +49,8 @@ class PtyApp:
         environ = {k: v for k, v in os.environ.items()
                    if not k.startswith(("RANKTOP_", "TEXTUAL_")) and k != "NO_COLOR"}
         environ.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows),
-                       XDG_CONFIG_HOME=self._config.name, **(env or {}))
+                       XDG_CONFIG_HOME=self._config.name)
+        environ.update(env or {})
         argv = [*(program or [find_ranktop()]), *args]
         self.started = time.perf_counter()
         pid, fd = pty.fork()
