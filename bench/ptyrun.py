@@ -42,25 +42,29 @@ def find_ranktop() -> str:
 class PtyApp:
     """One ``ranktop`` process on the slave side of a pty; the master end is ours."""
 
-    def __init__(self, args: list[str], cols: int = 120, rows: int = 40) -> None:
+    def __init__(self, args: list[str], cols: int = 120, rows: int = 40,
+                 env: dict[str, str] | None = None, program: list[str] | None = None) -> None:
+        """``ranktop args`` (or ``program args``), with ``env`` over the fixed environment."""
         self._config = tempfile.TemporaryDirectory(prefix="ranktop-bench-")
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("RANKTOP_", "TEXTUAL_")) and k != "NO_COLOR"}
-        env.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows),
-                   XDG_CONFIG_HOME=self._config.name)
-        argv = [find_ranktop(), *args]
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("RANKTOP_", "TEXTUAL_")) and k != "NO_COLOR"}
+        environ.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows),
+                       XDG_CONFIG_HOME=self._config.name)
+        environ.update(env or {})
+        argv = [*(program or [find_ranktop()]), *args]
         self.started = time.perf_counter()
         pid, fd = pty.fork()
         if pid == 0:  # the child: size its terminal, then become ranktop
             try:
                 fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-                os.execve(argv[0], argv, env)
+                os.execve(argv[0], argv, environ)
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd
         self.exit_status: int | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._tail = ""
+        self.transcript = bytearray()  # every byte the app wrote, in order
 
     def read(self, timeout: float) -> bytes:
         """Whatever the app wrote within ``timeout`` seconds (b"" if nothing; EOF too)."""
@@ -68,12 +72,15 @@ class PtyApp:
         if not ready:
             return b""
         try:
-            return os.read(self.fd, 65536)
+            data = os.read(self.fd, 65536)
         except OSError:  # EIO: the child closed its end
             return b""
+        self.transcript += data
+        return data
 
-    def wait_for_text(self, text: str, timeout: float) -> float:
-        """Read until ``text`` appears on screen; seconds since launch when it did."""
+    def wait_for_text(self, text: str, timeout: float, raw: bool = False) -> float:
+        """Read until ``text`` appears on screen (``raw``: in the bytes, escape sequences
+        and all); seconds since launch when it did."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             data = self.read(0.05)
@@ -83,12 +90,22 @@ class PtyApp:
                 continue
             # Keep a tail of the stream so text split across two reads is still found.
             self._tail = (self._tail + self._decoder.decode(data))[-8192:]
-            if text in ESCAPES.sub("", self._tail):
+            if text in (self._tail if raw else ESCAPES.sub("", self._tail)):
                 return time.perf_counter() - self.started
         raise TimeoutError(f"{text!r} did not appear within {timeout:g} s")
 
     def send(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
+
+    def press(self, keys: str, text: str, timeout: float, raw: bool = False) -> float:
+        """Send ``keys`` and wait for ``text`` to be drawn after them (what was on screen
+        before does not count); seconds from the keys' bytes to the text's."""
+        while self.read(0):  # what was drawn before the keys
+            pass
+        self._tail = ""
+        sent = time.perf_counter()
+        self.send(keys)
+        return self.wait_for_text(text, timeout, raw) - (sent - self.started)
 
     def poll(self) -> int | None:
         """The exit status once the child has exited, else None."""
@@ -102,16 +119,24 @@ class PtyApp:
         """Send ``keys`` and wait for the exit; seconds it took. Kills the app on timeout."""
         sent = time.perf_counter()
         self.send(keys)
+        self.wait_for_exit(timeout, drain)
+        return time.perf_counter() - sent
+
+    def wait_for_exit(self, timeout: float, drain: bool = True) -> int:
+        """Wait for the child to exit, reading what it writes; its exit status. Kills it on
+        timeout."""
         deadline = time.monotonic() + timeout
         while self.poll() is None:
             if time.monotonic() > deadline:
                 self.kill()
-                raise TimeoutError(f"ranktop did not quit within {timeout:g} s")
+                raise TimeoutError(f"ranktop did not exit within {timeout:g} s")
             if drain:
                 self.read(0.05)  # keep the pty from filling while the app restores the screen
             else:
                 time.sleep(0.05)
-        return time.perf_counter() - sent
+        while drain and self.read(0.05):  # what it wrote last, still in the pty's buffer
+            pass
+        return self.exit_status
 
     def kill(self) -> None:
         """End the child's process group (only what this benchmark started)."""

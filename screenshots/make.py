@@ -20,6 +20,9 @@ sys.path.insert(0, str(HERE.parent))
 from ranktop.tui.app import RanktopApp  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.sources.demo import demo_source  # noqa: E402
+from textual import constants  # noqa: E402
+
+from tests.tui.terminal_svg import terminal_svg  # noqa: E402
 
 START = 1_800_000_000.0
 
@@ -40,7 +43,12 @@ SHOTS = [
     ("rank-455-hang-120x40.svg", (120, 40), 210.0, ["slash", *"455", "enter", "enter"]),
     # the evidence behind the hang verdict
     ("hang-evidence-120x40.svg", (120, 40), 210.0, ["e"]),
+    # the throttling rank in a 16-colour terminal, and a rank down without colour
+    ("cluster-16-colours-120x40.svg", (120, 40), 60.0, ["slash", *"37", "enter"], "standard"),
+    ("cluster-no-color-120x40.svg", (120, 40), 200.0, [], "none"),
 ]
+# Each picture is in truecolor (the same as 256 colours) unless its shot names "standard"
+# (16 colours) or "none" (NO_COLOR).
 LOGS = Path("/tmp/ranktop-screenshot-logs")  # a fixed place: its path shows on screen
 
 
@@ -53,12 +61,17 @@ class FrozenClock:
         return self.now
 
 
-async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str]) -> None:
+async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
+                colours: str = "truecolor") -> None:
     settings = load_settings()
     clock = FrozenClock()
     shutil.rmtree(LOGS, ignore_errors=True)
     source = demo_source(settings.demo, clock, started=START, log_root=LOGS)
+    if colours == "none":
+        os.environ["NO_COLOR"] = "1"  # read when the app is made
+    constants.COLOR_SYSTEM = "truecolor" if colours == "none" else colours
     app = RanktopApp(settings, source, clock=clock, poll=False)
+    os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=size) as pilot:
         # Polls over the last 20 s, as a live session would have had them.
         for offset in (-20.0, -10.0, 0.0):
@@ -69,7 +82,8 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str]) ->
         await pilot.press(*keys)
         await pilot.pause(0.5)  # the rank screen reads its logs in a worker
         await pilot.pause()
-        svg = app.export_screenshot(title=f"ranktop --demo ({size[0]}x{size[1]})")
+        # in the colours the terminal is sent, which Textual's own screenshot does not show
+        svg = terminal_svg(app, title=f"ranktop --demo ({size[0]}x{size[1]})")
     shutil.rmtree(LOGS, ignore_errors=True)
     (HERE / name).write_text(svg)
     print(f"wrote screenshots/{name}")

@@ -4,12 +4,16 @@ paced by completion, so a slow source never overlaps itself or blocks a keypress
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import threading
 import time
 from collections.abc import Callable
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.commands import RanktopCommands
@@ -34,6 +38,10 @@ class AnalysisReady(Message):
         return isinstance(message, AnalysisReady)
 
 
+# A quit that takes longer is stuck writing to a terminal that has gone: skip the goodbye.
+QUIT_GRACE_SECONDS = 10.0
+
+
 class RanktopApp(App[None]):
     CSS_PATH = "ranktop.tcss"
     TITLE = "ranktop"
@@ -42,7 +50,9 @@ class RanktopApp(App[None]):
     BINDINGS = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
                 tooltip="Show every key"),
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit ranktop"),
+        # Priority: ctrl+c quits from every screen and text field, as in htop, k9s and less.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.quit",
+                tooltip="Quit ranktop, from any screen"),
     ]
 
     def __init__(self, settings: Settings, source: Source,
@@ -58,6 +68,37 @@ class RanktopApp(App[None]):
         self.context = RankContext(settings, source.job_name, event_log, self.pipeline.logs,
                                    settings.alertmanager_url, source)
         self.analysis = self.pipeline.latest
+        self.cleanups: list[Callable[[], None]] = []
+        """What must be undone even when the app cannot quit cleanly (temporary folders)."""
+
+    def on_load(self) -> None:
+        # Before the terminal is taken over: a signal from here on is a clean quit.
+        loop = asyncio.get_running_loop()
+        for signum in QUIT_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, self.quit_on_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                return  # not the main thread, or a loop without signals: Python's defaults
+
+    def quit_on_signal(self, signum: int) -> None:
+        """Quit cleanly; the exit status says which signal, as a shell would (128 + it).
+
+        A terminal that has hung up takes no more writes, and Textual's writer would wait on
+        it for ever: then the cleanups run and the process ends at once."""
+        code = exit_status(signum)
+        if self._exit or terminal_gone():
+            self.force_exit(code)
+        self.exit(return_code=code)
+        watchdog = threading.Timer(QUIT_GRACE_SECONDS, self.force_exit, (code,))
+        watchdog.daemon = True
+        watchdog.start()
+
+    def force_exit(self, code: int) -> None:
+        """Run the cleanups and end the process without waiting for the terminal."""
+        for cleanup in self.cleanups:
+            with contextlib.suppress(Exception):  # the others must run all the same
+                cleanup()
+        os._exit(code)
 
     def on_mount(self) -> None:
         self.set_keymap(dict(self.settings.keymap))
@@ -114,3 +155,4 @@ class RanktopApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+

@@ -71,7 +71,7 @@ class RankContext:
         records = merge(*found)
         head = (f"{len(records)} in the last hour" if records
                 else "none for this rank in the last hour")
-        rows = [(clock_time(r.time), r.name, r.state, r.value, r.source, r.summary)
+        rows = [(clock_time(r.time), r.name, r.severity, r.state, r.source, r.summary)
                 for r in records]
         return rows, "; ".join([head, *notes])
 

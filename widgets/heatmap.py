@@ -68,6 +68,7 @@ class Heatmap(Widget):
         self.mode = "rank"
         self.layout_grid: GridLayout | None = None
         self.window_start = 0  # first rank shown when zoomed
+        self.colours = palette.SIXTEEN  # the colour system's table, known once mounted
         self._rank_levels = [palette.MISSING] * n_ranks
         self._item_levels: list[int] = []
         self._rows: dict[int, Strip] = {}
@@ -151,12 +152,20 @@ class Heatmap(Widget):
 
     # -- layout ------------------------------------------------------------------------
 
+    def on_mount(self) -> None:
+        self.colours = palette.colours_for(self.app.console.color_system)
+
     def on_resize(self, event: events.Resize) -> None:
         self._relayout()
 
+    @property
+    def glyphs(self) -> bool:
+        """Whether levels are drawn as glyphs: no colour (NO_COLOR, or a terminal without)."""
+        return palette.without_colour(self.app)
+
     def _shapes(self) -> list[tuple[int, int]]:
         """Cell shapes to try, biggest first: (characters wide, cells per text row)."""
-        if self.app.no_color:
+        if self.glyphs:
             return [(2, 1), (1, 1)]
         return [(2, 1), (1, 1), (1, 2)]
 
@@ -316,22 +325,24 @@ class Heatmap(Widget):
     def _cell(self, items: tuple[int, ...], cursor: int) -> tuple[str, Style]:
         if not items:
             return " ", PLAIN
-        levels = [self._level(item, cursor) for item in items]
+        if cursor >= 0 and cursor in items:
+            # The selected rank fills its whole character in its own colour, under a mark:
+            # in a half-block cell its neighbour steps aside while the cursor is there.
+            level = self._level(cursor)
+            if self.glyphs:
+                return palette.glyph(level), palette.CURSOR_GLYPH_STYLE
+            return CURSOR_MARK, palette.cursor_style(self.colours, level)
+        levels = [self._level(item) for item in items]
         if len(levels) == 2:
-            return HALF_BLOCK, palette.half_block_style(levels[0], levels[1])
-        level = levels[0]
-        if not self.app.no_color:
-            if level == palette.CURSOR:  # a whole cell keeps its colour under a marker
-                return CURSOR_MARK, palette.cursor_block_style(self._item_levels[cursor])
-            return " ", palette.block_style(level)
-        if level == palette.CURSOR:
-            return palette.glyph(self._item_levels[cursor]), palette.glyph_style(level)
-        return palette.glyph(level), PLAIN
+            return HALF_BLOCK, palette.half_block_style(self.colours, levels[0], levels[1])
+        if self.glyphs:
+            return palette.glyph(levels[0]), PLAIN
+        return " ", palette.block_style(self.colours, levels[0])
 
-    def _level(self, item: int, cursor: int) -> int:
+    def _level(self, item: int) -> int:
         if item < 0 or item >= len(self._item_levels):
             return palette.EMPTY
-        return palette.CURSOR if item == cursor else self._item_levels[item]
+        return self._item_levels[item]
 
     # -- mouse -------------------------------------------------------------------------
 

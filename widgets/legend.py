@@ -8,6 +8,7 @@ map above it.
 from __future__ import annotations
 
 from ranktop.widgets import palette
+from ranktop.widgets.heatmap import CURSOR_MARK
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
@@ -16,7 +17,8 @@ SWATCH = "█"
 
 
 class Legend(Widget):
-    """``low ████████ high  █ no data  ◆ selected      min 85% · med 88% · max 91%``."""
+    """``low ████████ high  █ no data  ◆ selected      min 85% · med 88% · max 91%``; the
+    swatches in the colours of the heatmap's palette for the terminal's colour system."""
 
     DEFAULT_CSS = """
     Legend { height: 1; width: 1fr; }
@@ -74,25 +76,31 @@ class Legend(Widget):
         ordered = list(reversed(levels)) if self.bad == "low" else list(levels)
         low, high = self.ends
         text = Text(f"{low} ")
-        if self.app.no_color:
+        if self._glyphs:
             text.append("".join(palette.glyph(level) for level in ordered),
                         self.get_component_rich_style("legend--glyphs", partial=True))
         else:
+            colours = self._colours
             for level in ordered:
-                text.append(SWATCH, Style(color=_color(level)))
+                text.append(SWATCH, Style(color=palette.color_of(colours, level)))
         text.append(f" {high}")
         return text
 
     def _keys(self) -> list[tuple[str, Style, str]]:
-        if self.app.no_color:
+        if self._glyphs:
             stale = [(palette.STALE_GLYPH, Style(), "stale")] if self.show_stale else []
             return [*stale, (palette.MISSING_GLYPH, Style(), "no data")]
-        cursor = Style(color=f"color({palette.CURSOR_MARK_COLOR})", bgcolor=_color(palette.CURSOR))
-        keys = [(SWATCH, Style(color=_color(palette.MISSING)), "no data")]
+        colours = self._colours
+        keys = [(SWATCH, Style(color=colours.missing), "no data")]
         if self.show_stale:  # first, while there are stale cells to explain
-            keys.insert(0, (SWATCH, Style(color=_color(palette.STALE)), "stale"))
-        return [*keys, ("◆", cursor, "selected")]
+            keys.insert(0, (SWATCH, Style(color=colours.stale), "stale"))
+        cursor = palette.cursor_style(colours, palette.LEVELS - 1)
+        return [*keys, (CURSOR_MARK, cursor, "selected")]
 
+    @property
+    def _glyphs(self) -> bool:
+        return palette.without_colour(self.app)
 
-def _color(level: int) -> str:
-    return f"color({palette.color_number(level)})"
+    @property
+    def _colours(self) -> palette.Colours:
+        return palette.colours_for(self.app.console.color_system)

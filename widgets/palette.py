@@ -1,10 +1,16 @@
 """Colour scale: values quantised into a few levels, drawn from a fixed table of styles.
 
 Level 0 is the healthy end of a metric and the last level its bad ("hot") end, whichever
-direction is bad. Colours are exact xterm-256 entries so truecolor, 256-colour terminals
-and tmux's own down-sampling all show the same picture. "No data" and the cursor have
-colours of their own, outside the scale. Without colour (NO_COLOR) each level is a glyph
-of increasing density instead.
+direction is bad. Healthy levels are cool (blue to green), bad ones warm (yellow to red);
+"no data" is grey, which no level is, and stale cells have a colour of their own. The
+selected cell keeps its colour, with a mark on it.
+
+Each colour system has its table (``colours_for``). With 256 colours or truecolor the colours
+are exact xterm-256 entries, so truecolor, 256-colour terminals and tmux's own down-sampling
+show the same picture. With 16 colours each is one of the 16 the terminal's theme defines,
+given as the triplet Rich matches back to that colour (Textual sends every colour as a
+triplet, and Rich picks the nearest of its 16). Without colour (NO_COLOR) each level is a
+glyph of increasing density instead.
 
 The styles are pre-built here rather than declared as component classes in the stylesheet like
 the widgets' text: a half-block cell shows two levels at once (foreground over background), so
@@ -15,23 +21,68 @@ cell of a map of up to 16k ranks on every repaint; the legend's swatches read th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
+from rich._palettes import STANDARD_PALETTE
 from rich.color import Color
 from rich.style import Style
 
-# Cool to hot: calm blues and greens for healthy cells, orange and red for bad ones.
-SCALE_COLORS = (24, 30, 35, 106, 178, 208, 202, 196)
-LEVELS = len(SCALE_COLORS)
+LEVELS = 8
 # Past the scale, in the order a node's worst GPU is chosen: stale, then missing.
 STALE = LEVELS  # a rank whose newest data is too old to trust
 MISSING = LEVELS + 1  # a rank with no data
-CURSOR = LEVELS + 2  # the selected rank
-EMPTY = LEVELS + 3  # no rank here (past the end of a partly filled column)
-STALE_COLOR = 60
-MISSING_COLOR = 244
-CURSOR_COLOR = 201
-CURSOR_MARK_COLOR = 231
+EMPTY = LEVELS + 2  # no rank here (past the end of a partly filled column)
+
+
+@dataclass(frozen=True)
+class Colours:
+    """The colours of one colour system: the scale (healthy first), and the others."""
+
+    name: str
+    scale: tuple[Color, ...]
+    stale: Color
+    missing: Color
+    mark_on_dark: Color  # the cursor's mark over a dark cell
+    mark_on_light: Color  # ... over a light one
+
+
+def _xterm(*numbers: int) -> tuple[Color, ...]:
+    return tuple(Color.from_ansi(n) for n in numbers)
+
+
+def _sixteen(*numbers: int) -> tuple[Color, ...]:
+    return tuple(Color.from_triplet(STANDARD_PALETTE[n]) for n in numbers)
+
+
+XTERM_256 = Colours(
+    "256",
+    # deep blue, blue, teal, green | yellow, amber, orange, red
+    scale=_xterm(25, 31, 37, 35, 220, 214, 202, 196),
+    stale=Color.from_ansi(60),  # slate
+    missing=Color.from_ansi(244),  # grey
+    mark_on_dark=Color.from_ansi(231), mark_on_light=Color.from_ansi(16),
+)
+SIXTEEN = Colours(
+    "16",
+    # blue, cyan, green, bright green | bright yellow, yellow (brown), red, bright red
+    scale=_sixteen(4, 6, 2, 10, 11, 3, 1, 9),
+    stale=_sixteen(5)[0],  # magenta
+    missing=_sixteen(8)[0],  # bright black: grey
+    mark_on_dark=_sixteen(15)[0], mark_on_light=_sixteen(0)[0],
+)
+
+
+def colours_for(color_system: str | None) -> Colours:
+    """The table for a console's colour system ("standard", "256", "truecolor", "windows")."""
+    return XTERM_256 if color_system in ("256", "truecolor") else SIXTEEN
+
+
+def without_colour(app: object) -> bool:
+    """Whether a Textual app has levels drawn as glyphs: under NO_COLOR, or in a terminal
+    without colour."""
+    return bool(app.no_color) or app.console.color_system is None  # type: ignore[attr-defined]
+
 
 SCALE_GLYPHS = (" ", "·", ":", "░", "▒", "▒", "▓", "█")
 MISSING_GLYPH = "×"
@@ -81,35 +132,38 @@ def quantise_all(values: Sequence[float], low: float, high: float, bad: str,
     return levels
 
 
-def color_number(level: int) -> int | None:
-    """The xterm-256 colour of a level, or None for an empty cell."""
+def color_of(colours: Colours, level: int) -> Color | None:
+    """The colour of a level, or None for an empty cell."""
     if level < LEVELS:
-        return SCALE_COLORS[level]
-    return {STALE: STALE_COLOR, MISSING: MISSING_COLOR, CURSOR: CURSOR_COLOR}.get(level)
+        return colours.scale[level]
+    return {STALE: colours.stale, MISSING: colours.missing}.get(level)
 
 
 @cache
-def _color(level: int) -> Color | None:
-    number = color_number(level)
-    return None if number is None else Color.from_ansi(number)
-
-
-@cache
-def half_block_style(top: int, bottom: int) -> Style:
+def half_block_style(colours: Colours, top: int, bottom: int) -> Style:
     """The style of a "▀" character whose top half shows ``top`` and bottom half ``bottom``."""
-    return Style.from_color(_color(top), _color(bottom))
+    return Style.from_color(color_of(colours, top), color_of(colours, bottom))
 
 
 @cache
-def block_style(level: int) -> Style:
+def block_style(colours: Colours, level: int) -> Style:
     """The style of a whole-character cell: the level's colour as background."""
-    return Style.from_color(None, _color(level))
+    return Style.from_color(None, color_of(colours, level))
 
 
 @cache
-def cursor_block_style(level: int) -> Style:
-    """The style of the selected whole-character cell: a bright mark over its own colour."""
-    return Style.from_color(Color.from_ansi(CURSOR_MARK_COLOR), _color(level)) + Style(bold=True)
+def cursor_style(colours: Colours, level: int) -> Style:
+    """The selected cell: its own colour filling the character, under a mark that stands
+    out from it (light on dark colours, dark on light ones)."""
+    colour = color_of(colours, level)
+    light = colour is not None and _luminance(colour) > 0.5
+    mark = colours.mark_on_light if light else colours.mark_on_dark
+    return Style.from_color(mark, colour) + Style(bold=True)
+
+
+def _luminance(colour: Color) -> float:
+    red, green, blue = colour.get_truecolor()
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
 
 
 @cache
@@ -120,7 +174,4 @@ def glyph(level: int) -> str:
     return {STALE: STALE_GLYPH, MISSING: MISSING_GLYPH}.get(level, EMPTY_GLYPH)
 
 
-@cache
-def glyph_style(level: int) -> Style:
-    """The style of a glyph cell: plain, or reversed for the cursor."""
-    return Style(reverse=True) if level == CURSOR else Style()
+CURSOR_GLYPH_STYLE = Style(reverse=True)  # the selected cell without colour: its glyph reversed

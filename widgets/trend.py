@@ -16,7 +16,8 @@ LABEL_WIDTH = 32
 
 
 class Trend(Widget):
-    """Two rows: ``label  value  ▁▂▅▇`` for the rank and ``median  ▁▁▂▂`` for the job."""
+    """Two rows: ``label  value  ▁▂▅▇`` for the rank and ``median  ▁▁▂▂`` for the job; one
+    row, the median as a number, when the widget is given one line."""
 
     DEFAULT_CSS = """
     Trend { height: 2; width: 1fr; }
@@ -43,10 +44,11 @@ class Trend(Widget):
         self.refresh()
 
     def render(self) -> Text:
+        if self.size.height < 2:  # a short terminal: the median as a number only
+            return self._one_row()
         width = max(0, self.size.width - LABEL_WIDTH - 1)
         values, medians = self.values[-width:], self.medians[-width:]
-        present = [v for v in (*values, *medians) if v == v]
-        low, high = (min(present), max(present)) if present else (0.0, 1.0)
+        low, high = _range((*values, *medians))
         style = self._style
         text = Text(no_wrap=True, overflow="crop")
         text.append(f"{self.label:<18.18}", style("label"))
@@ -57,8 +59,29 @@ class Trend(Widget):
         text.append(_blocks(medians, low, high), style("median"))
         return text
 
+    def _one_row(self) -> Text:
+        """``label  value  median 66%  ▁▂▅▇``: the rank's blocks on the shared scale."""
+        median = f"  median {self.median_text:<10}"
+        width = max(0, self.size.width - LABEL_WIDTH - len(median) - 1)
+        values = self.values[-width:] if width else ()
+        medians = self.medians[-width:] if width else ()
+        low, high = _range((*values, *medians))
+        style = self._style
+        text = Text(no_wrap=True, overflow="crop")
+        text.append(f"{self.label:<18.18}", style("label"))
+        text.append(f"{self.value_text:>12}", style("value"))
+        text.append(median, style("median"))
+        text.append("  ")
+        text.append(_blocks(values, low, high), style("rank"))
+        return text
+
     def _style(self, part: str) -> Style:
         return self.get_component_rich_style(f"trend--{part}", partial=True)
+
+
+def _range(values: Sequence[float]) -> tuple[float, float]:
+    present = [v for v in values if v == v]
+    return (min(present), max(present)) if present else (0.0, 1.0)
 
 
 def _blocks(values: Sequence[float], low: float, high: float) -> str:

@@ -22,7 +22,7 @@ def run_console(proxy, tmp_path, *keys: str) -> str:
         console.read(1.5)
         for key in keys:
             console.send(key, pause=1.5)
-        console.send("q", pause=0.5)
+        console.send("\x03", pause=0.5)  # ctrl+c quits from any screen (q goes back)
         status, _ = console.finish()
     finally:
         console.close()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
+from textual import constants
 
 from tests.tui.scripted_http import server  # noqa: F401 - a fixture for the client tests
+from tests.tui.terminal_svg import terminal_svg
 
 START = 1_800_000_000.0
 
@@ -23,13 +27,23 @@ class FakeClock:
 
 
 def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,
-             event_log=None) -> RanktopApp:
+             event_log=None, color_system: str = "truecolor") -> RanktopApp:
     """The demo at ``at`` seconds into its scenario, with polls driven by the test; with
-    ``log_root`` its ranks write their log files there."""
+    ``log_root`` its ranks write their log files there. Its colour system is fixed (the
+    terminal running the tests would choose otherwise), and its screenshots show that
+    colour system's colours."""
     clock = FakeClock(START + at)
     source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START,
                          log_root=log_root)
-    return RanktopApp(load_settings(), source, clock=clock, poll=False, event_log=event_log)
+    saved = constants.COLOR_SYSTEM
+    constants.COLOR_SYSTEM = color_system  # read when the app makes its console
+    try:
+        app = RanktopApp(load_settings(), source, clock=clock, poll=False,
+                         event_log=event_log)
+    finally:
+        constants.COLOR_SYSTEM = saved
+    app.export_screenshot = partial(terminal_svg, app)
+    return app
 
 
 def screen_text(app: RanktopApp) -> str:

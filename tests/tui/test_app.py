@@ -7,6 +7,7 @@ from statistics import median
 from ranktop.tui.screens.help import HelpScreen
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.widgets import palette
+from ranktop.widgets.heatmap import CURSOR_MARK
 from ranktop.widgets.panel import MetricPanel
 
 from tests.tui.conftest import START, make_app, screen_text
@@ -75,9 +76,7 @@ async def test_arrows_and_vim_keys_move_one_cursor_shared_by_every_map():
         assert all(heatmap(app, i).cursor_rank == 8 for i in range(4))  # one shared cursor
         hm = heatmap(app, 0)
         _, y, _ = hm.layout_grid.position(8)
-        styles = {segment.style for segment in hm.render_line(y + hm._y_offset)}
-        cursor_colour = f"color({palette.CURSOR_COLOR})"
-        assert any(cursor_colour in str(style) for style in styles)  # the cursor is drawn
+        assert CURSOR_MARK in "".join(s.text for s in hm.render_line(y + hm._y_offset))
 
 
 async def test_clicking_a_cell_selects_its_rank():
@@ -109,9 +108,38 @@ async def test_slash_jumps_to_a_rank_or_a_host_and_says_when_nothing_matches():
         await pilot.press("slash", *"nosuchhost", "enter")
         await pilot.pause()
         assert isinstance(app.screen, JumpScreen)
-        assert "No rank or host matches 'nosuchhost'" in screen_text(app)
+        assert "No rank, host or node matches 'nosuchhost'" in screen_text(app)
         await pilot.press("escape")
         assert "rank 80 gpu-node-010 GPU 0" in screen_text(app)
+
+
+async def test_slash_jumps_to_a_node_as_the_maps_label_it():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash", *"n37", "enter")
+        await pilot.pause()
+        assert "rank 296 gpu-node-037 GPU 0" in screen_text(app)
+        await pilot.press("slash", *"N37:5", "enter")
+        await pilot.pause()
+        assert "rank 301 gpu-node-037 GPU 5" in screen_text(app)
+        await pilot.press("slash", *"n64", "enter")  # 64 nodes: n0 to n63
+        await pilot.pause()
+        assert "No rank, host or node matches 'n64'" in screen_text(app)
+
+
+async def test_z_says_why_it_does_nothing_when_every_rank_has_its_own_cell():
+    app = make_app()
+    said: list[str] = []
+    app.notify = lambda message, **_: said.append(message)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        assert heatmap(app, 0).mode == "rank"
+        await pilot.press("z")
+        await pilot.pause()
+        assert heatmap(app, 0).zoom_node is None and "zoomed" not in screen_text(app)
+        assert said and said[-1].startswith(
+            "Nothing to zoom: every rank already has a cell of its own")
 
 
 async def test_pause_freezes_the_screen_and_says_so_until_resumed():
@@ -152,6 +180,18 @@ async def test_q_quits():
         await pilot.pause()
         assert app._exit  # the app is on its way out
     assert app.return_code == 0
+
+
+async def test_ctrl_c_quits_from_every_screen_and_text_field():
+    for keys in ([], ["enter"], ["slash"], ["question_mark"]):  # cluster, rank, jump, help
+        app = make_app()
+        async with app.run_test(size=(120, 40)) as pilot:
+            await started(app, pilot)
+            await pilot.press(*keys)
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+            assert app._exit, keys
+        assert app.return_code == 0
 
 
 async def test_a_thermally_throttled_rank_is_hot_and_named_with_its_throttle_reason():
@@ -215,9 +255,34 @@ async def test_resizing_down_to_40x12_and_back_never_crashes():
             await pilot.resize_terminal(*size)
             await pilot.pause()
             await pilot.press("right", "down")
-            assert "rank" in screen_text(app)
+            text = " ".join(screen_text(app).split())
+            assert ("rank" if size[0] >= 60 else "needs a terminal of at least") in text
         assert heatmap(app, 0).mode == "rank"
         assert heatmap(app, 0).item_count() == 512
+
+
+async def test_the_keys_that_help_and_quit_stay_in_the_footer_of_a_small_terminal():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        for width, height in ((80, 24), (60, 18), (40, 12), (20, 6)):
+            await pilot.resize_terminal(width, height)
+            await pilot.pause()
+            footer = screen_text(app).splitlines()[-1]
+            assert footer.startswith("? Help q Quit"[:width]), (width, footer)
+
+
+async def test_below_its_size_the_cluster_screen_says_what_it_needs_and_comes_back():
+    app = make_app()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await started(app, pilot)
+        text = " ".join(screen_text(app).split())
+        assert "needs a terminal of at least 60x18 (this one is 40x12)" in text
+        assert "SM activity" not in text  # no empty boxes
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "needs a terminal" not in text and "SM activity" in text
 
 
 async def test_no_color_draws_levels_as_glyphs(monkeypatch):
@@ -231,6 +296,21 @@ async def test_no_color_draws_levels_as_glyphs(monkeypatch):
         assert "▀" not in text
         assert palette.MISSING_GLYPH in text  # the dead rank
         assert heatmap(app, 0).item_count() == 512
+
+
+async def test_without_colour_alarms_are_reversed_and_marked(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(at=200.0)  # rank 455 is dead, the others hang
+    async with app.run_test(size=(120, 40)) as pilot:
+        for at in range(140, 201, 4):
+            app.clock.now = START + at
+            await started(app, pilot)
+        spans = {segment.text.strip(): segment.style
+                 for strip in app.screen._compositor.render_strips() for segment in strip}
+        for alarm in ("▲ 1 missing", "● critical"):
+            style = next(style for text, style in spans.items() if text.startswith(alarm))
+            assert style.reverse and style.bold, (alarm, style)
+        assert any(text.startswith("▲ no progress for") for text in spans)
 
 
 async def test_16384_ranks_aggregate_per_node_and_zoom_back_to_ranks():

@@ -22,8 +22,6 @@ def test_values_outside_the_scale_clamp_to_its_ends():
 def test_nan_is_missing_never_a_scale_level():
     assert palette.quantise(math.nan, 0, 100, "low") == palette.MISSING
     assert palette.MISSING >= palette.LEVELS
-    assert palette.color_number(palette.MISSING) not in palette.SCALE_COLORS
-    assert palette.color_number(palette.CURSOR) not in palette.SCALE_COLORS
     assert palette.glyph(palette.MISSING) not in palette.SCALE_GLYPHS
 
 
@@ -41,7 +39,8 @@ def test_a_degenerate_scale_does_not_divide_by_zero():
 
 
 def test_styles_are_built_once_and_shared():
-    assert palette.half_block_style(1, 2) is palette.half_block_style(1, 2)
+    colours = palette.XTERM_256
+    assert palette.half_block_style(colours, 1, 2) is palette.half_block_style(colours, 1, 2)
 
 
 def test_glyphs_grow_denser_towards_the_hot_end():

@@ -8,116 +8,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from importlib import metadata
+from collections.abc import MutableMapping, Sequence
+from functools import partial
 from pathlib import Path
 
+from ranktop.tui.cli import flags
 from ranktop.tui.logs.text import plain
+from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
 
-COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
-
-
-def _version() -> str:
-    try:
-        return metadata.version("ranktop")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0.2 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"must be between 0.2 and 3600 seconds (got {text})")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ranktop",
-        description="A live console of every rank of a distributed GPU training job.",
-        epilog="Try it on the embedded demo cluster: ranktop --demo. Subcommands: "
-               "`ranktop simulate --port P` serves the demo cluster as dcgm-exporter and job "
-               "metrics for a Prometheus to scrape; `ranktop check-config` checks the "
-               "configuration, the connection and every query, and where the job's metrics "
-               "are absent suggests the series that look like them; `ranktop init` writes "
-               "that suggestion to a new config file.",
-    )
-    parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
-    parser.add_argument("--demo", action="store_true",
-                        help="show the embedded simulated cluster, with its scripted faults")
-    parser.add_argument("--local", action="store_true",
-                        help="this node's GPUs through NVML; with --prometheus, they take "
-                             "NVML's fresher values")
-    parser.add_argument("--prometheus", metavar="URL",
-                        help="the Prometheus (or any PromQL API) to read; RANKTOP_PROMETHEUS_URL")
-    parser.add_argument("--job", metavar="NAME",
-                        help="the training job, as its metrics' training_job label; RANKTOP_JOB")
-    parser.add_argument("--rank-map", metavar="FILE",
-                        help="lines of rank,host,gpu, when the job's metrics carry no ranks")
-    parser.add_argument("--logs", metavar="SPEC",
-                        help="each rank's log files: a pattern with {rank} {local_rank} {host} "
-                             "{node_rank} {node} {pod}, or torchrun:DIR, nccl:PATTERN, "
-                             "slurm:PATTERN")
-    parser.add_argument("--log-dir", metavar="DIR",
-                        help="demo: write the simulated ranks' logs here (default: a temp dir)")
-    parser.add_argument("--alertmanager", metavar="URL",
-                        help="Alertmanager, for the rank screen's alert history")
-    parser.add_argument("--insecure", action="store_true", default=None,
-                        help="do not verify the server's TLS certificate")
-    parser.add_argument("--nodes", type=_positive_int, help="demo: number of nodes (default 64)")
-    parser.add_argument("--gpus-per-node", type=_positive_int,
-                        help="demo: GPUs per node (default 8)")
-    parser.add_argument("--seed", type=int, help="demo: random seed (same seed, same cluster)")
-    parser.add_argument("--demo-start", type=float, default=0.0, metavar="SECONDS",
-                        help="demo: begin this many seconds into the fault scenario")
-    parser.add_argument("--refresh", type=_seconds, metavar="SECONDS",
-                        help="seconds between polls (default 2)")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="config file (default ~/.config/ranktop/config.toml)")
-    parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
-                        help="force the colour system (inside tmux over SSH, 256 is typical)")
-    parser.add_argument("--no-mouse", action="store_true",
-                        help="leave the mouse to tmux (selection, scrollback)")
-    return parser
-
-
-# flag -> (table, key): what each flag overrides, and how errors name it
-FLAG_KEYS = {
-    "nodes": ("demo", "nodes"), "gpus_per_node": ("demo", "gpus_per_node"),
-    "seed": ("demo", "seed"), "refresh": ("display", "refresh_seconds"),
-    "prometheus": ("prometheus", "url"), "job": ("prometheus", "job"),
-    "insecure": ("prometheus", "insecure"), "rank_map": ("ranks", "rank_map_file"),
-    "logs": ("logs", "spec"), "alertmanager": ("alertmanager", "url"),
-}
-
-
-def _overrides(args: argparse.Namespace) -> tuple[dict, dict[str, str]]:
-    overrides: dict[str, dict] = {}
-    names: dict[str, str] = {}
-    for attribute, (table, key) in FLAG_KEYS.items():
-        value = getattr(args, attribute)
-        if value is not None:
-            overrides.setdefault(table, {})[key] = value
-            names[f"{table}.{key}"] = f"--{attribute.replace('_', '-')}"
-    return overrides, names
+# An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
+ESC_DELAY_MS = 50
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,27 +41,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "simulate":
-        from ranktop.tui.simulator.exporter import simulate_main
-
-        return simulate_main(argv[1:])
-    if argv and argv[0] == "check-config":
-        return _check_config(argv[1:])
-    if argv and argv[0] == "init":
-        return _init(argv[1:])
-    if argv and argv[0] == "report":
-        return _report(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.color_system and args.color_system != "auto":
-        os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
+    if argv and argv[0] in flags.SUBCOMMANDS:
+        return _subcommand(argv[0], argv[1:])
+    args = flags.console_parser().parse_args(argv)
+    terminal_environment(args.color_system, os.environ)
     settings = _settings(args)
     if settings is None:
         return 2
     if args.demo:
-        log_dir = Path(args.log_dir).expanduser() if args.log_dir else None
+        if not _log_dir_usable(args.log_dir):
+            return 2
         return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start,
-                        log_dir=log_dir)
+                        log_dir=args.log_dir)
     if settings.prometheus.url or args.local:
         return run_live(settings, mouse=not args.no_mouse, local=args.local)
     print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
@@ -163,9 +61,29 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
+def terminal_environment(color_system: str | None, environ: MutableMapping[str, str]) -> None:
+    """What Textual reads from the environment when it is imported: the colour system the
+    user forced, and how long a lone Esc is waited on before it counts as the Esc key (the
+    start of an arrow key's bytes otherwise): ESCDELAY, in ms, if the user set it, else
+    ESC_DELAY_MS rather than Textual's 100 ms, which every Esc press would wait out."""
+    if color_system and color_system != "auto":
+        environ["TEXTUAL_COLOR_SYSTEM"] = color_system
+    environ.setdefault("ESCDELAY", str(ESC_DELAY_MS))
+
+
+def _subcommand(name: str, argv: list[str]) -> int:
+    if name == "simulate":
+        from ranktop.tui.simulator.exporter import simulate_main
+
+        return simulate_main(argv)
+    if name == "init":
+        return _init(argv)
+    return _check_config(argv) if name == "check-config" else _report(argv)
+
+
 def _settings(args: argparse.Namespace) -> Settings | None:
     """The settings, or None after printing the configuration error."""
-    overrides, names = _overrides(args)
+    overrides, names = flags.overrides(args)
     try:
         return load_settings(args.config, overrides, flag_names=names)
     except ConfigError as error:
@@ -174,11 +92,7 @@ def _settings(args: argparse.Namespace) -> Settings | None:
 
 
 def _check_config(argv: list[str]) -> int:
-    parser = build_parser()
-    parser.prog = "ranktop check-config"
-    parser.description = ("Print the resolved configuration (secrets hidden), check the "
-                          "connection and run every query, saying how many ranks each returned.")
-    settings = _settings(parser.parse_args(argv))
+    settings = _settings(flags.check_config_parser().parse_args(argv))
     if settings is None or not _keys_usable(settings):
         return 2
     from ranktop.tui.cli.check_config import check_config
@@ -187,13 +101,7 @@ def _check_config(argv: list[str]) -> int:
 
 
 def _init(argv: list[str]) -> int:
-    parser = build_parser()
-    parser.prog = "ranktop init"
-    parser.description = ("Find the job's metrics in the Prometheus given, show the config that "
-                          "reads them, and write it to a new config file (--config FILE, else "
-                          "~/.config/ranktop/config.toml); a file that exists is never "
-                          "overwritten.")
-    args = parser.parse_args(argv)
+    args = flags.init_parser().parse_args(argv)
     from ranktop.tui.settings.paths import user_config_file
 
     target = args.config.expanduser() if args.config else user_config_file()
@@ -208,27 +116,23 @@ def _init(argv: list[str]) -> int:
 
 
 def _report(argv: list[str]) -> int:
-    parser = build_parser()
-    parser.prog = "ranktop report"
-    parser.description = ("Poll for --duration seconds (default: one poll) and print what is "
-                          "wrong: exit 0 when healthy, 1 when anomalies are active, 2 on a "
-                          "usage or configuration error.")
-    parser.add_argument("--duration", type=float, default=0.0, metavar="SECONDS",
-                        help="keep polling this long before reporting")
-    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
-    args = parser.parse_args(argv)
+    args = flags.report_parser().parse_args(argv)
     settings = _settings(args)
-    if settings is None:
+    if settings is None or not _log_dir_usable(args.log_dir):
         return 2
     from ranktop.tui.cli.report import as_json, as_text, collect, exit_code
 
+    _exit_on_signals()  # so that the folder below is removed on the way out
     # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
     with tempfile.TemporaryDirectory(prefix="ranktop-report-",
                                      ignore_cleanup_errors=True) as folder:
-        source = _report_source(settings, args, Path(folder) / "logs")
+        source = _report_source(settings, args, args.log_dir or Path(folder) / "logs")
         if source is None:
             return 2
-        findings = collect(settings, source, max(0.0, args.duration))
+        try:
+            findings = collect(settings, source, args.duration)
+        finally:
+            _close(source)
     print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")
     return exit_code(findings)
 
@@ -245,14 +149,42 @@ def _report_source(settings: Settings, args: argparse.Namespace, log_root: Path)
         except ScenarioError as error:
             print(f"ranktop: scenario error: {error}", file=sys.stderr)
             return None
-    if settings.prometheus.url and _rank_map_readable(settings):
-        from ranktop.tui.sources.prometheus import PrometheusSource
-
-        return PrometheusSource(settings)
-    if not settings.prometheus.url:
-        print("ranktop report: no data source given (--demo, or --prometheus URL)",
+    if not settings.prometheus.url and not args.local:
+        print("ranktop report: no data source given (--demo, --prometheus URL or --local)",
               file=sys.stderr)
-    return None
+        return None
+    return _live_source(settings, args.local) if _rank_map_readable(settings) else None
+
+
+def _exit_on_signals() -> None:
+    """A report ended by `kill`, a hang-up or ctrl+c exits as a shell expects (128 + the
+    signal), through every ``with`` and ``finally`` on the way, and without a traceback."""
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(exit_status(signum))
+
+    for signum in QUIT_SIGNALS:
+        signal.signal(signum, leave)
+
+
+def _close(source: object) -> None:
+    """Shut a source's NVML (alone, or inside a merged source) when it has one."""
+    close = getattr(getattr(source, "local", source), "close", None)
+    if close is not None:
+        close()
+
+
+def _log_dir_usable(log_dir: Path | None) -> bool:
+    """Whether the demo can write its ranks' logs in ``log_dir``, after saying why not."""
+    if log_dir is None:
+        return True
+    try:
+        log_dir.expanduser().mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = error.strerror or error.__class__.__name__
+        print(f"ranktop: --log-dir: cannot write the demo's logs in {log_dir}: {reason}",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int:
@@ -266,16 +198,17 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int
     if source is None:
         return 2
     log = EventLog(default_log_path())
+    app = RanktopApp(settings, source, event_log=log)
+    app.cleanups.append(partial(_close, source))
     try:
-        return _run_app(RanktopApp(settings, source, event_log=log), mouse)
+        return _run_app(app, mouse)
     finally:
-        close = getattr(getattr(source, "local", source), "close", None)
-        if close is not None:
-            close()
+        _close(source)
 
 
 def _run_app(app, mouse: bool) -> int:
-    """Run the console; 0 when the user quit, else the crash said in one line."""
+    """Run the console; its exit status when the user (or a signal) ended it, else the crash
+    said in one line."""
     app.run(mouse=mouse)
     if app.crash is not None:
         from ranktop.tui.cli.crash import report_crash
@@ -348,10 +281,12 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
     with tempfile.TemporaryDirectory(prefix="ranktop-demo-",
                                      ignore_cleanup_errors=True) as folder:
         source = demo_source(settings.demo, started=time.time() - demo_start,
-                             log_root=log_dir or Path(folder) / "logs")
+                             log_root=log_dir.expanduser() if log_dir else Path(folder) / "logs")
         log = EventLog(Path(folder) / "events.jsonl")
+        app = RanktopApp(settings, source, event_log=log)
+        app.cleanups += [source.close, partial(shutil.rmtree, folder, ignore_errors=True)]
         try:
-            return _run_app(RanktopApp(settings, source, event_log=log), mouse)
+            return _run_app(app, mouse)
         finally:
             source.close()
 

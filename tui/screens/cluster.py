@@ -13,17 +13,21 @@ from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
+from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
+from ranktop.widgets.key_footer import KeyFooter
 from ranktop.widgets.panel import MetricPanel
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+MIN_SIZE = (60, 18)  # below it the maps, the anomalies and the status line do not all fit
 
 
 class ClusterScreen(Screen):
@@ -55,7 +59,7 @@ class ClusterScreen(Screen):
         Binding("z", "zoom", "Zoom", id="map.zoom",
                 tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
-                tooltip="Jump to a rank number, host name or host:gpu"),
+                tooltip="Jump to a rank number, host name, host:gpu or node (n37)"),
         Binding("enter", "open_rank", "Rank", id="cursor.open",
                 tooltip="Open the selected rank: its values, log tail and alerts"),
         Binding("e", "evidence", "Evidence", show=False, id="hang.evidence",
@@ -66,6 +70,8 @@ class ClusterScreen(Screen):
                 tooltip="Move the cursor to the previous anomaly's rank"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
+        Binding("q", "app.quit", "Quit", id="cluster.quit",
+                tooltip="Quit ranktop (on the other screens, its key goes back)"),
     ]
 
     # UI state. Plain vars: each watcher repaints exactly what the change touches, where a
@@ -100,14 +106,17 @@ class ClusterScreen(Screen):
                                   self.rank_map.gpus_per_node, id=f"map-{index}")
         yield AnomalyList(id="anomalies")
         yield Static(id="rank-status", markup=False)
-        yield Footer()
+        yield TooSmall("cluster screen", MIN_SIZE)
+        yield KeyFooter(first=("help", "app.quit"))
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
+        self.query_one(TooSmall).check(self, self.app.size)
         self._refresh_header()
         self._refresh_rank_status()
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(TooSmall).check(self, event.size)
         self.call_after_refresh(self._refresh_rank_status)
 
     # -- data --------------------------------------------------------------------------
@@ -296,7 +305,13 @@ class ClusterScreen(Screen):
             self.select(rank)
 
     def action_zoom(self) -> None:
-        zoomed = self._lead_heatmap().zoom_node is not None
+        lead = self._lead_heatmap()
+        zoomed = lead.zoom_node is not None
+        if not zoomed and lead.mode == "rank":
+            self.app.notify("Nothing to zoom: every rank already has a cell of its own. "
+                            f"{key_for(self, 'map.zoom')} zooms when the maps show a cell "
+                            "per node.", timeout=5)
+            return
         node = None if zoomed else self.rank_map.ranks[self.cursor].node
         for panel in self.panels:
             panel.heatmap.zoom(node)

@@ -14,6 +14,7 @@ from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.settings.config import MetricDef
 from rich.text import Text
 
+ALARM_MARK = "▲"  # before what needs acting on: read without colour too
 # Most telling first: a narrow pane cuts the status line from the end.
 STATUS_ORDER = (
     "sm_active", "temperature", "nvlink", "step_time", "compute_time", "throttle_reasons",
@@ -71,7 +72,8 @@ def header(view: JobView, style: Styles) -> Text:
     missing = view.n_ranks - view.ranks_up
     line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", style("strong"))
     if view.frame is not None and missing:
-        line.append(f"  {missing} missing", style("alarm"))
+        line.append("  ")
+        line.append(f"{ALARM_MARK} {missing} missing", style("alarm"))
     line.append(_job_values(view, style))
     if view.status.detail:
         line.append(f"  {view.status.detail}", style("muted"))
@@ -80,16 +82,15 @@ def header(view: JobView, style: Styles) -> Text:
 
 def _severity_counts(anomalies: Sequence[Anomaly], style: Styles) -> Text:
     """"● 1 critical ● 2 major ◌ 1 pending", each in its severity's style."""
-    text = Text()
+    parts = []
     confirmed = [a.severity for a in anomalies if a.confirmed]
     for severity in SEVERITIES:
         if confirmed.count(severity):
-            text.append(f"● {confirmed.count(severity)} {severity} ", style(severity))
+            parts.append(Text(f"● {confirmed.count(severity)} {severity}", style(severity)))
     pending = sum(1 for a in anomalies if a.pending)
     if pending:
-        text.append(f"◌ {pending} pending", style("muted"))
-    text.rstrip()
-    return text
+        parts.append(Text(f"◌ {pending} pending", style("muted")))
+    return Text(" ").join(parts)
 
 
 def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
@@ -127,7 +128,8 @@ def _job_values(view: JobView, style: Styles) -> Text:
     if view.step_stuck_since is not None and view.frame is not None:
         stuck = view.frame.time - view.step_stuck_since
         if stuck >= NO_PROGRESS_SECONDS:
-            text.append(f"  no progress for {_age(stuck)}", style("alarm"))
+            text.append("  ")
+            text.append(f"{ALARM_MARK} no progress for {_age(stuck)}", style("alarm"))
     if not is_missing(view.step_seconds):
         text.append(f"  {view.step_seconds:.2f} s/step")
     tokens = job.get("tokens_per_s", float("nan"))

@@ -25,19 +25,28 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.beneath = beneath
 
-    def compose(self) -> ComposeResult:
+    def groups(self) -> list[tuple[str, list[BindingType]]]:
+        """The keys listed, by group: the screen beneath, its focused widget, everywhere."""
+        palette = Binding(self.app.COMMAND_PALETTE_BINDING, "command_palette", "Commands",
+                          tooltip="The command palette: go to a rank or host, show a "
+                                  "metric, change the view")
         groups = [
             (getattr(self.beneath, "BINDING_GROUP_TITLE", "Screen"), self.beneath.BINDINGS),
-            ("Everywhere", self.app.BINDINGS),
+            ("Everywhere", [*self.app.BINDINGS, palette]),
         ]
         focused = self.beneath.focused
         if focused is not None and getattr(focused, "BINDING_GROUP_TITLE", None):
             groups.insert(1, (focused.BINDING_GROUP_TITLE, focused.BINDINGS))
+        return groups
+
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            table = key_table(groups, partial(bound_keys, self.app), styles_of(self))
+            table = key_table(self.groups(), partial(bound_keys, self.app), styles_of(self))
             yield Static(table, id="help-keys")
             closes = any_of(keys_for(self, "help.close"))
-            yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
+            quits = any_of(keys_for(self, "app.quit"))
+            yield Static(sentence(f"{closes} closes this screen; {quits} quits ranktop from "
+                                  "any screen."), id="help-footer")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -30,6 +30,7 @@ class KeyUse:
     key: str  # Textual's name of the key: "p", "question_mark", "ctrl+p"
     binding_id: str | None  # None: one of Textual's own bindings, which no keymap can move
     action: str
+    priority: bool = False  # answered before any screen or widget sees the key
 
     @property
     def name(self) -> str:
@@ -125,7 +126,7 @@ def _uses(screen: type[Screen], wanted: Mapping[str, Sequence[str]]) -> Iterator
                 continue
             keys = wanted.get(binding.id or "", [binding.key])
             for key in keys:
-                yield KeyUse(key, binding.id, binding.action)
+                yield KeyUse(key, binding.id, binding.action, binding.priority)
 
 
 def _merged(cls: type[DOMNode]) -> list[Binding]:
@@ -138,12 +139,22 @@ def _merged(cls: type[DOMNode]) -> list[Binding]:
 
 
 def _first_clash(uses: Iterator[KeyUse]) -> tuple[KeyUse, KeyUse] | None:
-    """Two different actions on one key, one of them configurable (Textual's own bindings
-    share some keys on purpose: ctrl+c copies in a screen and warns in the app)."""
-    by_key: dict[str, KeyUse] = {}
+    """Two different actions on one key, one of them configurable. Textual's own bindings
+    share some keys on purpose (ctrl+c copies in a text field and warns in the app), and one
+    of ranktop's priority keys may take a key from them (ctrl+c quits everywhere)."""
+    by_key: dict[str, list[KeyUse]] = {}
     for use in uses:
-        earlier = by_key.setdefault(use.key, use)
-        same = (earlier.binding_id, earlier.action) == (use.binding_id, use.action)
-        if not same and (earlier.binding_id or use.binding_id):
-            return earlier, use
+        for earlier in by_key.setdefault(use.key, []):
+            if _clash(earlier, use):
+                return earlier, use
+        by_key[use.key].append(use)
     return None
+
+
+def _clash(one: KeyUse, other: KeyUse) -> bool:
+    if (one.binding_id, one.action) == (other.binding_id, other.action):
+        return False
+    if not (one.binding_id or other.binding_id):
+        return False  # Textual's own, among themselves
+    ours, theirs = (one, other) if one.binding_id else (other, one)
+    return not (ours.priority and not theirs.priority and theirs.binding_id is None)

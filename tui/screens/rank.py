@@ -7,6 +7,7 @@ runs in thread workers; the screen only draws what they post.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
@@ -16,8 +17,11 @@ from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
+from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
+from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import Settings
+from ranktop.widgets.key_footer import KeyFooter
 from ranktop.widgets.log_view import LogView
 from ranktop.widgets.trend import Trend
 from rich.text import Text
@@ -25,13 +29,17 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
+MIN_SIZE = (60, 20)  # below it the trends and the log tail do not both fit
+ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8 lines
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
+ALERT_COLUMNS = ("time", "alert", "severity", "state", "source", "summary")  # rank_context's rows
 OTHER_METRICS = ("power", "sm_clock", "throttle_reasons", "memory_used", "ecc_dbe", "xid",
                  "gpu_util")
 
@@ -43,17 +51,20 @@ class RankScreen(Screen):
     COMPONENT_CLASSES = CLASSES  # the styles of the title and the other values
     KEY_WIDGETS = (LogView,)  # widgets whose keys are live here (the keymap's clash check)
     BINDINGS = [
-        Binding("escape", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
+        Binding("escape,q", "back", "Back", id="rank.back", tooltip="Back to the cluster"),
         Binding("left_square_bracket", "step(-1)", "Prev", key_display="[",
                 id="rank.previous", tooltip="The previous rank"),
         Binding("right_square_bracket", "step(1)", "Next", key_display="]",
                 id="rank.next", tooltip="The next rank"),
-        Binding("n", "anomalous(1)", "Anomaly", id="rank.next_anomaly",
-                tooltip="The next rank with an active anomaly"),
-        Binding("N", "anomalous(-1)", "Prev anomaly", show=False, id="rank.previous_anomaly",
-                tooltip="The previous rank with an active anomaly"),
+        Binding("n", "next(1)", "Anomaly", id="rank.next_anomaly",
+                tooltip="The next match of the log search while there is one (as in less), "
+                        "else the next rank with an active anomaly"),
+        Binding("N", "next(-1)", "Prev anomaly", show=False, id="rank.previous_anomaly",
+                tooltip="The previous match of the log search, else the previous rank with "
+                        "an active anomaly"),
         Binding("slash", "search", "Search", key_display="/", id="rank.search",
-                tooltip="Search the log tail"),
+                tooltip="Search the log tail (any case unless you type a capital; "
+                        "an empty search clears it)"),
     ]
 
     class LogLines(Message):
@@ -80,6 +91,7 @@ class RankScreen(Screen):
         self.context = context
         self.analysis = Analysis(SourceStatus("", Health.STALE, 0.0), rank_map)
         self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
+        self.log_note = ""  # which files the log tail reads, or why there are none
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -92,14 +104,24 @@ class RankScreen(Screen):
         yield Input(placeholder="search the log (Enter; Esc to close)", id="log-search")
         yield Static(id="alerts-title", markup=False)
         yield DataTable(id="rank-alerts", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield TooSmall("rank screen", MIN_SIZE)
+        yield KeyFooter(first=("help", "back"))
 
     def on_mount(self) -> None:
         table = self.query_one("#rank-alerts", DataTable)
-        table.add_columns("time", "alert", "state", "value", "source", "summary")
+        table.add_columns(*ALERT_COLUMNS)
         self.query_one("#log-search").display = False
         self.query_one(LogView).focus()
+        self._fit(self.app.size)
         self._open_rank()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size)
+
+    def _fit(self, size: Size) -> None:
+        """Say so below the size the screen needs; in a short terminal, shorter panels."""
+        self.query_one(TooSmall).check(self, size)
+        self.set_class(size.height < ROOMY_HEIGHT, "-short")
 
     # -- data from the app -------------------------------------------------------------
 
@@ -119,7 +141,8 @@ class RankScreen(Screen):
         self.query_one("#rank-log", LogView).lines.clear()
         self.query_one("#rank-log", LogView).add([])
         self._draw_values()
-        self.query_one("#log-title", Static).update("log: looking for this rank's files…")
+        self.log_note = "looking for this rank's files…"
+        self._draw_log_title()
         self.query_one("#alerts-title", Static).update("alerts: loading…")
         self.earlier = {}
         self._follow_log(self.rank)
@@ -192,7 +215,19 @@ class RankScreen(Screen):
         if message.rank != self.rank:
             return
         self.query_one("#rank-log", LogView).add(message.lines)
-        self.query_one("#log-title", Static).update(f"log: {message.note}")
+        if message.note != self.log_note:
+            self.log_note = message.note
+            self._draw_log_title()
+
+    @on(LogView.Changed)
+    def _draw_log_title(self) -> None:
+        """The log's modes (following, warnings only, the search), then which files."""
+        log = self.query_one(LogView)
+        title = self.query_one("#log-title", Static)
+        title.update(rank_lines.log_title(
+            log.following, log.serious_only, log.search, len(log.matches), log.current,
+            self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self)))
+        title.tooltip = self.log_note  # whole, however narrow the terminal
 
     @on(Alerts)
     def _alerts(self, message: Alerts) -> None:
@@ -228,7 +263,15 @@ class RankScreen(Screen):
         self.rank = (self.rank + step) % len(self.rank_map)
         self._open_rank()
 
-    def action_anomalous(self, step: int) -> None:
+    def action_next(self, step: int) -> None:
+        """n / N: through the search's matches while there is a search, else through the
+        ranks with an active anomaly."""
+        log = self.query_one(LogView)
+        if log.search:
+            log.next_match(step)
+            if not log.matches:
+                self.app.notify(f"Nothing in this log matches {log.search!r}.", timeout=3)
+            return
         ranks = sorted({a.rank for a in self.anomalies if a.rank is not None})
         if not ranks:
             self.app.notify("No rank has an active anomaly.", timeout=3)
@@ -240,13 +283,12 @@ class RankScreen(Screen):
 
     def action_search(self) -> None:
         search = self.query_one("#log-search", Input)
+        search.value = ""  # a fresh search; Enter on nothing clears the last one
         search.display = True
         search.focus()
 
     @on(Input.Submitted, "#log-search")
     def _searched(self, event: Input.Submitted) -> None:
-        found = self.query_one(LogView).set_search(event.value)
-        self.query_one("#log-title", Static).update(
-            f"log: {found} line(s) match {event.value!r}" if event.value else "log")
+        self.query_one(LogView).set_search(event.value)
         event.input.display = False
         self.query_one(LogView).focus()

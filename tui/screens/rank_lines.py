@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ranktop.tui.core.analysis import Summary
 from ranktop.tui.core.detect import Anomaly
@@ -81,3 +81,30 @@ def hang_note(verdict: HangVerdict | None, rank: int) -> str:
     if rank in verdict.behind:
         return f"hang: the others are waiting for this rank. {verdict.summary}"
     return f"hang: {verdict.summary}"
+
+
+def log_title(following: bool, serious_only: bool, search: str, matches: int,
+              current: int | None, note: str, log_key: Callable[[str], str],
+              screen_key: Callable[[str], str], style: Styles) -> Text:
+    """``log · following · warnings and errors only · /nccl: match 2 of 14 (n / N) ·
+    gpu-node-004: /logs/.../stderr.log``: the modes first, the files last (they may wrap).
+    ``log_key`` and ``screen_key`` name the key of a binding id, as rebound."""
+    text = Text(overflow="fold")
+    text.append("log", style("strong"))
+    if following:
+        text.append(" · following the end")
+    else:
+        text.append(f" · not following ({log_key('log.follow')} follows)", style("warn"))
+    if serious_only:
+        text.append(f" · warnings and errors only ({log_key('log.warnings')}: every line)",
+                    style("warn"))
+    if search:
+        where = (f"match {current + 1} of {matches}" if current is not None
+                 else f"{matches} matching lines")
+        keys = f"{screen_key('rank.next_anomaly')} / {screen_key('rank.previous_anomaly')}"
+        text.append(" · ")
+        text.append(f"/{search}", style("strong"))
+        text.append(f": {where} ({keys} to step)" if matches else ": no match")
+    if note:
+        text.append(f" · {note}", style("muted"))
+    return text

@@ -18,8 +18,8 @@ from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_to
 from ranktop.tui.settings.sources import (
     PrometheusSettings,
     RankSettings,
-    checked_url,
     environment_overrides,
+    http_url,
     prometheus_settings,
     rank_settings,
 )
@@ -145,7 +145,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         job_metrics=_job_metrics(top.child("job_metrics")),
         detect=_detect(top.child("detect")),
         log_spec=_log_spec(top.child("logs")),
-        alertmanager_url=_url(top.child("alertmanager"), "url"),
+        alertmanager_url=http_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
     )
@@ -158,10 +158,6 @@ def _detect(reader: Reader) -> DetectSettings:
         high = 1.0 if name.endswith(("share", "fraction")) else 1e9
         values[name] = reader.number(name, 0, high)
     return DetectSettings(**values)
-
-
-def _url(reader: Reader, key: str) -> str:
-    return checked_url(reader, key)
 
 
 def _log_spec(reader: Reader) -> str:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 from ranktop.tui.settings.reader import ConfigError, Reader, control_in
 
@@ -114,9 +114,38 @@ def _convert(name: str, text: str, kind: type) -> object:
     return text
 
 
+def http_url(reader: Reader, key: str) -> str:
+    """An http(s) URL with a host (and a port that can be), without its trailing "/"; ""
+    when not set. What is wrong is said about the text as the user wrote it."""
+    text = reader.optional_text(key)
+    if not text:
+        return ""
+    problem = _url_problem(text)
+    if problem:
+        raise reader.fail(key, f"{problem} (got {text!r})")
+    return text.rstrip("/")
+
+
+def _url_problem(text: str) -> str:
+    try:
+        parsed = urlsplit(text)
+        port = parsed.port
+    except ValueError as error:  # "Invalid IPv6 URL", "Port out of range 0-65535", ...
+        if "port" in str(error).lower():
+            return "its port must be a number from 1 to 65535"
+        return f"is not a valid URL ({error})"
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return "must be an http:// or https:// URL with a host"
+    if port == 0:
+        return "its port must be a number from 1 to 65535"
+    if any(c.isspace() for c in text):
+        return "must not contain spaces"
+    return ""
+
+
 def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> PrometheusSettings:
     return PrometheusSettings(
-        url=checked_url(reader, "url"),
+        url=http_url(reader, "url"),
         job=reader.optional_text("job"),
         timeout_seconds=reader.number("timeout_seconds", 0.5, 300),
         dcgm_selector=reader.optional_text("dcgm_selector").strip().strip("{}"),
@@ -128,21 +157,6 @@ def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> Prometheu
         tenant=_header_value(reader, "tenant"),
         latency_offset=_duration(reader, "latency_offset"),
     )
-
-
-def checked_url(reader: Reader, key: str) -> str:
-    """An http(s) URL with a host, or ""; one that cannot be parsed is said so now."""
-    url = reader.optional_text(key).rstrip("/")
-    if not url:
-        return url
-    try:
-        parsed = urlparse(url)
-        parsed.port  # noqa: B018 - reading it checks it: "http://h:x" raises here
-    except ValueError as error:
-        raise reader.fail(key, f"not a URL ({error}): {url!r:.120}") from None
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise reader.fail(key, f"must be an http:// or https:// URL (got {url!r:.120})")
-    return url
 
 
 def rank_settings(reader: Reader, environ: Mapping[str, str]) -> RankSettings:

@@ -42,7 +42,7 @@ class AlertRecord:
     time: float  # when this state began (epoch seconds)
     name: str  # alertname, or the ranktop anomaly kind
     state: str  # "firing", "pending", "suppressed", "unprocessed", "start", "resolve"
-    value: str  # the alert's value or the anomaly's evidence, short; "" when unknown
+    severity: str  # the alert's severity label, or the anomaly's severity; "" when none
     source: str  # "prometheus", "alertmanager" or "ranktop"
     summary: str = ""  # annotations.summary / description, or the anomaly summary
     end: float | None = None  # when it stopped, if it has and that is known
@@ -110,7 +110,8 @@ def alertmanager_alerts(
 def ranktop_history(events: Iterable[Event], rank: Rank) -> list[AlertRecord]:
     """ranktop's own anomaly starts and resolves on ``rank``."""
     return [
-        AlertRecord(time=event.time, name=event.kind, state=event.state, value=event.severity,
+        AlertRecord(time=event.time, name=event.kind, state=event.state,
+                    severity=event.severity,
                     source=event.source or "ranktop", summary=event.summary)
         for event in events
         if event.rank == rank.rank
@@ -145,7 +146,8 @@ def _series_records(labels: Mapping[str, str], times: list[float], end: float,
             runs.append([stamp])
     return [
         AlertRecord(time=run[0], name=labels.get("alertname", "?"),
-                    state=labels.get("alertstate", "firing"), value="", source="prometheus",
+                    state=labels.get("alertstate", "firing"),
+                    severity=labels.get("severity", ""), source="prometheus",
                     end=None if end - run[-1] <= 2 * step else run[-1])
         for run in runs
     ]
@@ -159,6 +161,6 @@ def _am_record(alert: Mapping, now: float) -> AlertRecord:
     summary = annotations.get("summary") or annotations.get("description") or ""
     return AlertRecord(
         time=start, name=labels.get("alertname", "?"), state=AM_STATES.get(state, state),
-        value="", source="alertmanager", summary=str(summary).strip(),
+        severity=labels.get("severity", ""), source="alertmanager", summary=str(summary).strip(),
         end=ends if ends is not None and start <= ends <= now else None,
     )

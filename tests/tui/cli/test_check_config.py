@@ -53,3 +53,8 @@ def test_check_config_shows_the_users_keys_and_log_spec(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "keys           rank.back = backspace, app.pause = space" in out
     assert "logs           torchrun:/shared/logs" in out
+
+
+def test_check_config_shows_the_alertmanager_it_accepts(capsys):
+    assert main(["check-config", "--alertmanager", "http://am:9093"]) == 1
+    assert "alertmanager   http://am:9093" in capsys.readouterr().out

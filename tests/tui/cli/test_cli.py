@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from ranktop.tui.cli.main import main
@@ -27,16 +30,97 @@ def test_no_source_is_a_usage_error_that_points_at_the_demo(capsys):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (["--demo", "--nodes", "0"], "--nodes: must be at least 1"),
-    (["--demo", "--gpus-per-node", "many"], "is not a whole number"),
-    (["--demo", "--refresh", "0.01"], "between 0.2 and 3600"),
+    (["--demo", "--nodes", "0"], "argument --nodes: must be a whole number, at least 1"),
+    (["--demo", "--gpus-per-node", "many"], "must be a whole number, at least 1 (got 'many')"),
+    (["--demo", "--refresh", "0.01"], "from 0.2 to 3600"),
+    (["--demo", "--refresh", "nan"], "from 0.2 to 3600"),
     (["--demo", "--color-system", "rainbow"], "invalid choice"),
+    (["--demo", "--demo-start", "-5"], "--demo-start: must be a number of seconds, at least 0"),
+    (["--demo", "--demo-start", "inf"], "--demo-start: must be a number of seconds"),
+    (["--demo", "--seed", "x"], "--seed: invalid int value"),
+    (["--demo", "--bogus"], "unrecognized arguments: --bogus"),
+    (["report", "--demo", "--duration", "-1"], "--duration: must be a number of seconds"),
+    (["report", "--demo", "--duration", "nan"], "--duration: must be a number of seconds"),
+    (["report", "--demo", "--duration", "inf"], "--duration: must be a number of seconds"),
+    # flags a subcommand would ignore are refused
+    (["report", "--demo", "--color-system", "256"], "unrecognized arguments: --color-system"),
+    (["report", "--demo", "--no-mouse"], "unrecognized arguments: --no-mouse"),
+    (["check-config", "--demo"], "unrecognized arguments: --demo"),
+    (["check-config", "--local"], "unrecognized arguments: --local"),
+    (["check-config", "--nodes", "4"], "unrecognized arguments: --nodes 4"),
 ])
-def test_bad_flags_exit_2_with_the_reason(capsys, argv, words):
+def test_bad_flags_exit_2_with_one_line_that_says_why(capsys, argv, words):
     with pytest.raises(SystemExit) as caught:
         main(argv)
     assert caught.value.code == 2
-    assert words in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert words in err
+    assert err.count("\n") == 1 and "--help" in err  # one line, pointing at the help
+
+
+@pytest.mark.parametrize("command", [[], ["report"], ["check-config"]])
+@pytest.mark.parametrize("url,words", [
+    ("http://[::1", "is not a valid URL (Invalid IPv6 URL) (got 'http://[::1')"),
+    ("http://", "must be an http:// or https:// URL with a host (got 'http://')"),
+    ("http://prometheus:99999", "its port must be a number from 1 to 65535"),
+    ("http://prometheus:x", "its port must be a number from 1 to 65535"),
+    ("ftp://prometheus", "must be an http:// or https:// URL with a host"),
+    ("http://prom etheus", "must not contain spaces"),
+])
+def test_a_malformed_url_is_one_line_and_exit_2_for_every_command(capsys, command, url, words):
+    assert main([*command, "--prometheus", url]) == 2
+    err = capsys.readouterr().err
+    assert f"--prometheus: prometheus.url: {words}" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_malformed_alertmanager_url_is_refused_too(capsys):
+    assert main(["--demo", "--alertmanager", "http://[::1"]) == 2
+    assert "--alertmanager: alertmanager.url: is not a valid URL" in capsys.readouterr().err
+
+
+def test_help_lists_every_subcommand_and_each_subcommand_its_own_flags(capsys):
+    from ranktop.tui.cli.flags import SUBCOMMANDS
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert set(SUBCOMMANDS) == {"report", "check-config", "init", "simulate"}
+    for name in SUBCOMMANDS:
+        assert f"ranktop {name} " in out
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    out = capsys.readouterr().out
+    assert "--duration" in out and "--local" in out and "--log-dir" in out
+    assert "--color-system" not in out and "--alertmanager" not in out
+
+
+def test_a_log_dir_that_cannot_be_a_folder_is_one_line_and_exit_2(tmp_path, capsys):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    for command in ([], ["report"]):
+        assert main([*command, "--demo", "--log-dir", str(a_file / "logs")]) == 2
+        err = capsys.readouterr().err
+        assert f"--log-dir: cannot write the demo's logs in {a_file / 'logs'}" in err
+        assert err.count("\n") == 1
+
+
+def test_report_honours_local(monkeypatch, capsys):
+    from ranktop.tui.sources import nvml
+
+    from tests.tui.fake_pynvml import FakeGpu, FakeNvml
+
+    monkeypatch.setattr(nvml, "_bindings", lambda: FakeNvml(
+        [FakeGpu(uuid=f"GPU-{i}") for i in range(2)]))
+    main(["report", "--local"])
+    out = capsys.readouterr().out
+    assert "ranks: 2/2 up" in out
+
+
+def test_report_honours_log_dir(tmp_path, capsys):
+    assert main(["report", "--demo", "--nodes", "2", "--log-dir", str(tmp_path / "logs")]) in (
+        0, 1)
+    assert list((tmp_path / "logs").rglob("*.log")), "no rank wrote its log there"
 
 
 def test_a_bad_config_file_exits_2_naming_file_and_key(tmp_path, capsys):
@@ -109,3 +193,38 @@ def test_a_broken_rank_map_file_is_a_configuration_error(tmp_path, capsys):
     code = main(["--prometheus", "http://127.0.0.1:9", "--rank-map", str(rank_map)])
     assert code == 2
     assert f"{rank_map}: line 1: expected 'rank,host,gpu'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT],
+                         ids=["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_report_ended_by_a_signal_removes_its_folder_without_a_traceback(tmp_path, signum):
+    folders = tmp_path / "tmp"
+    folders.mkdir()
+    report = subprocess.Popen(
+        [sys.executable, "-m", "ranktop.tui", "report", "--demo", "--nodes", "2",
+         "--duration", "600"],
+        env={**os.environ, "TMPDIR": str(folders)}, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the report has made its folder: it is polling
+            if list(folders.glob("ranktop-report-*")) or report.poll() is not None:
+                break
+            time.sleep(0.05)
+        report.send_signal(signum)
+        _, err = report.communicate(timeout=60)
+    finally:
+        report.kill()
+    assert report.returncode == 128 + signum
+    assert "Traceback" not in err
+    assert list(folders.iterdir()) == []
+
+
+def test_the_console_waits_less_on_esc_unless_the_user_says_how_long():
+    from ranktop.tui.cli.main import ESC_DELAY_MS, terminal_environment
+
+    environ: dict[str, str] = {}
+    terminal_environment("256", environ)
+    assert environ == {"TEXTUAL_COLOR_SYSTEM": "256", "ESCDELAY": str(ESC_DELAY_MS)}
+    assert ESC_DELAY_MS < 100  # Textual's own wait, which every Esc press sat out
+    environ = {"ESCDELAY": "200"}
+    terminal_environment("auto", environ)
+    assert environ == {"ESCDELAY": "200"}

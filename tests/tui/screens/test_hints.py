@@ -74,14 +74,14 @@ async def test_the_default_pause_hint_names_p():
 
 
 async def test_the_help_screen_lists_the_rebound_keys_and_its_own_closing_keys():
-    app = with_keys({"app.pause": "space", "help.close": "escape,x"})
+    app = with_keys({"app.pause": "space", "help.close": "escape,x", "app.quit": "ctrl+x"})
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         await pilot.press("question_mark")
         text = screen_text(app)
         pause_line = next(line for line in text.splitlines() if "Freeze the screen" in line)
         assert "space" in pause_line and " p " not in pause_line
-        assert "Esc or x closes this screen." in text
+        assert "Esc or x closes this screen; ^x quits ranktop from any screen." in text
         await pilot.press("x")
         assert not isinstance(app.screen, HelpScreen)
 

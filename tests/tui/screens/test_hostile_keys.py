@@ -19,7 +19,7 @@ async def test_markup_typed_in_the_jump_prompt_is_only_text():
             assert isinstance(app.screen, JumpScreen)
             await pilot.press(*typed, "enter")
             await pilot.pause()
-            assert f"No rank or host matches {typed!r}" in screen_text(app)
+            assert f"No rank, host or node matches {typed!r}" in screen_text(app)
             await pilot.press("escape")
         assert app.is_running and app.return_code is None
 
@@ -30,7 +30,7 @@ async def test_a_superscript_digit_is_no_rank_and_no_crash():
         await app.poll_once()
         await pilot.press("²", "slash", "²", "enter")
         await pilot.pause()
-        assert "No rank or host matches '²'" in screen_text(app)
+        assert "No rank, host or node matches '²'" in screen_text(app)
         assert app.is_running and app.return_code is None
 
 
@@ -44,5 +44,5 @@ async def test_markup_searched_in_the_rank_log_is_only_text(tmp_path):
         for typed in MARKUP:
             await pilot.press("slash", *typed, "enter")
             await pilot.pause()
-            assert f"line(s) match {typed!r}" in screen_text(app)
+            assert f"/{typed}: " in screen_text(app)  # the search, as typed, in the title
         assert app.is_running and app.return_code is None

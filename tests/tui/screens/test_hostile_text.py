@@ -48,6 +48,6 @@ async def test_a_log_note_naming_a_file_with_markup_is_text():
         screen.post_message(RankScreen.LogLines(screen.rank, [("plain", "[/] line")],
                                                 "/logs/[/x]rank0.log"))
         await pilot.pause()
-        assert "log: /logs/[/x]rank0.log" in screen_text(app)
+        assert "· /logs/[/x]rank0.log" in screen_text(app)
         assert "[/] line" in screen_text(app)
         assert app.is_running

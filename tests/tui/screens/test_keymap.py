@@ -33,7 +33,7 @@ def test_the_ids_come_from_every_screen_the_app_and_the_rank_screens_log():
     ids = binding_ids()
     for cls in (ClusterScreen, RankScreen, JumpScreen, HelpScreen, EvidenceScreen, LogView):
         assert {b.id for b in cls.BINDINGS if b.id} <= ids, cls.__name__
-    assert {"rank.back", "log.follow", "app.pause", "app.quit"} <= ids
+    assert {"rank.back", "log.follow", "app.pause", "app.quit", "cluster.quit"} <= ids
 
 
 def test_default_toml_lists_exactly_the_derived_ids_with_their_default_keys():
@@ -64,8 +64,12 @@ def test_a_keymap_without_clashes_is_accepted(keymap):
     ({"app.pause": "a,,b"}, ["'app.pause': empty key"]),
     # two of the screen's own
     ({"app.pause": "z"}, ["'app.pause'", "'map.zoom'", "'z' on the cluster screen"]),
-    # the screen's and the app's: the screen's would win, quit would never run there
-    ({"map.zoom": "q"}, ["'map.zoom'", "'app.quit'", "'q' on the cluster screen"]),
+    # two of the screen's: zoom would take quit's key
+    ({"map.zoom": "q"}, ["'map.zoom'", "'cluster.quit'", "'q' on the cluster screen"]),
+    # the screen's and the app's: the screen's would win, help would never run there
+    ({"map.zoom": "?"}, ["'map.zoom'", "'app.help'", "on the cluster screen"]),
+    # the app's priority key over the command palette's, Textual's own priority key
+    ({"app.quit": "ctrl+p"}, ["'app.quit'", "Textual's 'command_palette'"]),
     # the focused log's and the screen's
     ({"rank.next": "f"}, ["'rank.next'", "'log.follow'", "'f' on the rank screen"]),
     # the jump prompt's text field keeps its editing keys

@@ -80,12 +80,99 @@ async def test_the_log_tail_follows_filters_and_searches(tmp_path):
         assert log._shown and all(kind != "nccl_info" for kind, _ in log._shown)
         await pilot.press("w", "slash", *"Watchdog", "enter")
         await pilot.pause()
-        assert "match 'Watchdog'" in screen_text(app)
+        assert "/Watchdog: match " in screen_text(app)
         assert not log.following
         await pilot.press("G")
         assert log.following
         await pilot.press("f")
         assert not log.following
+
+
+async def test_q_on_the_rank_screen_goes_back_and_help_says_so():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        await pilot.press("question_mark")
+        assert "esc, q" in screen_text(app) and "^c quits ranktop from any screen" in " ".join(
+            screen_text(app).split())
+        await pilot.press("escape", "q")
+        await pilot.pause()
+        assert not isinstance(app.screen, RankScreen)
+        assert app.is_running and not app._exit
+
+
+async def test_at_80x24_the_rank_screen_keeps_its_title_its_trends_and_its_keys():
+    app = make_app(at=40.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 37)
+        lines = screen_text(app).splitlines()
+        assert "rank 37" in lines[0] and "thermal" in "\n".join(lines[:3])
+        assert "GPU temperature" in screen_text(app) and "median" in screen_text(app)
+        assert lines[-1].startswith("? Help esc Back")
+        await pilot.resize_terminal(50, 16)
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert "rank screen needs a terminal of at least 60x20 (this one is 50x16)" in text
+
+
+async def test_while_a_search_is_on_n_and_N_step_through_its_matches_in_any_case(tmp_path):
+    app = make_app(at=210.0, log_root=tmp_path / "logs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 210.0)
+        await open_rank(app, pilot, 3)
+        await settle(pilot)
+        log = app.screen.query_one(LogView)
+        lowered = sum("rank 3" in text.lower() for _, text in log.lines)  # [rank 3], Rank 3
+        assert lowered > 2
+        await pilot.press("slash", *"rank 3", "enter")  # no capital: any case
+        await pilot.pause()
+        assert len(log.matches) == lowered
+        last = log.current
+        assert f"/rank 3: match {last + 1} of {lowered}" in screen_text(app)
+        await pilot.press("N", "N")
+        assert app.screen.rank == 3  # n / N stay in the log while searching
+        assert log.current == last - 2
+        assert f"match {last - 1} of {lowered}" in screen_text(app)
+        await pilot.press("n")
+        assert log.current == last - 1
+        await pilot.press("slash", *"Rank 3", "enter")  # a capital: this case only
+        await pilot.pause()
+        exact = sum("Rank 3" in text for _, text in log.lines)
+        assert len(log.matches) == exact < lowered
+        await pilot.press("slash", "enter")  # an empty search clears it
+        await pilot.pause()
+        assert (log.search, log.matches, log.current) == ("", [], None)
+        await pilot.press("n")  # back to the next anomalous rank: the log is left alone
+        assert log.current is None and "/Rank 3" not in screen_text(app)
+
+
+async def test_following_and_warnings_only_show_in_the_log_title(tmp_path):
+    app = make_app(at=210.0, log_root=tmp_path / "logs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 210.0)
+        await open_rank(app, pilot, 3)
+        await settle(pilot)
+        assert "log · following the end" in screen_text(app)
+        await pilot.press("f", "w")
+        text = screen_text(app)
+        assert "not following (f follows)" in text
+        assert "warnings and errors only (w: every line)" in text
+        assert "stderr.log" in text  # which file, after the modes
+
+
+async def test_a_long_log_path_folds_instead_of_being_cut(tmp_path):
+    deep = tmp_path / ("a-long-folder-name-" * 6) / "logs"
+    app = make_app(at=40.0, log_root=deep)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 3)
+        await settle(pilot)
+        title = app.screen.query_one("#log-title")
+        shown = "".join(line.rstrip() for line in screen_text(app).splitlines()[
+            title.region.y:title.region.bottom])
+        assert "stderr.log" in shown.replace(" ", "")
 
 
 async def test_alert_history_lists_this_ranks_events(tmp_path):
@@ -100,6 +187,10 @@ async def test_alert_history_lists_this_ranks_events(tmp_path):
         await settle(pilot)
         text = screen_text(app)
         assert "thermal" in text and "GPU 88 °C" in text and "ranktop" in text
+        table = app.screen.query_one("#rank-alerts")
+        columns = [str(column.label) for column in table.ordered_columns]
+        row = dict(zip(columns, map(str, table.get_row_at(0)), strict=True))
+        assert (row["alert"], row["severity"], row["state"]) == ("thermal", "major", "start")
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert "none for this rank in the last hour" in screen_text(app)
@@ -142,7 +233,7 @@ async def test_help_on_the_rank_screen_lists_its_keys_and_the_logs():
         await open_rank(app, pilot, 37)
         await pilot.press("question_mark")
         text = screen_text(app)
-        for words in ("Back to the cluster", "The next rank with an active anomaly",
+        for words in ("Back to the cluster", "else the next rank with an active anomaly",
                       "Show only warnings and errors", "Follow the end of the log",
                       "Search the log tail"):
             assert words in text

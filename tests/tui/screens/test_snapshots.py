@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.tui.conftest import make_app
+import pytest
+
+from tests.tui.conftest import START, make_app
 
 
 async def first_poll(pilot) -> None:
@@ -33,3 +35,26 @@ class TestHelpScreen:
     def test_help_lists_the_keys(self, snap_compare):
         assert snap_compare(make_app(), press=["question_mark"], terminal_size=(120, 40),
                             run_before=first_poll)
+
+
+async def polls_to_200_s(pilot) -> None:
+    """Polls up to 200 s: rank 455 died at 172 s, the others hang."""
+    for at in range(140, 201, 4):
+        pilot.app.clock.now = START + at
+        await pilot.app.poll_once()
+        await pilot.pause()
+
+
+class TestColourSystems:
+    """The hero picture as each kind of terminal gets it: rank 37 hot, and selected."""
+
+    @pytest.mark.parametrize("system", ["standard", "256", "truecolor"])
+    def test_a_throttling_rank_in(self, snap_compare, system):
+        app = make_app(at=60.0, color_system=system)
+        assert snap_compare(app, press=["slash", *"37", "enter"], terminal_size=(120, 40),
+                            run_before=first_poll)
+
+    def test_alarms_without_colour(self, snap_compare, monkeypatch):
+        monkeypatch.setenv("NO_COLOR", "1")
+        assert snap_compare(make_app(at=200.0), terminal_size=(120, 40),
+                            run_before=polls_to_200_s)

@@ -30,9 +30,9 @@ def error_of(tmp_path: Path, text: str, environ: dict | None = None) -> str:
 @pytest.mark.parametrize(("text", "says"), [
     ("[metrics.temperature]\nscale = [-inf, inf]\n", "metrics.temperature.scale: must be"),
     ("[metrics.temperature]\nscale = [0, nan]\n", "finite numbers"),
-    ('[prometheus]\nurl = "http://[::1"\n', "prometheus.url: not a URL"),
-    ('[prometheus]\nurl = "http://host:port"\n', "prometheus.url: not a URL"),
-    ('[alertmanager]\nurl = "http://[::1"\n', "alertmanager.url: not a URL"),
+    ('[prometheus]\nurl = "http://[::1"\n', "prometheus.url: is not a valid URL"),
+    ('[prometheus]\nurl = "http://host:port"\n', "prometheus.url: its port must be a number"),
+    ('[alertmanager]\nurl = "http://[::1"\n', "alertmanager.url: is not a valid URL"),
     ("[display]\nmaps = 3\n", "display.maps: must list exactly four"),
     ('[display]\nmaps = "sm_active"\n', "display.maps: must list exactly four"),
     ('[prometheus]\njob = "a\\u001b]52;c;eA==\\u0007"\n', "prometheus.job: holds a control"),

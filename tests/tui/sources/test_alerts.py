@@ -113,8 +113,8 @@ def test_alert_samples_become_intervals_a_long_gap_ends_one(server):
         ("firing", NOW - 840, NOW - 450),  # one missed evaluation (30 s) does not split
         ("firing", NOW - 120, None),  # still firing at the end of the window
     ]
-    assert {(r.name, r.source, r.value) for r in records} == {
-        ("GPUTemperatureHigh", "prometheus", "")}
+    assert {(r.name, r.source, r.severity) for r in records} == {
+        ("GPUTemperatureHigh", "prometheus", "warning")}
 
 
 def test_the_range_query_asks_for_the_ranks_alerts_over_the_window(server):

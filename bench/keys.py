@@ -1,0 +1,89 @@
+"""Keypress to screen: how long from a key's bytes reaching ``ranktop --demo`` in a real
+120x40 pty to the changed frame reaching the terminal, for the main keys.
+
+Each key waits for a text that only its own frame draws ("Show every key" after ?, the
+rank screen's "job median" after Enter...). The demo begins 60 s into its scenario, so
+there are anomalies for n to visit. Each round is a fresh app (the same state for every
+key); five rounds (--rounds), then the median and the worst of each key. The load average
+is printed, as the figures depend on what else runs.
+
+    .venv/bin/python bench/keys.py [--rounds 5] [--escdelay MS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+from ptyrun import PtyApp
+
+FIRST_FRAME = "ranks 512/512 up"
+# (name, bytes, a text only the frame that key changes draws: the status line's rank
+# "rank 8 gpu-node-001 GPU 0  SM" is not the anomaly list's "rank 37 ... GPU 5  thermal")
+ROUND = [
+    ("?", "?", "Show every key"),
+    ("? (close help)", "?", "N to visit"),  # the anomaly panel's title, under the help
+    ("right", "\x1b[C", "gpu-node-001 GPU 0  SM"),
+    ("n", "n", "gpu-node-004 GPU 5  SM"),
+    ("Enter", "\r", "job median"),
+    ("]", "]", "rank 38 "),
+    ("Esc", "\x1b", "N to visit"),
+    ("2", "2", "2 GPU temperature"),
+    ("0", "0", "1 SM activity"),
+    ("c", "c", "Compute time"),
+    ("c (back)", "c", "Step time"),
+    ("/", "/", "Go to rank"),
+    ("/ 255 Enter", "255\r", "gpu-node-031 GPU 7  SM"),
+    ("p", "p", "PAUSED"),
+]
+UNPAUSE = "p"
+RESTORED = "\x1b[?1049l"  # leaving the alternate screen: the shell's screen is back
+
+
+def one_round(app: PtyApp, timeout: float, gap: float) -> dict[str, float]:
+    """Each key's time, pressed ``gap`` seconds after the last one's frame, as a person
+    would; then the quit: to the terminal given back, and to the process gone."""
+    times = {}
+    for name, keys, text in ROUND:
+        time.sleep(gap)
+        times[name] = app.press(keys, text, timeout)
+    app.send(UNPAUSE)
+    time.sleep(gap)
+    times["q: terminal back"] = app.press("q", RESTORED, timeout, raw=True)
+    sent = time.perf_counter() - times["q: terminal back"]
+    app.wait_for_exit(timeout)
+    times["q: process gone"] = time.perf_counter() - sent
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--gap", type=float, default=0.3,
+                        help="seconds between one key's frame and the next key")
+    parser.add_argument("--escdelay", type=int, default=None,
+                        help="ESCDELAY for the app, in ms (how long a lone Esc is waited on)")
+    args = parser.parse_args()
+    env = {} if args.escdelay is None else {"ESCDELAY": str(args.escdelay)}
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} cores")
+    times: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        with PtyApp(["--demo", "--demo-start", "60"], cols=120, rows=40, env=env) as app:
+            app.wait_for_text(FIRST_FRAME, args.timeout)
+            app.wait_for_text("anomalies (", args.timeout)
+            for name, seconds in one_round(app, args.timeout, args.gap).items():
+                times.setdefault(name, []).append(seconds * 1000)
+    print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{'key':<18} {'median':>8} {'worst':>8}   (ms, {args.rounds} rounds, 120x40 pty)")
+    for name, values in times.items():
+        print(f"{name:<18} {statistics.median(values):8.0f} {max(values):8.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

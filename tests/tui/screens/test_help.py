@@ -1,0 +1,55 @@
+"""The help screen and the README's keys tables list the same keys, screen by screen."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ranktop.tui.screens.help import HelpScreen
+from textual.binding import Binding
+
+from tests.tui.conftest import make_app
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+# How the README writes keys, in Textual's names of them.
+WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": ("escape",),
+         "PgUp": ("pageup",), "PgDn": ("pagedown",), "↑": ("up",), "↓": ("down",),
+         "/": ("slash",), "?": ("question_mark",), "[": ("left_square_bracket",),
+         "]": ("right_square_bracket",)}
+
+
+def readme_keys(heading: str) -> set[str]:
+    """The keys in the first column of the table under ``heading``."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split(f"\n{heading}\n", 1)[1]
+    rows = section.split("\n| key | what it does |\n", 1)[1].split("\n\n", 1)[0]
+    keys: set[str] = set()
+    for row in rows.splitlines()[1:]:
+        cell = row.split("|")[1]
+        tokens = re.findall(r"`([^`]+)`", cell) + (["arrows"] if "arrows" in cell else [])
+        for token in tokens:
+            keys.update(WORDS.get(token, (token,)))
+    return keys
+
+
+async def help_keys(keys: list[str], everywhere: bool) -> set[str]:
+    """The keys the help screen lists after ``keys`` are pressed, as declared; with or
+    without those of its "Everywhere" group."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        await pilot.press(*keys, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        return {key.strip() for title, bindings in app.screen.groups() for binding in bindings
+                if isinstance(binding, Binding) and (everywhere or title != "Everywhere")
+                for key in binding.key.split(",")}
+
+
+@pytest.mark.parametrize("heading,keys,everywhere", [
+    ("## Keys", [], True),  # the cluster screen, and the keys that work everywhere
+    ("## One rank: `Enter`", ["enter"], False),  # the rank screen and its log
+])
+async def test_the_readme_lists_the_keys_the_help_screen_lists(heading, keys, everywhere):
+    assert readme_keys(heading) == await help_keys(keys, everywhere)

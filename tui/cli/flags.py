@@ -1,0 +1,186 @@
+"""The flags of `ranktop` and of its subcommands: which each command takes, how each value is
+checked, and which setting each one overrides.
+
+A command is given only the flags it honours, so a flag it would ignore is refused rather
+than silently dropped. A bad value is one line naming the flag, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+
+COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
+
+# Every subcommand, as `ranktop --help` lists it (main.py dispatches on the same names).
+SUBCOMMANDS = {
+    "report": "poll for a while, then print what is wrong (--json for scripts); exit 0 "
+              "when healthy, 1 when anomalies are active",
+    "check-config": "print the resolved configuration, check the connection and run every "
+                    "query",
+    "init": "find the job's metrics, show the config that reads them and write it to a new "
+            "config file (never over one that exists)",
+    "simulate": "serve the demo cluster as dcgm-exporter and job metrics for a Prometheus "
+                "to scrape",
+}
+
+# flag -> (table, key): what each flag overrides, and how errors name it
+FLAG_KEYS = {
+    "nodes": ("demo", "nodes"), "gpus_per_node": ("demo", "gpus_per_node"),
+    "seed": ("demo", "seed"), "refresh": ("display", "refresh_seconds"),
+    "prometheus": ("prometheus", "url"), "job": ("prometheus", "job"),
+    "insecure": ("prometheus", "insecure"), "rank_map": ("ranks", "rank_map_file"),
+    "logs": ("logs", "spec"), "alertmanager": ("alertmanager", "url"),
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (no usage block) and exit with status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def number(kind: type, low: float, high: float, rule: str) -> Callable[[str], float]:
+    """An argparse type: a number of ``kind`` from ``low`` to ``high`` (NaN and infinity
+    never are), else an error that says ``rule``."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = float("nan")
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {rule} (got {text!r})")
+        return value
+    return parse
+
+
+POSITIVE = number(int, 1, float("inf"), "a whole number, at least 1")
+REFRESH = number(float, 0.2, 3600, "a number of seconds from 0.2 to 3600")
+
+
+def _version() -> str:
+    try:
+        return metadata.version("ranktop")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def console_parser() -> Parser:
+    """`ranktop`: the console."""
+    listed = "\n".join(f"  ranktop {name:<13} {what}" for name, what in SUBCOMMANDS.items())
+    parser = Parser(
+        prog="ranktop", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="A live console of every rank of a distributed GPU training job.",
+        epilog=f"subcommands (each has its own --help):\n{listed}\n\n"
+               "Try it on the embedded demo cluster: ranktop --demo",
+    )
+    parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
+    _source_flags(parser, alertmanager=True)
+    _demo_flags(parser)
+    _common_flags(parser)
+    parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
+                        help="force the colour system (inside tmux over SSH, 256 is typical)")
+    parser.add_argument("--no-mouse", action="store_true",
+                        help="leave the mouse to tmux (selection, scrollback)")
+    return parser
+
+
+def report_parser() -> Parser:
+    """`ranktop report`: the console's analysis, printed."""
+    parser = Parser(
+        prog="ranktop report",
+        description="Poll for --duration seconds (default: one poll) and print what is "
+                    "wrong: exit 0 when healthy, 1 when anomalies are active, 2 on a usage "
+                    "or configuration error.")
+    _source_flags(parser, alertmanager=False)
+    _demo_flags(parser)
+    _common_flags(parser)
+    parser.add_argument("--duration", type=number(float, 0, 86400, "a number of seconds "
+                                                  "from 0 to 86400"),
+                        default=0.0, metavar="SECONDS",
+                        help="keep polling this long before reporting (default 0: one poll)")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    return parser
+
+
+def check_config_parser() -> Parser:
+    """`ranktop check-config`: what the console would read from Prometheus, checked."""
+    parser = Parser(
+        prog="ranktop check-config",
+        description="Print the resolved configuration (secrets hidden), check the "
+                    "connection and run every query, saying how many ranks each returned.")
+    _source_flags(parser, alertmanager=True, local=False, demo=False)
+    _common_flags(parser)
+    return parser
+
+
+def init_parser() -> Parser:
+    """`ranktop init`: the config that reads the job's own metrics, written once."""
+    parser = Parser(
+        prog="ranktop init",
+        description="Find the job's metrics in the Prometheus given, show the config that "
+                    "reads them, and write it to a new config file (--config FILE, else "
+                    "~/.config/ranktop/config.toml); a file that exists is never overwritten.")
+    _source_flags(parser, alertmanager=False, local=False, demo=False)
+    _common_flags(parser)
+    return parser
+
+
+def _source_flags(parser: Parser, *, alertmanager: bool, local: bool = True,
+                  demo: bool = True) -> None:
+    add = parser.add_argument
+    if demo:
+        add("--demo", action="store_true",
+            help="the embedded simulated cluster, with its scripted faults")
+    if local:
+        add("--local", action="store_true",
+            help="this node's GPUs through NVML; with --prometheus, they take NVML's "
+                 "fresher values")
+    add("--prometheus", metavar="URL",
+        help="the Prometheus (or any PromQL API) to read; RANKTOP_PROMETHEUS_URL")
+    add("--job", metavar="NAME",
+        help="the training job, as its metrics' training_job label; RANKTOP_JOB")
+    add("--rank-map", metavar="FILE",
+        help="lines of rank,host,gpu, when the job's metrics carry no ranks")
+    add("--logs", metavar="SPEC",
+        help="each rank's log files: a pattern with {rank} {local_rank} {host} {node_rank} "
+             "{node} {pod}, or torchrun:DIR, nccl:PATTERN, slurm:PATTERN")
+    if alertmanager:
+        add("--alertmanager", metavar="URL",
+            help="Alertmanager, for the rank screen's alert history")
+    add("--insecure", action="store_true", default=None,
+        help="do not verify the server's TLS certificate")
+
+
+def _demo_flags(parser: Parser) -> None:
+    add = parser.add_argument
+    add("--nodes", type=POSITIVE, help="demo: number of nodes (default 64)")
+    add("--gpus-per-node", type=POSITIVE, help="demo: GPUs per node (default 8)")
+    add("--seed", type=int, help="demo: random seed (same seed, same cluster)")
+    add("--demo-start", type=number(float, 0, 1e9, "a number of seconds, at least 0"),
+        default=0.0, metavar="SECONDS", help="demo: begin this far into the fault scenario")
+    add("--log-dir", type=Path, metavar="DIR",
+        help="demo: write the simulated ranks' logs here (default: a temporary folder, "
+             "removed at exit)")
+
+
+def _common_flags(parser: Parser) -> None:
+    parser.add_argument("--refresh", type=REFRESH, metavar="SECONDS",
+                        help="seconds between polls (default 2)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="config file (default ~/.config/ranktop/config.toml)")
+
+
+def overrides(args: argparse.Namespace) -> tuple[dict, dict[str, str]]:
+    """The settings the flags override, by table, and each setting's flag (for errors)."""
+    found: dict[str, dict] = {}
+    names: dict[str, str] = {}
+    for attribute, (table, key) in FLAG_KEYS.items():
+        value = getattr(args, attribute, None)
+        if value is not None:
+            found.setdefault(table, {})[key] = value
+            names[f"{table}.{key}"] = f"--{attribute.replace('_', '-')}"
+    return found, names
