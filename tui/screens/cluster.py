@@ -292,8 +292,8 @@ class ClusterScreen(Screen):
     def action_evidence(self) -> None:
         verdict = self.analysis.hang
         if verdict is None:
-            self.app.notify("No hang to triage: no rank has logged a watchdog timeout.",
-                            timeout=4)
+            self.app.notify(cluster_lines.no_verdict_yet(self.analysis), timeout=6,
+                            markup=False)
             return
         self.app.push_screen(EvidenceScreen(verdict, self.rank_map))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.analysis import NO_PROGRESS_SECONDS
+from ranktop.tui.core.analysis import NO_PROGRESS_SECONDS, Analysis
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import SEVERITIES
 from ranktop.tui.core.metrics import format_value
@@ -195,3 +195,14 @@ def _breach_role(metric: MetricDef, value: float) -> str:
         return ""
     breached = value >= metric.warn if metric.bad == "high" else value < metric.warn
     return "alarm" if breached else ""
+
+
+def no_verdict_yet(analysis: Analysis) -> str:
+    """What `e` says before there is a hang verdict: what triage is waiting for."""
+    frame = analysis.frame
+    if frame is None or not analysis.progress.stalled(frame.time):
+        return "No hang to triage: the job is making progress."
+    stuck = _age(analysis.progress.stalled_for(frame.time))
+    return (f"No verdict yet: no progress for {stuck}, and no rank has died or logged a "
+            "watchdog timeout so far (NCCL's watchdog fires at its timeout, 10 min by "
+            "default); the ranks' logs, where configured, are read again every 10 s.")

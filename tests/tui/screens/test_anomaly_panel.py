@@ -72,3 +72,18 @@ async def test_the_panel_says_checking_then_source_down_never_a_false_all_clear(
         await pilot.pause()
         text = screen_text(app)
         assert "source down: nothing can be judged" in text and "no anomalies" not in text
+
+
+async def test_e_before_a_verdict_says_what_triage_waits_for():
+    app = make_app(at=174.0)  # rank 455 died at 172 s; no log files: no verdict can come
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(8):
+            await app.poll_once()
+            await pilot.pause()
+            app.clock.now += 2.0
+        assert app.analysis.hang is None and app.analysis.progress.stalled(app.clock.now)
+        await pilot.press("e")
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert said and said[-1].startswith("No verdict yet: no progress for")
+        assert "watchdog timeout so far" in said[-1]
