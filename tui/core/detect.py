@@ -26,6 +26,7 @@ MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's stand
 HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
 NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down
 SM_STALL_OUTLIER = 0.75  # a stalled rank's SM activity is under this share of the median
+WAITS_LESS = 0.75  # a straggler's collective time under this share of the median: it waits less
 WARMUP_POLLS = 3  # before this many polls, "no anomalies" means "still checking"
 
 __all__ = ["Anomaly", "Detectors"]
@@ -155,7 +156,8 @@ class Detectors:
             if value > self.s.straggler_factor * middle and value - middle > floor:
                 holding[rank] = (f"{name} {value / middle:.2f}x median "
                                  f"({_short(value)} vs {_short(middle)})"
-                                 + (": its GPU is throttling" if rank in hot else ""))
+                                 + (": its GPU is throttling" if rank in hot else "")
+                                 + _waits_less(frame.values.get("collective_time"), rank))
         return self.holds["straggler"].update(frame.time, holding)
 
     def nodes(self) -> dict[int, list[int]]:
@@ -244,6 +246,17 @@ def _push(window: deque[tuple[float, float]], now: float, value: float, seconds:
     window.append((now, value))
     while window and window[0][0] < now - seconds:
         window.popleft()
+
+
+def _waits_less(collective: Sequence[float] | None, rank: int) -> str:
+    """Evidence from NCCL Inspector's collective times, where exported: the straggler's
+    peers wait for it inside collectives, so its own collectives are the shortest."""
+    mine, typical = _at(collective, rank), present_median(collective)
+    if collective is None or is_missing(mine) or not mine < WAITS_LESS * typical:
+        return ""
+    least = mine <= min(v for v in collective if not is_missing(v))
+    return (f"; it waits {'least' if least else 'less'} in collectives "
+            f"({_short(mine)} vs {_short(typical)} median)")
 
 
 def _short(value: float) -> str:

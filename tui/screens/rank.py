@@ -41,7 +41,7 @@ FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
 ALERT_COLUMNS = ("time", "alert", "severity", "state", "source", "summary")  # rank_context's rows
 OTHER_METRICS = ("power", "sm_clock", "throttle_reasons", "memory_used", "ecc_dbe", "xid",
-                 "gpu_util")
+                 "gpu_util", "collective_time", "bus_bandwidth")
 
 
 class RankScreen(Screen):

@@ -27,6 +27,7 @@ SM_CLOCK = 1980.0
 NVLINK = 150e9  # bytes/s each way
 MEMORY = 71000.0  # MiB
 COMPUTE_SHARE = 0.80 / 1.12  # of a healthy step, the time spent outside collectives
+BUS_BANDWIDTH = 360.0  # GB/s, NCCL's bus bandwidth of a healthy step's collectives
 
 HOT_TEMP = 88.0
 THROTTLE_TEMP = 84.0
@@ -43,7 +44,7 @@ HANG_EFFECTS = ("rank_death", "job_stall")
 METRICS = (
     "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
     "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid",
-    "step_time", "compute_time", *COUNTERS,
+    "step_time", "compute_time", "collective_time", "bus_bandwidth", *COUNTERS,
 )
 
 
@@ -248,9 +249,16 @@ class SimCluster:
         compute = [c * (1 + 0.012 * (r() - 0.5)) for c in self._compute_off]
         for rank, factor in state.slowdown.items():
             compute[rank] *= factor
+        steps = [step * (1 + 0.004 * (r() - 0.5)) for _ in compute]
+        # The rest of a step is spent in collectives, waiting for the slowest rank: a
+        # straggler waits least, and its peers' collectives (bytes over time) look slower.
+        collective = [max(s - c, 1e-3) for s, c in zip(steps, compute, strict=True)]
+        healthy = self._base - self._compute
         return {
-            "step_time": [step * (1 + 0.004 * (r() - 0.5)) for _ in compute],
+            "step_time": steps,
             "compute_time": compute,
+            "collective_time": collective,
+            "bus_bandwidth": [min(1.0, healthy / c) * BUS_BANDWIDTH for c in collective],
         }
 
     def _apply(self, fault: Fault, values: dict[str, list[float]], loop_time: float,
@@ -266,7 +274,7 @@ class SimCluster:
             node = self.rank_map.ranks[rank].node
             per_node = self.rank_map.gpus_per_node
             for other in range(node * per_node, (node + 1) * per_node):
-                for key in ("nvlink_tx", "nvlink_rx", "nvlink"):
+                for key in ("nvlink_tx", "nvlink_rx", "nvlink", "bus_bandwidth"):
                     values[key][other] *= fault.params["factor"]
         elif fault.effect == "ecc_dbe":
             values["ecc_dbe"][rank] = 1.0

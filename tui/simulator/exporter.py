@@ -37,6 +37,7 @@ from ranktop.tui.simulator.families import (
     Family,
     dcgm_families,
     job_families,
+    nccl_families,
 )
 from ranktop.tui.simulator.log_writer import LogWriter, keep_writing
 from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
@@ -50,6 +51,7 @@ K8S_CONTAINER = "trainer"
 EXPORTER_NAMESPACE = "gpu-operator"
 EXPORTER_NAME = "nvidia-dcgm-exporter"
 EXPORTER_PORT_NAME = "gpu-metrics"
+NCCL_COMM_ID = "0x5e1f0c0ffee0b5e1"  # the job's one communicator, as the Inspector names it
 _POD_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes draws pod suffixes from
 
 
@@ -74,6 +76,7 @@ class ExportOptions:
     kubernetes: bool = False
     profile: str = "default"
     job_metrics: str = "ranktop"
+    nccl_inspector: bool = False  # NCCL Inspector's per-rank collective timings too
 
 
 def worker_pod(job: str, node: int) -> str:
@@ -114,6 +117,7 @@ class MetricsRenderer:
         self._families = dcgm_families(self.options.profile, self.options.sm_active,
                                        self.options.nvlink_bytes)
         self._training, self._job_wide = job_families(self.options.job_metrics)
+        self._nccl = nccl_families(len(ranks)) if self.options.nccl_inspector else ()
 
     def _job_labels(self, rank: Rank) -> list[tuple[str, str]]:
         number = [("rank", str(rank.rank)), ("local_rank", str(rank.gpu))]
@@ -168,8 +172,23 @@ class MetricsRenderer:
         for family in self._job_wide:
             value = frame.job[family.key] / (n if family.key == "tokens_per_s" else 1)
             _series(out, family, [value if v == v else v for v in live], self._train)
+        self._inspector(out, frame.values, frame.job["step"])
         out.append("")
         return "\n".join(out)
+
+    def _inspector(self, out: list[str], values: dict[str, list[float]], step: float
+                   ) -> None:
+        """The Inspector's dump of the last step's all-reduce: labelled as the job's own
+        series (as a cluster relabels them to the job), each dump a new coll_sn."""
+        if not self._nccl:
+            return
+        n = len(self._train)
+        dump = _labels([("collective", "AllReduce"), ("comm_id", NCCL_COMM_ID),
+                        ("n_ranks", str(n)), ("n_nodes", str(len(self.cluster.rank_map.hosts))),
+                        ("coll_sn", f"{step:.0f}")])
+        labels = [f"{lbl},{dump}" for lbl in self._train]
+        for family in self._nccl:
+            _series(out, family, values[family.key], labels)
 
     def _xid(self, out: list[str], values: Sequence[float]) -> None:
         labels = []
@@ -312,6 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     add("--kubernetes", action="store_true",
         help="add dcgm-exporter's own pod, namespace and container labels to the DCGM series "
              "(as Prometheus keeps them with honor_labels)")
+    add("--nccl-inspector", action="store_true",
+        help="also export NCCL Inspector's per-rank collective timings "
+             "(nccl_collective_exec_time_microseconds, nccl_bus_bandwidth_gbs, "
+             "nccl_algorithm_bandwidth_gbs)")
     add("--log-dir", type=Path, metavar="DIR",
         help="write the ranks' torchrun-style logs here (default: a temporary folder)")
     return parser
@@ -338,7 +361,8 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
                             sm_active=not args.no_sm_active,
                             nvlink_bytes=not args.no_nvlink_bytes,
                             kubernetes=args.kubernetes, profile=args.profile,
-                            job_metrics=args.job_metrics)
+                            job_metrics=args.job_metrics,
+                            nccl_inspector=args.nccl_inspector)
     try:
         scenario = load_scenario(args.scenario)
         cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, scenario)

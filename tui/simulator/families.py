@@ -15,6 +15,9 @@ Profiles:
            so dcgm-exporter skips it)
   k8s      stock, as a Prometheus behind a ServiceMonitor stores it (see exporter.py)
 
+With ``--nccl-inspector``, NCCL's Inspector plugin's per-rank collective timings as well
+(NCCL_FAMILIES), as its Prometheus dump through node_exporter's textfile collector has them.
+
 The job's own metrics follow ranktop's convention (``training_*``) or, with
 ``--job-metrics foreign``, names of the job's own choosing (the FOREIGN_* families).
 """
@@ -183,6 +186,22 @@ FOREIGN_JOB_FAMILIES = (
            "tokens_per_s", ".6g"),
     Family("train_loss", "gauge", "Loss of the last iteration.", "loss", ".6g"),
 )
+
+def nccl_families(n_ranks: int) -> tuple[Family, ...]:
+    """NCCL Inspector's families (ext-profiler/inspector): one series per rank, collective
+    and dump. The collectives are all-reduces, whose bus bandwidth is the algorithm
+    bandwidth times 2(n-1)/n."""
+    algbw_share = n_ranks / (2 * (n_ranks - 1)) if n_ranks > 1 else 1.0
+    return (
+        Family("nccl_collective_exec_time_microseconds", "gauge",
+               "Execution time of the collective (in us).", "collective_time", ".1f",
+               lambda v: v * 1e6),
+        Family("nccl_bus_bandwidth_gbs", "gauge", "Bus bandwidth of the collective (in GB/s).",
+               "bus_bandwidth", ".2f"),
+        Family("nccl_algorithm_bandwidth_gbs", "gauge",
+               "Algorithm bandwidth of the collective (in GB/s).", "bus_bandwidth", ".2f",
+               lambda v: v * algbw_share),
+    )
 
 
 def job_families(names: str) -> tuple[tuple[Family, ...], tuple[Family, ...]]:

@@ -29,6 +29,8 @@ def healthy(t: float, **changes) -> Frame:
         "ecc_dbe": [0.0] * N,
         "xid": [math.nan] * N,
     }
+    if "collective_time" in changes:  # only where NCCL's Inspector exports it
+        values["collective_time"] = [math.nan] * N
     job = {"loss": 2.1, "tokens_per_s": 3.7e6}
     for metric, per_rank in changes.items():
         target = job if metric == "job" else values[metric]
@@ -218,6 +220,28 @@ def test_a_throttling_straggler_says_its_gpu_is_throttling():
     frame = healthy(0, compute_time={9: 1.16}, temperature={9: 88.0})
     straggler = next(a for a in detectors.update(frame) if a.kind == "straggler")
     assert straggler.summary.endswith(": its GPU is throttling")
+
+
+def _straggler_summary(**changes) -> str:
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    frame = healthy(0, compute_time={9: 1.16}, **changes)
+    return next(a for a in detectors.update(frame) if a.kind == "straggler").summary
+
+
+def test_a_straggler_that_waits_least_in_collectives_says_so():
+    waits = {**dict.fromkeys(range(N), 0.31), 9: 0.12}
+    summary = _straggler_summary(collective_time=waits)
+    assert summary.endswith("; it waits least in collectives (0.12 s vs 0.31 s median)")
+
+
+def test_collective_time_is_evidence_only_where_the_straggler_waits_less():
+    waits = {**dict.fromkeys(range(N), 0.31), 9: 0.12, 4: 0.05}
+    assert "waits less in collectives (0.12 s" in _straggler_summary(collective_time=waits)
+    usual = {**dict.fromkeys(range(N), 0.31), 9: 0.30}
+    assert "collectives" not in _straggler_summary(collective_time=usual)
+    assert "collectives" not in _straggler_summary()
+    missing = {**dict.fromkeys(range(N), 0.31), 9: math.nan}
+    assert "collectives" not in _straggler_summary(collective_time=missing)
 
 
 def test_a_condition_whose_data_goes_missing_starts_over_when_it_returns():

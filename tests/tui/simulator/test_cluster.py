@@ -89,8 +89,9 @@ def test_every_metric_for_every_rank() -> None:
         assert set(frame.values) == set(METRICS) == {
             "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
             "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid",
-            "step_time", "compute_time", "remapped_rows", "remapped_rows_correctable",
-            "row_remap_failure", "pcie_replay", "nvlink_errors", "nvlink_replay",
+            "step_time", "compute_time", "collective_time", "bus_bandwidth", "remapped_rows",
+            "remapped_rows_correctable", "row_remap_failure", "pcie_replay", "nvlink_errors",
+            "nvlink_replay",
         }
         assert all(len(series) == nodes * gpus for series in frame.values.values())
         assert set(frame.job) == {"step", "loss", "tokens_per_s"}
@@ -157,6 +158,17 @@ def test_straggler_shows_in_compute_and_sm_not_step_time(sim: SimCluster) -> Non
     assert median(v["sm_active"], skip=(201,)) < 75  # the others wait in collectives
 
 
+def test_a_straggler_waits_least_in_collectives_and_its_peers_more(sim: SimCluster) -> None:
+    healthy, v = sim.frame_at(HEALTHY_T).values, sim.frame_at(80.0).values
+    collective = v["collective_time"]
+    assert collective[201] == min(collective)
+    assert collective[201] < 0.7 * median(collective, skip=(201,))
+    assert median(collective, skip=(201,)) > 1.5 * median(healthy["collective_time"])
+    assert median(v["bus_bandwidth"], skip=(201,)) < 0.7 * median(healthy["bus_bandwidth"])
+    # a step is its compute and its collectives
+    assert v["step_time"][5] == pytest.approx(v["compute_time"][5] + collective[5])
+
+
 def test_nvlink_drop_hits_the_whole_node(sim: SimCluster) -> None:
     node = range(296, 304)  # rank 300 is gpu-node-037, GPUs 0..7
     assert sim.rank_map.ranks[300].node == 37
@@ -169,6 +181,8 @@ def test_nvlink_drop_hits_the_whole_node(sim: SimCluster) -> None:
         assert max(v[metric][r] for r in node) < 0.4 * median(v[metric], skip=tuple(node))
     assert min(v["nvlink"][r] for r in range(512) if r not in node) > 0.8 * others
     assert median(v["step_time"]) > 1.05 * median(sim.frame_at(HEALTHY_T).values["step_time"])
+    bus = v["bus_bandwidth"]
+    assert max(bus[r] for r in node) < 0.4 * median(bus, skip=tuple(node))
 
 
 def test_ecc_double_bit_error(sim: SimCluster) -> None:

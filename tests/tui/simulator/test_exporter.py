@@ -138,6 +138,29 @@ def test_training_series_of_rank_37(cluster):
     assert one(parsed, "training_loss", **mine).value == pytest.approx(frame.job["loss"], 1e-5)
 
 
+NCCL_NAMES = ("nccl_collective_exec_time_microseconds", "nccl_bus_bandwidth_gbs",
+              "nccl_algorithm_bandwidth_gbs")
+
+
+def test_nccl_inspector_series_only_when_asked_for(cluster):
+    t = 80.0  # rank 201 straggles
+    assert not set(NCCL_NAMES) & set(scrape(cluster, t))
+    frame, parsed = cluster.frame_at(t), scrape(cluster, t, nccl_inspector=True)
+    for name in NCCL_NAMES:
+        assert parsed[name][0] == "gauge" and len(parsed[name][1]) == 512
+    mine = one(parsed, "nccl_collective_exec_time_microseconds", rank="201")
+    assert set(mine.labels) > TRAIN_LABELS
+    assert mine.labels["coll_sn"] == f"{frame.job['step']:.0f}"
+    assert mine.labels["n_ranks"] == "512" and mine.labels["collective"] == "AllReduce"
+    assert mine.value == pytest.approx(1e6 * frame.values["collective_time"][201], rel=1e-4)
+    times = [s.value for s in parsed["nccl_collective_exec_time_microseconds"][1]]
+    assert mine.value == min(times)
+    bus = one(parsed, "nccl_bus_bandwidth_gbs", rank="7").value
+    algbw = one(parsed, "nccl_algorithm_bandwidth_gbs", rank="7").value
+    assert bus == pytest.approx(frame.values["bus_bandwidth"][7], abs=0.01)
+    assert bus == pytest.approx(algbw * 2 * 511 / 512, abs=0.02)
+
+
 def test_the_dead_rank_has_no_series_anywhere(cluster):
     dead = cluster.rank_map.ranks[455]
     text = render_metrics(cluster, 190.0)
