@@ -261,9 +261,10 @@ class ClusterScreen(Screen):
         if anomaly.rank is not None and anomaly.rank < len(self.rank_map):
             rank = self.rank_map.ranks[anomaly.rank]
             where = f"rank {rank.rank} {rank.place}"
+        # The hold goes before the summary, so a long summary cut with … never hides it.
         held = (f" ({anomaly.held:.0f} s of {anomaly.confirm_after:.0f} s)"
-                if anomaly.pending else "")
-        return f"{where}  {anomaly.kind.replace('_', ' ')}: {anomaly.summary}{held}"
+                if anomaly.pending and not anomaly.awaiting else "")
+        return f"{where}  {anomaly.kind.replace('_', ' ')}{held}: {anomaly.summary}"
 
     def action_next_anomaly(self, step: int) -> None:
         if not self.anomalies:
