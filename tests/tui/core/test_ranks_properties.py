@@ -60,7 +60,7 @@ def test_any_series_labels_give_a_rank_map_or_none(series):
         assert found is None or isinstance(found, RankMap)
 
 
-@pytest.mark.parametrize("digits", ["9" * 19, "1" * 5000])
+@pytest.mark.parametrize("digits", ["9" * 19, "1" * 5000], ids=["19 digits", "5000 digits"])
 def test_a_rank_of_too_many_digits_is_no_rank(tmp_path, digits):
     assert from_job_series([{"rank": digits, "host": "h"}], "rank", "host", "gpu", "uuid") is None
     path = tmp_path / "ranks.csv"
