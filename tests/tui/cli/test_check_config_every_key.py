@@ -138,3 +138,17 @@ def test_any_values_are_taken_or_refused_in_one_line(tmp_path_factory, changes):
         status = main(["check-config", "--config", str(path)])
     err = err.getvalue()
     assert (status, err.count("\n")) in ((TAKEN, 0), (2, 1)), err
+
+
+@pytest.mark.parametrize("key", KEYS, ids=".".join)
+def test_the_console_report_and_check_config_refuse_with_the_same_line(tmp_path, capsys, key):
+    default = DEFAULTS
+    for part in key:
+        default = default[part]
+    path = tmp_path / "config.toml"
+    path.write_text(config_with(key, wrong_type(default)), encoding="utf-8")
+    lines = []
+    for argv in (["--demo"], ["report", "--demo"], ["check-config"]):
+        assert main([*argv, "--config", str(path)]) == 2
+        lines.append(capsys.readouterr().err)
+    assert lines[0] == lines[1] == lines[2] and lines[0].count("\n") == 1
