@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -152,3 +153,26 @@ def test_the_console_report_and_check_config_refuse_with_the_same_line(tmp_path,
         assert main([*argv, "--config", str(path)]) == 2
         lines.append(capsys.readouterr().err)
     assert lines[0] == lines[1] == lines[2] and lines[0].count("\n") == 1
+
+
+BINDING_IDS = re.findall(r'^# "([a-z_.]+)" = ', (shipped_config_dir() / "default.toml")
+                         .read_text(), re.MULTILINE)
+KEY_NAMES = st.one_of(st.sampled_from(["q", "N", "ctrl+x", "f5", "space", "escape,q", "",
+                                       ",", "ctrl+", "up,,k", "\x1b", "é", "nonsense_key"]),
+                      st.text(max_size=8))
+
+
+@FEW
+@given(st.dictionaries(st.one_of(st.sampled_from(BINDING_IDS), st.text(max_size=6)),
+                       st.one_of(KEY_NAMES, st.integers(), st.booleans()), max_size=4))
+def test_any_key_bindings_are_taken_or_refused_in_one_line(tmp_path_factory, keys):
+    path = tmp_path_factory.mktemp("keys") / "config.toml"
+    path.write_text(toml_text({"keys": keys}), encoding="utf-8")
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        status = main(["check-config", "--config", str(path)])
+    assert (status, err.getvalue().count("\n")) in ((TAKEN, 0), (2, 1)), err.getvalue()
+
+
+def test_every_binding_id_of_the_defaults_is_fuzzed():
+    assert len(BINDING_IDS) > 30 and "app.quit" in BINDING_IDS
