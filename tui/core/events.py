@@ -4,14 +4,20 @@ Each rank's alert history is read back from this file, so restarting ranktop kee
 Several ranktop instances may share the file: every append is a single write to an O_APPEND
 descriptor, made under a lock file that also guards rotation. Nothing here raises on a bad disk
 or a bad line; what went wrong is recorded in ``EventLog.warnings`` for the console to show.
+
+The file is outside data: a record is at most ``MAX_RECORD_BYTES`` (its text fields are cut
+short to fit), a longer line is skipped unread, only the last ``read_bytes`` of a file are read,
+and anything but a regular file (a FIFO, a device, a folder) is refused without blocking.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import math
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -19,6 +25,11 @@ from pathlib import Path
 from typing import Any
 
 MAX_WARNINGS = 100
+# Text fields are cut to these lengths; at six bytes a character (\u escapes) a record then
+# stays under MAX_RECORD_BYTES, and a longer line in the file is no record of ours.
+SUMMARY_CHARS = 1000
+FIELD_CHARS = 200
+MAX_RECORD_BYTES = 16 * 1024
 
 _TEXT = (str,)
 _TYPES: dict[str, tuple[type, ...]] = dict(
@@ -52,8 +63,10 @@ def default_log_path() -> Path:
 
 
 def encode_event(event: Event) -> bytes:
-    """The event as one JSON line; ValueError if its time is not finite."""
-    record = asdict(event)
+    """The event as one JSON line, its text cut to fit a record; ValueError if its time is
+    not finite."""
+    record = {name: _cut(value, SUMMARY_CHARS if name == "summary" else FIELD_CHARS)
+              if isinstance(value, str) else value for name, value in asdict(event).items()}
     text = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
     try:
         return (text + "\n").encode("utf-8")
@@ -62,8 +75,14 @@ def encode_event(event: Event) -> bytes:
         return (json.dumps(record, sort_keys=True, allow_nan=False) + "\n").encode("ascii")
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def decode_event(line: bytes) -> Event:
     """The event on one line; ValueError saying what is wrong with the line."""
+    if len(line) > MAX_RECORD_BYTES:
+        raise ValueError(f"longer than {MAX_RECORD_BYTES:,} bytes")
     try:
         record = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError:
@@ -93,12 +112,15 @@ def _field(record: dict[str, Any], name: str) -> Any:
 
 
 class EventLog:
-    """An append-only JSONL file of events, rotated to ``keep`` old files past ``max_bytes``."""
+    """An append-only JSONL file of events, rotated to ``keep`` old files past ``max_bytes``;
+    of each file only the last ``read_bytes`` are read (default: twice ``max_bytes``)."""
 
-    def __init__(self, path: Path, max_bytes: int = 5_000_000, keep: int = 3) -> None:
+    def __init__(self, path: Path, max_bytes: int = 5_000_000, keep: int = 3,
+                 read_bytes: int | None = None) -> None:
         self.path = Path(path)
         self.max_bytes = max_bytes
         self.keep = keep
+        self.read_bytes = max(read_bytes or 2 * max_bytes, MAX_RECORD_BYTES + 1)
         self.warnings: list[str] = []  # newest last, at most MAX_WARNINGS, no repeats
 
     def append(self, events: Sequence[Event]) -> None:
@@ -142,7 +164,7 @@ class EventLog:
         return lines
 
     def _write(self, chunk: bytes) -> None:
-        fd = os.open(self.path, os.O_APPEND | os.O_CREAT | os.O_WRONLY, 0o600)
+        fd = _open_regular(self.path, os.O_APPEND | os.O_CREAT | os.O_WRONLY)
         try:
             written = os.write(fd, chunk)
         finally:
@@ -153,18 +175,19 @@ class EventLog:
     def _tail(self) -> tuple[int, bytes]:
         """The file's size and last byte; (0, b"") when it is missing."""
         try:
-            with open(self.path, "rb") as file:
-                size = file.seek(0, os.SEEK_END)
-                file.seek(max(size - 1, 0))
-                return size, file.read(1)
+            fd = _open_regular(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return 0, b""
+        with open(fd, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(size - 1, 0))
+            return size, file.read(1)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
         # Held across the tail check, rotation and write: two instances rotating at once
         # would lose a file, and the check could see another writer's chunk half-done.
-        fd = os.open(self._numbered_path("lock"), os.O_CREAT | os.O_WRONLY, 0o600)
+        fd = _open_regular(self._numbered_path("lock"), os.O_CREAT | os.O_WRONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # released by close
             yield
@@ -187,13 +210,17 @@ class EventLog:
 
     def _read_file(self, path: Path) -> list[Event]:
         try:
-            data = path.read_bytes()
+            data, skipped = self._read_tail(path)
         except FileNotFoundError:
             return []
         except OSError as error:
             self._warn(f"{path.name}: could not read: {error.strerror or error}")
             return []
         lines = data.split(b"\n")
+        if skipped:
+            self._warn(f"{path.name}: larger than {self.read_bytes:,} bytes; "
+                       f"only its last {len(data):,} read")
+            lines[0] = b""  # the tail starts inside a line
         events = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -207,8 +234,27 @@ class EventLog:
                 self._warn(f"{path.name} line {number}: {reason}")
         return events
 
+    def _read_tail(self, path: Path) -> tuple[bytes, int]:
+        """The file's last ``read_bytes`` and how many bytes came before them."""
+        with open(_open_regular(path, os.O_RDONLY), "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            start = max(size - self.read_bytes, 0)
+            file.seek(start)
+            return file.read(self.read_bytes), start
+
     def _warn(self, message: str) -> None:
         if message in self.warnings:
             self.warnings.remove(message)
         self.warnings.append(message)
         del self.warnings[:-MAX_WARNINGS]
+
+
+def _open_regular(path: Path, flags: int) -> int:
+    """A descriptor of ``path`` if it is a regular file (made 0600 with O_CREAT); a FIFO, a
+    device or a folder is an OSError, found without blocking."""
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    os.set_blocking(fd, True)
+    return fd

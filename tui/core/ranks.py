@@ -228,8 +228,8 @@ def _host(labels: Labels) -> str:
 def _whole(text: str | None) -> int | None:
     if text is None:
         return None
-    text = text.strip()
-    return int(text) if text.isdecimal() else None
+    text = text.strip()  # 18 digits at most: int() refuses a string of thousands
+    return int(text) if text.isdecimal() and len(text) <= 18 else None
 
 
 def rank_ceiling(seen: int) -> int:

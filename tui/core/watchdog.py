@@ -26,24 +26,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_WORK = re.compile(r"WorkNCCL\((?P<body>.*?Timeout\(ms\)=(?P<timeout>\d+))\)")
-_SEQ = re.compile(r"SeqNum=(\d+)")
+# Numbers of at most 18 digits: int() refuses a string of thousands, and none is that long.
+_WORK = re.compile(r"WorkNCCL\((?P<body>.*?Timeout\(ms\)=(?P<timeout>\d{1,18}))\)")
+_SEQ = re.compile(r"SeqNum=(\d{1,18})")
 _OP = re.compile(r"OpType=(\w+)")
-_RAN = re.compile(r" ran for (\d+) milliseconds")
+_RAN = re.compile(r" ran for (\d{1,18}) milliseconds")
 _TIMED_OUT = re.compile(r"collective operation timeout: WorkNCCL|\) timed out in blocking wait")
 _PROGRESS = re.compile(
-    r"(?:(?P<kind>Timeout at NCCL work|detected by watchdog at work): (?P<seq>-?\d+), l"
+    r"(?:(?P<kind>Timeout at NCCL work|detected by watchdog at work): (?P<seq>-?\d{1,18}), l"
     r"|Received a dump signal.*?L)"
-    r"ast enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)"
+    r"ast enqueued NCCL work: (?P<enq>-?\d{1,18}), last completed NCCL work: (?P<done>-?\d{1,18})"
 )
-_LOG_PREFIX = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d+)[^\]]*? )?Rank (?P<rank>\d+)\]")
-_GLOBAL_PREFIX = re.compile(r"\[rank(\d+)\]:")
+_LOG_PREFIX = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d{1,18})[^\]]*? )?Rank (?P<rank>\d{1,18})\]")
+_GLOBAL_PREFIX = re.compile(r"\[rank(\d{1,18})\]:")
 # Substrings every report line contains: a cheap scan before any regex runs.
 MARKERS = ("WorkNCCL(", "NCCL work: ")
 
 # A fault of the rank's own GPU: its process cannot go on.
 _GPU_FAULT = re.compile(
-    r"\bXid \([^)]*\): (?P<xid>\d+)|\b(?:XID|Xid|xid)[ =:]+(?P<xid2>\d+)"
+    r"\bXid \([^)]*\): (?P<xid>\d{1,18})|\b(?:XID|Xid|xid)[ =:]+(?P<xid2>\d{1,18})"
     r"|CUDA error|Cuda failure|CUDA_ERROR_|cudaError[A-Z]\w*|illegal memory access"
     r"|unspecified launch failure|fallen off the bus|ncclUnhandledCudaError"
     r"|uncorrectable ECC"

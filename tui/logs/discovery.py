@@ -54,8 +54,10 @@ PRESETS: dict[str, str] = {
 _PRESET = re.compile(r"^([A-Za-z]\w*):(.*)$", re.DOTALL)
 NCCL_SNIFF_BYTES = 256 * 1024
 # NCCL's init line (data-contracts §3.2): communicator rank, its size, the CUDA device.
-NCCL_INIT = re.compile(rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d+) nranks (\d+) cudaDev (\d+)")
-_NCCL_DEV = re.compile(rb"(?m)^(?:\[[^\]\n]*\] )?[^:\s]+:\d+:\d+ \[(\d+)\] "
+# At most 18 digits a number: int() refuses a string of thousands.
+NCCL_INIT = re.compile(
+    rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d{1,18}) nranks (\d{1,18}) cudaDev (\d{1,18})")
+_NCCL_DEV = re.compile(rb"(?m)^(?:\[[^\]\n]*\] )?[^:\s]+:\d+:\d+ \[(\d{1,18})\] "
                        rb"(?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?NCCL (?:INFO|WARN|TRACE)\b")
 _SLURM = re.compile(r"%(\d*)([A-Za-z%])")
 _SLURM_ANY = set("jJsAabux")

@@ -30,12 +30,13 @@ from collections.abc import Iterable
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.discovery import NCCL_INIT
 
+# At most 18 digits a number: int() refuses a string of thousands.
 _PREFIX = re.compile(
-    rb"(?:(?P<task>\d+): )?"
-    rb"(?:\[(?P<role>[A-Za-z_]+?)(?P<index>\d+)\]: ?)?"
-    rb"(?:\[rank(?P<rank>\d+)\]: ?)?"
+    rb"(?:(?P<task>\d{1,18}): )?"
+    rb"(?:\[(?P<role>[A-Za-z_]+?)(?P<index>\d{1,18})\]: ?)?"
+    rb"(?:\[rank(?P<rank>\d{1,18})\]: ?)?"
     rb"(?:\[\d{4}-\d\d-\d\d \d\d:[^\]]*\] )?"
-    rb"(?:(?P<host>[^:\s\[\]]+):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] )?"
+    rb"(?:(?P<host>[^:\s\[\]]+):(?P<pid>\d{1,18}):\d{1,18} \[(?P<dev>\d{1,18})\] )?"
 )
 
 

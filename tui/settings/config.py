@@ -25,6 +25,7 @@ from ranktop.tui.settings.sources import (
 )
 
 BAD_DIRECTIONS = ("high", "low")
+WARN_LIMIT = 1e15  # a metric threshold past this (or infinite) is a mistake: nothing reaches it
 
 
 @dataclass(frozen=True)
@@ -188,10 +189,10 @@ def _metric(reader: Reader, name: str) -> MetricDef:
         id=name,
         title=reader.text("title"),
         short=reader.text("short", reader.table.get("title")),
-        unit=reader.table.get("unit", "") if isinstance(reader.table.get("unit", ""), str) else "",
+        unit=reader.optional_text("unit"),
         scale=_scale(reader),
         bad=bad,
-        warn=reader.number("warn", -math.inf, math.inf) if "warn" in reader.table else None,
+        warn=reader.number("warn", -WARN_LIMIT, WARN_LIMIT) if "warn" in reader.table else None,
         digits=reader.integer("digits", 0, 6) if "digits" in reader.table else 1,
         queries=_queries(reader),
     )

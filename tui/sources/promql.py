@@ -22,8 +22,8 @@ WAY_LABEL = "ranktop_way"
 JOIN = f"or on({', '.join(DCGM_UUID_LABELS)})"
 ALERTS_ACTIVE = 'alertstate=~"firing|pending"'
 DCGM_PROBE_METRIC = "DCGM_FI_DEV_GPU_TEMP"  # every dcgm-exporter exports it: is DCGM there?
-_LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_METRIC_NAME = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
+_LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 
 
 def quote(value: str) -> str:
@@ -96,11 +96,11 @@ def freshness_query(name: str, series: str) -> str:
 
 
 def is_metric_name(name: str) -> bool:
-    return bool(_METRIC_NAME.match(name))
+    return bool(_METRIC_NAME.fullmatch(name))
 
 
 def is_label_name(name: str) -> bool:
-    return bool(_LABEL_NAME.match(name))
+    return bool(_LABEL_NAME.fullmatch(name))
 
 
 def metric_name(name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -178,7 +179,8 @@ def test_no_rotation_at_or_below_the_limit(tmp_path):
         (good_line().replace(b'"time": 1800000000.0', b'"time": NaN'), "not finite"),
         (good_line().replace(b'"time": 1800000000.0', b'"time": 1e999'), "not finite"),
         (good_line().replace(b'"time": 1800000000.0', b'"time": ' + b"9" * 400), "out of range"),
-        (b"[" * 100_000 + b"\n", "not valid JSON"),
+        (b"[" * 10_000 + b"\n", "not valid JSON"),  # nested past the recursion limit
+        (b"[" * 100_000 + b"\n", "longer than 16,384 bytes"),
     ],
 )
 def test_corrupt_line_is_skipped_with_a_warning(tmp_path, bad, reason):
@@ -344,11 +346,12 @@ def test_path_under_a_regular_file_warns_instead_of_raising(tmp_path):
     assert plain.read_text() == "not a folder"
 
 
-@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_full_disk_warns_instead_of_raising(tmp_path):
-    path = tmp_path / "events.jsonl"
-    path.symlink_to("/dev/full")  # every write fails with ENOSPC
-    log = EventLog(path)
+def test_full_disk_warns_instead_of_raising(tmp_path, monkeypatch):
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full)
+    log = EventLog(tmp_path / "events.jsonl")
     log.append([event()])
     assert len(log.warnings) == 1
     assert "could not append" in log.warnings[0] and "space" in log.warnings[0]
