@@ -86,9 +86,6 @@ class History:
     def view(self) -> HistoryView:
         return HistoryView(self._times, self._values, self._medians)
 
-    def series(self, metric: str, rank: int, since: float | None = None) -> list[Point]:
-        return self.view().series(metric, rank, since)
-
     def _resize(self, n_ranks: int) -> None:
         """The bound is in values: a bigger job keeps fewer polls (the newest)."""
         self.n_ranks = n_ranks

@@ -37,11 +37,13 @@ _ESCAPES = re.compile(
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
     r"|\x1b[ -/]*[0-~]?"
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
-_BIDI = re.compile(r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_UNPRINTABLE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    r"\ud800-\udfff]")  # and lone surrogates (JSON can hold them), which no terminal can take
+_LINE_BREAKS = r"\u2028\u2029"
+_BIDI_CHARS = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(rf"[\x00-\x08\x0a-\x1f\x7f-\x9f{_LINE_BREAKS}]")  # TAB is kept
+_BIDI = re.compile(rf"[{_BIDI_CHARS}]")
+# Every control (TAB too), bidi override and lone surrogate (JSON can hold them): no
+# terminal can take them from a label.
+_UNPRINTABLE = re.compile(rf"[\x00-\x1f\x7f-\x9f{_LINE_BREAKS}{_BIDI_CHARS}\ud800-\udfff]")
 PLAIN_CHARS = 256
 
 # The NCCL line of data-contracts §3.1 (TRACE lines add milliseconds since init), after any
