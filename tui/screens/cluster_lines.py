@@ -80,27 +80,26 @@ def header(view: JobView, style: Styles) -> Text:
     return line
 
 
+def severity_counts(anomalies: Sequence[Anomaly]) -> list[tuple[int, str]]:
+    """(count, name) of the confirmed anomalies by severity, most severe first, then of
+    the pending ones; only the names with a count."""
+    confirmed = [a.severity for a in anomalies if a.confirmed]
+    counts = [(confirmed.count(s), s) for s in SEVERITIES]
+    counts.append((sum(1 for a in anomalies if a.pending), "pending"))
+    return [(count, name) for count, name in counts if count]
+
+
 def _severity_counts(anomalies: Sequence[Anomaly], style: Styles) -> Text:
     """"● 1 critical ● 2 major ◌ 1 pending", each in its severity's style."""
-    parts = []
-    confirmed = [a.severity for a in anomalies if a.confirmed]
-    for severity in SEVERITIES:
-        if confirmed.count(severity):
-            parts.append(Text(f"● {confirmed.count(severity)} {severity}", style(severity)))
-    pending = sum(1 for a in anomalies if a.pending)
-    if pending:
-        parts.append(Text(f"◌ {pending} pending", style("muted")))
-    return Text(" ").join(parts)
+    return Text(" ").join(
+        Text(f"◌ {count} {name}", style("muted")) if name == "pending"
+        else Text(f"● {count} {name}", style(name))
+        for count, name in severity_counts(anomalies))
 
 
 def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
-    """"2 critical, 1 major, 3 pending": confirmed ones by severity, then the pending."""
-    confirmed = [a.severity for a in anomalies if a.confirmed]
-    parts = [f"{confirmed.count(s)} {s}" for s in SEVERITIES if confirmed.count(s)]
-    pending = sum(1 for a in anomalies if a.pending)
-    if pending:
-        parts.append(f"{pending} pending")
-    return ", ".join(parts)
+    """"2 critical, 1 major, 3 pending": the same counts, plain."""
+    return ", ".join(f"{count} {name}" for count, name in severity_counts(anomalies))
 
 
 def _health(view: JobView, style: Styles) -> Text:
