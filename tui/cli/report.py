@@ -53,17 +53,16 @@ def collect(settings: Settings, source: Source, duration: float,
     """Poll ``source`` every refresh interval for ``duration`` seconds (at least once),
     through the same pipeline as the console."""
     pipeline = Pipeline(settings, source)
-    seen: dict[tuple, Anomaly] = {}
     deadline = clock() + duration
     while True:
         analysis = asyncio.run(pipeline.poll())
-        seen.update((a.key, a) for a in analysis.anomalies)
         wait = max(settings.refresh_seconds, getattr(source, "retry_after", None) or 0.0)
         if clock() + wait > deadline:
             break
         sleep(wait)
     active = {a.key for a in analysis.anomalies}
-    resolved = sorted((a for k, a in seen.items() if k not in active), key=lambda a: a.order)
+    ended = {a.key: a for a in reversed(analysis.resolved) if a.key not in active}  # newest
+    resolved = sorted(ended.values(), key=lambda a: a.order)
     return Findings(source.job_name, analysis, resolved, pipeline.error)
 
 

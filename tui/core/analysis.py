@@ -30,7 +30,7 @@ from ranktop.tui.settings.config import Settings
 NO_PROGRESS_SECONDS = 10.0
 TRIAGE_EVERY_SECONDS = 10.0
 HANG_SIGNS = ("missing", "job_stall", "throughput")
-RESOLVED_KEPT = 50
+RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever the run
 
 Summary = tuple[float, float, float]  # min, median, max of the values present
 # Reads every rank's recent log lines, for hang triage.
