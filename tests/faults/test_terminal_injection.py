@@ -13,7 +13,9 @@ from tests.pty_console import PtyConsole
 FORBIDDEN_CHARACTERS = "\x9b\x9c\x9d\x00\u202e\u2066"
 
 
-def run_console(proxy, tmp_path, *keys: str) -> str:
+def run_console(proxy, tmp_path, *keys: str, shown: str = "") -> str:
+    """The raw bytes of a console that was sent ``keys``, once ``shown`` is on screen (the
+    rank screen's alerts load in a worker: a fixed pause is not enough on a busy machine)."""
     console = PtyConsole.ranktop("--prometheus", proxy.url, "--job", JOB, "--refresh", "1",
                                  "--alertmanager", proxy.url, size=(160, 50),
                                  env={"XDG_STATE_HOME": str(tmp_path)})
@@ -22,6 +24,8 @@ def run_console(proxy, tmp_path, *keys: str) -> str:
         console.read(1.5)
         for key in keys:
             console.send(key, pause=1.5)
+        if shown:
+            assert console.wait_for(shown), console.text()[-2000:]
         console.send("\x03", pause=0.5)  # ctrl+c quits from any screen (q goes back)
         status, _ = console.finish()
     finally:
@@ -48,7 +52,7 @@ def test_escapes_in_host_labels_never_reach_the_terminal(proxy, tmp_path):
 
 def test_escapes_and_actions_in_an_alert_never_reach_the_terminal(proxy, tmp_path):
     proxy.set("alertmanager")
-    raw = run_console(proxy, tmp_path, "\r")  # open rank 0: its alerts
+    raw = run_console(proxy, tmp_path, "\r", shown="Ackno")  # open rank 0: its alerts
     assert_nothing_injected(raw)
     shown = PtyConsole.strip(raw)
     assert "[@click=app.quit]Acknowledge[/]" in shown or "[@click=app.quit]Ackno" in shown
