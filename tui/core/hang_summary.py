@@ -1,0 +1,155 @@
+"""The words of a hang verdict: its one-line summary, what it still waits for, and the few
+lines of each rank's log shown as evidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ranktop.tui.core.hang_scan import RankLog, Work
+from ranktop.tui.core.watchdog import Ending
+
+_NOTABLE = ("WARN", "rror", "ailure", "xception", "terminate", "Xid", "Traceback")
+EVIDENCE_PER_RANK = 3
+NAMED_IN_SUMMARY = 5
+
+@dataclass
+class Facts:
+    """What the summary and the evidence are made from."""
+
+    logs: dict[int, RankLog]
+    dead: list[int]
+    reporting: list[int]
+    work: Work | None
+    why: dict[int, str]
+    awaited: list[int]
+    trusted: set[int]
+    vanished: list[int]
+    skipped: int = 0  # ranks whose logs were not reached within the triage's budget
+
+    def summary(self, sure: bool) -> str:
+        live = len(self.logs) - len(self.dead)
+        told = f"{len(self.reporting)} of {live} live ranks"
+        if not sure:
+            text = f"not sure yet: {told} logged a timeout{self.where()}; {self.waiting()}"
+        elif self.dead:
+            text = f"{self._dead()}: " + (f"{told} timed out{self.where()}" if self.reporting
+                                          else "no live rank has logged a timeout yet")
+            if self.awaited:
+                text += f"; {count(len(self.awaited), 'live rank')} not yet"
+            if self.why:
+                text += f"; {self._behind()}"
+        elif self.why:
+            them = "it" if len(self.why) == 1 else "them"
+            text = f"{self._behind()}: the others are waiting for {them}"
+        else:
+            text = (f"{told} timed out{self.where()}: all stopped at the same work, no one"
+                    " rank stands out (network or NCCL?)")
+        return text + self._peers() + self._going_down() + self._partial()
+
+    def where(self) -> str:
+        work = self.work
+        if work is None:
+            return ""
+        parts = [part for part in (work.op, "" if work.seq is None else f"SeqNum {work.seq}")
+                 if part]
+        timed = sum(1 for r in self.reporting if self.logs[r].timed_out())
+        where = " in " + " ".join(parts) if parts else ""
+        return where if work.ranks == timed or not where else f"{where} ({work.ranks} of them)"
+
+    def waiting(self) -> str:
+        unread = sum(1 for r in self.awaited if not self.logs[r].read)
+        text = f"waiting for {len(self.awaited)} more ({_ranks(self.awaited)})"
+        return text + (f", no log read for {unread} of them" if unread else "")
+
+    def _dead(self) -> str:
+        shown = self.dead[:NAMED_IN_SUMMARY]
+        causes = [f"{_cause(r, self.logs[r].end, r in self.trusted)}" for r in shown]
+        if len(self.dead) == 1:
+            return f"rank {self.dead[0]} is dead ({causes[0]})"
+        listed = "; ".join(f"{r}: {c}" for r, c in zip(shown, causes, strict=True))
+        more = f"; +{len(self.dead) - len(shown)}" if len(self.dead) > len(shown) else ""
+        return f"ranks {_ranks(self.dead, False)} are dead ({listed}{more})"
+
+    def _behind(self) -> str:
+        ranks = sorted(self.why)
+        if all(r not in self.reporting for r in ranks):
+            seq = self.work.seq if self.work else None
+            noun = (f"rank {ranks[0]} is the only rank" if len(ranks) == 1
+                    else f"{_ranks(ranks)} are the only ranks")
+            single = len(ranks) == 1
+            reasons = "; ".join(self.why[r] if single else f"rank {r}: {self.why[r]}"
+                                for r in ranks[:NAMED_IN_SUMMARY])
+            return f"{noun} without a timeout at SeqNum {seq}; {reasons}"
+        return "; ".join(f"rank {r} {self.why[r]}" for r in ranks[:NAMED_IN_SUMMARY])
+
+    def _peers(self) -> str:
+        peers = [r for r in self.reporting if self.logs[r].end.kind == "peer"]
+        return f"; {_ranks(peers)} gave up on a peer (remote error)" if peers else ""
+
+    def _partial(self) -> str:
+        if not self.skipped:
+            return ""
+        total = len(self.logs)
+        return (f"; logs read for {total - self.skipped:,} of {total:,} ranks (the rest not"
+                " reached in the time and memory a triage may take)")
+
+    def _going_down(self) -> str:
+        if not self.vanished or self.trusted:
+            return ""
+        return (f"; the series of {len(self.vanished)} ranks vanished: the job is going down,"
+                " which names no rank")
+
+
+def _cause(rank: int, end: Ending, vanished: bool) -> str:
+    causes = [end.cause] if end.kind == "fault" else []
+    if vanished:
+        causes.append("its series vanished")
+    return ", ".join(causes)
+
+
+def evidence(facts: Facts) -> dict[int, list[str]]:
+    logs = facts.logs
+    evidence = {r: _report_lines(logs[r]) or _own_words(logs[r]) for r in facts.reporting}
+    for rank in [*facts.dead, *facts.why, *facts.awaited]:
+        if logs[rank].read or rank in facts.dead:
+            evidence[rank] = _own_words(logs[rank])
+    return evidence
+
+
+def _report_lines(log: RankLog) -> list[str]:
+    """A rank's distinct reports (a crash's what() repeats the timeout), a few."""
+    seen, lines = set(), []
+    for report in log.reports:
+        key = (report.seq, report.op, report.last_enqueued, report.last_completed,
+               report.timed_out)
+        if key not in seen:
+            seen.add(key)
+            lines.append(report.line)
+    return lines[:EVIDENCE_PER_RANK]
+
+
+def _own_words(log: RankLog) -> list[str]:
+    """A rank's own words: its fatal line, its reports, else its errors, else its last lines."""
+    first = [log.end.line] if log.end.line else []
+    if log.reports and not first:
+        return _report_lines(log)
+    lines = [line.rstrip("\r\n") for line in log.lines if line.strip()]
+    notable = [line for line in lines if any(word in line for word in _NOTABLE)
+               and line not in first]
+    if first:
+        return [*first, *notable[1 - EVIDENCE_PER_RANK:]] if notable else first
+    if len(notable) > EVIDENCE_PER_RANK:  # the first error is often the cause, the last the end
+        return [notable[0], *notable[1 - EVIDENCE_PER_RANK:]]
+    return (notable or lines)[-EVIDENCE_PER_RANK:]
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _ranks(ranks: list[int], with_noun: bool = True) -> str:
+    shown = ", ".join(str(r) for r in ranks[:NAMED_IN_SUMMARY])
+    more = f", ... (+{len(ranks) - NAMED_IN_SUMMARY})" if len(ranks) > NAMED_IN_SUMMARY else ""
+    if not with_noun:
+        return shown + more
+    return f"{'rank' if len(ranks) == 1 else 'ranks'} {shown}{more}"
