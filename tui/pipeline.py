@@ -3,7 +3,11 @@ source.poll() -> Frame -> Analyser -> Analysis.
 
 Whatever fails on the way (the source in a way it did not foresee, or the analysis itself)
 leaves the last analysis on screen under a status that says so: never "ok" over data that
-is no longer updated."""
+is no longer updated.
+
+Hang triage reads the ranks' logs in a worker of its own (``TriageWorker``): a poll asks for
+it and shows the newest verdict it finished, never waiting. `ranktop report` waits for it
+with ``settle``."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.text import plain
+from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 
@@ -30,8 +35,8 @@ class Pipeline:
         self.clock = clock
         self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or getattr(source, "log_spec", ""))
-        triage_lines = self.logs.triage_lines if self.logs.spec else None
-        self.analyser = Analyser(settings, source.job_name, event_log, triage_lines)
+        self.triage = TriageWorker(self.logs.triage_lines) if self.logs.spec else None
+        self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
 
     @property
@@ -58,6 +63,16 @@ class Pipeline:
             return self._failed(error, "analysis failed: ")
         self.error = ""
         return analysis
+
+    async def settle(self, analysis: Analysis, timeout: float) -> Analysis:
+        """``analysis`` (the last poll's) with the verdict of the hang triage it asked for,
+        waiting up to ``timeout`` seconds for the triage to finish; a failed poll's as it
+        is. The console never waits: this is for one-shot users such as `ranktop report`."""
+        if self.error or self.analyser.last is None:
+            return analysis
+        if self.triage is not None:
+            await asyncio.to_thread(self.triage.wait, timeout)
+        return await asyncio.to_thread(self.analyser.with_newest_hang) or analysis
 
     def _failed(self, error: Exception, prefix: str) -> Analysis:
         self.error = prefix + (str(error) or error.__class__.__name__)

@@ -19,6 +19,8 @@ from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 
 WORST_SHOWN = 3
+# How long a report waits, after its last poll, for the hang triage that poll asked for.
+TRIAGE_WAIT_SECONDS = 30.0
 
 
 @dataclass
@@ -60,6 +62,7 @@ def collect(settings: Settings, source: Source, duration: float,
         if clock() + wait > deadline:
             break
         sleep(wait)
+    analysis = asyncio.run(pipeline.settle(analysis, TRIAGE_WAIT_SECONDS))
     active = {a.key for a in analysis.anomalies}
     ended = {a.key: a for a in reversed(analysis.resolved) if a.key not in active}  # newest
     resolved = sorted(ended.values(), key=lambda a: a.order)

@@ -6,18 +6,22 @@ frame, the anomalies (pending and confirmed), those resolved of late, the hang v
 the ranks' logs, ranks up and down, the job's progress, and each metric's summary and colour
 scale. Nothing else crosses from the worker to the UI: screens format an Analysis and
 compute nothing it already holds.
+
+The hang verdict is the newest one a triage finished (``ranktop.tui.core.hang_watch``): the
+analysis asks for the logs to be read and never waits for them.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.hang import HangVerdict, triage
+from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
 from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.journal import Journal
@@ -28,13 +32,10 @@ from ranktop.tui.settings.config import Settings
 # A job whose step has not moved for this long has made no progress: the header says so,
 # and the ranks' logs are read for watchdog timeouts.
 NO_PROGRESS_SECONDS = 10.0
-TRIAGE_EVERY_SECONDS = 10.0
 HANG_SIGNS = ("missing", "job_stall", "throughput")
 RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever the run
 
 Summary = tuple[float, float, float]  # min, median, max of the values present
-# Reads every rank's recent log lines, for hang triage.
-LogLines = Callable[[RankMap], Mapping[int, list[str]]]
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,9 @@ class Analyser:
     timers, the history, the journal, the hang triage's last verdict."""
 
     def __init__(self, settings: Settings, job: str, event_log: EventLog | None = None,
-                 log_lines: LogLines | None = None) -> None:
+                 triage: Triage | None = None) -> None:
         self.settings = settings
-        self.log_lines = log_lines
+        self.hang = HangWatch(triage)
         self.journal = Journal(job, event_log)
         self.detectors = Detectors(settings.detect)
         self.history = History()
@@ -121,9 +122,6 @@ class Analyser:
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
-        self._hang: HangVerdict | None = None
-        self._hang_since: float | None = None  # when the first verdict of this hang came
-        self._triaged_at = -1e18
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
@@ -132,8 +130,7 @@ class Analyser:
         progress = self._progress(frame)
         anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time))
         hang = self._hang_verdict(frame, anomalies, progress, rank_map)
-        if hang is not None:
-            anomalies = sorted([self._hang_anomaly(hang), *anomalies], key=lambda a: a.order)
+        anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
         self.last = Analysis(
@@ -168,27 +165,41 @@ class Analyser:
 
     def _hang_verdict(self, frame: Frame, anomalies: list[Anomaly], progress: Progress,
                       rank_map: RankMap) -> HangVerdict | None:
-        """The verdict from the ranks' logs, re-read now and then while the job looks stuck."""
+        """The newest verdict from the ranks' logs, a new read asked for now and then while
+        the job looks stuck."""
         stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
-        if not stuck or self.log_lines is None:
-            self._hang, self._hang_since = None, None
-            return None
-        if frame.time - self._triaged_at >= TRIAGE_EVERY_SECONDS:
-            self._triaged_at = frame.time
-            gone = sorted(self.detectors.liveness.down)
-            self._hang = triage(self.log_lines(rank_map), len(rank_map), gone)
-        return self._hang
+        down = self.detectors.liveness.down
 
-    def _hang_anomaly(self, verdict: HangVerdict) -> Anomaly:
-        """The verdict as an anomaly: on the culprit when sure, else pending on the job,
-        saying what evidence it waits for."""
-        if self._hang_since is None:
-            self._hang_since = self._triaged_at
-        if verdict.sure and verdict.behind:
-            return Anomaly("hang", "critical", verdict.behind[0], verdict.summary,
-                           self._hang_since)
-        return Anomaly("hang", "critical", None, verdict.summary, self._hang_since,
-                       awaiting=verdict.awaiting or "evidence from the ranks' logs")
+        def ask(ask_id: int) -> TriageAsk:
+            flagged = [a.rank for a in anomalies if a.rank is not None]
+            suspects = dict.fromkeys([*sorted(down), *flagged])
+            return TriageAsk(ask_id, frame.time, rank_map, tuple(suspects), tuple(sorted(down)))
+
+        return self.hang.update(frame.time, stuck, ask)
+
+    def _with_hang(self, hang: HangVerdict | None, anomalies: Sequence[Anomaly],
+                   now: float) -> list[Anomaly]:
+        others = [a for a in anomalies if a.kind != "hang"]
+        if hang is None:
+            return others
+        return sorted([self.hang.anomaly(hang, now), *others], key=lambda a: a.order)
+
+    def with_newest_hang(self) -> Analysis | None:
+        """The last analysis with the newest finished hang verdict, asking for no new read:
+        for `ranktop report`, once it has waited for the triage."""
+        last = self.last
+        if last is None or last.frame is None:
+            return last
+        hang = self.hang.current()
+        if hang is last.hang:
+            return last
+        now = last.frame.time
+        anomalies = self._with_hang(hang, last.anomalies, now)
+        self._note_resolved(now, anomalies)
+        self.journal.update(now, anomalies, last.rank_map)
+        self.last = replace(last, hang=hang, anomalies=tuple(anomalies),
+                            resolved=tuple(self.resolved))
+        return self.last
 
     def _note_resolved(self, now: float, anomalies: list[Anomaly]) -> None:
         current = {a.key for a in anomalies}

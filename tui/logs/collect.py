@@ -12,13 +12,19 @@ rank sharing it has ``tail_lines`` lines, or ``SHARED_LINES_PER_RANK`` times tha
 lines in all, or ``SHARED_MAX_BYTES`` were read, whichever comes first.
 
 Compressed predecessors (``.gz``) are read too, up to a size (``ranktop.tui.logs.gztail``).
+
+Given a ``ReadBudget`` (hang triage's), the files are read in the order their ranks come in
+``files_by_rank`` until its time or its bytes run out, each rank's own file only as far
+back as its per-rank share: the ranks not reached are left out of the result.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 
@@ -36,29 +42,55 @@ SHARED_LINES_PER_RANK = 2  # x tail_lines x ranks sharing a file: where its read
 SHARED_MAX_BYTES = 64 * 1024 * 1024
 
 
+@dataclass
+class ReadBudget:
+    """What one read of many ranks' logs may take: until ``deadline`` (on ``clock``),
+    ``max_bytes`` in all, ``rank_bytes`` from each rank's own file (with its predecessors)."""
+
+    deadline: float
+    max_bytes: int
+    rank_bytes: int
+    clock: Callable[[], float] = time.monotonic
+    spent: int = 0  # bytes read so far
+
+    def left(self) -> int:
+        return max(0, self.max_bytes - self.spent)
+
+    def exhausted(self) -> bool:
+        return self.left() <= 0 or self.clock() >= self.deadline
+
+
 def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap,
-                  tail_lines: int) -> dict[int, list[str]]:
+                  tail_lines: int, budget: ReadBudget | None = None) -> dict[int, list[str]]:
     """Each rank's newest lines, oldest first, made safe to display.
 
     At most ``tail_lines`` from each of a rank's files (with its predecessors); a rank with
     several files gets their lines one file after the other, the file written to last at
     the end. Every rank of ``files_by_rank`` is in the result, with no lines when its files
-    held none for it or could not be read.
+    held none for it or could not be read; with a ``budget``, except the ranks one of whose
+    files it ran out before.
     """
     owners = _owners(files_by_rank)
     current = frozenset(owners)
     index = RankIndex(rank_map) if any(len(ranks) > 1 for ranks in owners.values()) else None
     found: dict[int, list[tuple[float, list[bytes]]]] = {rank: [] for rank in files_by_rank}
     for key, ranks in owners.items():
+        if budget is not None and budget.exhausted():
+            for rank in ranks:
+                found.pop(rank, None)
+            continue
         chain = _chain(Path(key), current)
         if not chain:
             continue
         written = chain[0][1]
         if len(ranks) == 1:
-            found[ranks[0]].append((written, _own_lines(chain, tail_lines)))
+            if ranks[0] in found:
+                found[ranks[0]].append((written, _own_lines(chain, tail_lines, budget)))
             continue
-        for rank, lines in _shared_lines(chain, FileRanks(index, ranks), tail_lines).items():
-            found[rank].append((written, lines))
+        shared = _shared_lines(chain, FileRanks(index, ranks), tail_lines, budget)
+        for rank, lines in shared.items():
+            if rank in found:
+                found[rank].append((written, lines))
     return {rank: clean_lines([line for _, lines in sorted(blocks, key=itemgetter(0))
                                for line in lines], MAX_LINE_CHARS)
             for rank, blocks in found.items()}
@@ -94,27 +126,32 @@ def _chain(path: Path, current: frozenset[str]) -> list[tuple[Path, float]]:
     return [(member, mtime) for member, mtime, _ in chain]
 
 
-def _own_lines(chain: list[tuple[Path, float]], tail_lines: int) -> list[bytes]:
+def _own_lines(chain: list[tuple[Path, float]], tail_lines: int,
+               budget: ReadBudget | None) -> list[bytes]:
     """The last ``tail_lines`` lines of a rank's own file and its predecessors."""
     if tail_lines <= 0:
         return []
     lines: list[bytes] = []
-    for block in _blocks_back(chain, tail_lines, tail_lines * MAX_LINE_BYTES):
+    most = tail_lines * MAX_LINE_BYTES
+    if budget is not None:
+        most = min(most, budget.rank_bytes, budget.left())
+    for block in _blocks_back(chain, tail_lines, most, budget=budget):
         lines.extend(block[:tail_lines - len(lines)])
         if len(lines) >= tail_lines:
             break
     return lines[::-1]
 
 
-def _shared_lines(chain: list[tuple[Path, float]], ranks: FileRanks,
-                  tail_lines: int) -> dict[int, list[bytes]]:
+def _shared_lines(chain: list[tuple[Path, float]], ranks: FileRanks, tail_lines: int,
+                  budget: ReadBudget | None) -> dict[int, list[bytes]]:
     """The last ``tail_lines`` lines of each rank sharing a file, oldest first."""
     lines: dict[int, list[bytes]] = {rank: [] for rank in ranks.owners}
     if tail_lines <= 0:
         return lines
     wanting = len(lines)
-    budget = SHARED_LINES_PER_RANK * tail_lines * len(lines)
-    for block in _blocks_back(chain, budget, SHARED_MAX_BYTES, on_head=ranks.learn):
+    wanted = SHARED_LINES_PER_RANK * tail_lines * len(lines)
+    most = SHARED_MAX_BYTES if budget is None else min(SHARED_MAX_BYTES, budget.left())
+    for block in _blocks_back(chain, wanted, most, on_head=ranks.learn, budget=budget):
         ranks.learn(b"\n".join(block))
         for line in block:
             rank = ranks.rank_of(line)
@@ -124,30 +161,39 @@ def _shared_lines(chain: list[tuple[Path, float]], ranks: FileRanks,
             if len(own) < tail_lines:
                 own.append(line)
                 wanting -= len(own) == tail_lines
-        budget -= len(block)
-        if wanting == 0 or budget <= 0:
+        wanted -= len(block)
+        if wanting == 0 or wanted <= 0:
             break
     return {rank: own[::-1] for rank, own in lines.items()}
 
 
 def _blocks_back(chain: list[tuple[Path, float]], lines: int, max_bytes: int,
-                 on_head: Callable[[bytes], None] | None = None) -> Iterator[list[bytes]]:
-    """The lines of the chain's files, newest first, in blocks; about ``max_bytes`` read.
+                 on_head: Callable[[bytes], None] | None = None,
+                 budget: ReadBudget | None = None) -> Iterator[list[bytes]]:
+    """The lines of the chain's files, newest first, in blocks; at most ``max_bytes`` read,
+    each read counted in ``budget``.
 
     ``lines``: how many the caller may want, at most (what a compressed file keeps).
     ``on_head`` is given the start of the first file (NCCL_SNIFF_BYTES), where NCCL's init
     lines tell which pid is which rank.
     """
+    def spend(size: int) -> None:
+        if budget is not None:
+            budget.spent += size
+
     for position, (path, _) in enumerate(chain):
         if max_bytes <= 0:
             return
         if path.name.endswith(".gz"):
             data = gz_tail(path, lines, max_bytes)
             max_bytes -= len(data)
+            spend(len(data))
             yield _split_back(data, whole=True)[0]
             continue
-        for block, size in _file_back(path, max_bytes, on_head if position == 0 else None):
+        head = on_head if position == 0 else None
+        for block, size in _file_back(path, max_bytes, head):
             max_bytes -= size
+            spend(size)
             yield block
 
 
@@ -162,11 +208,14 @@ def _file_back(path: Path, max_bytes: int, on_head: Callable[[bytes], None] | No
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return  # a FIFO or a device never ends
         pos = os.fstat(fd).st_size
-        if on_head is not None:
-            on_head(os.pread(fd, min(pos, NCCL_SNIFF_BYTES), 0))
         end, carry = pos, b""
+        if on_head is not None:
+            head = os.pread(fd, min(pos, NCCL_SNIFF_BYTES, max_bytes), 0)
+            on_head(head)
+            max_bytes -= len(head)
+            yield [], len(head)  # counted like the rest
         while pos > 0 and end - pos < max_bytes:
-            step = min(BLOCK, pos)
+            step = min(BLOCK, pos, max_bytes - (end - pos))
             pos -= step
             chunk = os.pread(fd, step, pos) + carry
             block, carry = _split_back(chunk, whole=pos == 0, last=pos + step == end)

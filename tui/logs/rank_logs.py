@@ -3,10 +3,11 @@ recent lines of every rank for hang triage."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.collect import lines_by_rank
+from ranktop.tui.logs.collect import ReadBudget, lines_by_rank
 from ranktop.tui.logs.discovery import find_logs
 from ranktop.tui.logs.tail import FileLog
 
@@ -40,8 +41,19 @@ class RankLogs:
         paths, note = self.files(rank_map, rank)
         return [FileLog(path) for path in paths], note
 
-    def triage_lines(self, rank_map: RankMap) -> dict[int, list[str]]:
+    def triage_lines(self, rank_map: RankMap, order: Sequence[int] | None = None,
+                     budget: ReadBudget | None = None) -> dict[int, list[str]]:
         """Each rank's recent lines, oldest first, rotated predecessors included and shared
-        files split per rank (blocking: the poll worker calls it)."""
-        files = {rank: self.files(rank_map, rank)[0] for rank in range(len(rank_map))}
-        return lines_by_rank(files, rank_map, TRIAGE_TAIL_LINES)
+        files split per rank (blocking: the triage worker calls it).
+
+        ``order``: the ranks to read, the first first (default: all, by rank). With a
+        ``budget``, the ranks it did not reach (files not looked for, or not read) are left
+        out of the result.
+        """
+        ranks = range(len(rank_map)) if order is None else order
+        files: dict[int, list[Path]] = {}
+        for rank in ranks:
+            if budget is not None and budget.exhausted():
+                break
+            files[rank] = self.files(rank_map, rank)[0]
+        return lines_by_rank(files, rank_map, TRIAGE_TAIL_LINES, budget)

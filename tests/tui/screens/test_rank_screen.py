@@ -18,6 +18,8 @@ async def poll(app, pilot, at: float | None = None):
         app.clock.now = START + at
     await app.poll_once()
     await asyncio.to_thread(app.source.flush_logs)
+    if app.pipeline.triage is not None:  # the next poll shows what the triage found
+        await asyncio.to_thread(app.pipeline.triage.wait, 30.0)
     await pilot.pause()
 
 

@@ -1,0 +1,107 @@
+"""The analysis's side of hang triage: when to ask for the ranks' logs to be read, and which
+finished verdict to show. The reading and the verdict happen elsewhere (a ``Triage``, in
+``ranktop.tui.logs.triage_worker``), off the polling path: a poll asks and never waits.
+
+While the job looks stuck, a triage is asked for at once and then every
+``TRIAGE_EVERY_SECONDS``; each poll shows the newest verdict finished for this hang, so a
+verdict lands a poll or more after it was asked for. Once the job moves again the verdict
+is dropped, and a late one of that hang is never shown for the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.model import RankMap
+
+TRIAGE_EVERY_SECONDS = 10.0
+# A verdict older than this says how old it is: the logs may have moved on since.
+OLD_VERDICT_SECONDS = 2 * TRIAGE_EVERY_SECONDS
+
+
+@dataclass(frozen=True)
+class TriageAsk:
+    """What one triage is asked to read: every rank of ``rank_map``, suspects first."""
+
+    ask_id: int  # rises with each ask
+    as_of: float  # the time of the poll that asked
+    rank_map: RankMap
+    suspects: tuple[int, ...] = ()  # read first: ranks down or flagged by an anomaly
+    gone: tuple[int, ...] = ()  # ranks whose series vanished
+
+
+@dataclass(frozen=True)
+class TriageResult:
+    """One finished triage: its verdict (None: no hang in what was read) and its cost."""
+
+    ask_id: int
+    as_of: float
+    verdict: HangVerdict | None
+    ranks_read: int
+    ranks_total: int
+    bytes_read: int = 0
+    seconds: float = 0.0  # wall time of the run, reading and verdict
+
+    @property
+    def complete(self) -> bool:
+        return self.ranks_read >= self.ranks_total
+
+
+class Triage(Protocol):
+    """Reads the logs an ask names, in its own time; never blocks the caller."""
+
+    def request(self, ask: TriageAsk) -> None: ...
+
+    def latest(self) -> TriageResult | None: ...
+
+
+class HangWatch:
+    """Asks for a triage while the job looks stuck and gives the verdict of this hang."""
+
+    def __init__(self, triage: Triage | None) -> None:
+        self.triage = triage
+        self.since: float | None = None  # when this hang's first verdict was asked for
+        self._asks = 0
+        self._first: int | None = None  # this hang's first ask; None while not stuck
+        self._asked_at = 0.0
+
+    def update(self, now: float, stuck: bool, ask: Callable[[int], TriageAsk]
+               ) -> HangVerdict | None:
+        """The verdict to show now; ``ask`` makes the ask with the id given, when one is due."""
+        if not stuck or self.triage is None:
+            self._first, self.since = None, None
+            return None
+        if self._first is None or now - self._asked_at >= TRIAGE_EVERY_SECONDS:
+            self._asks += 1
+            self._first = self._asks if self._first is None else self._first
+            self._asked_at = now
+            self.triage.request(ask(self._asks))
+        return self.current()
+
+    def current(self) -> HangVerdict | None:
+        """The newest finished verdict of this hang, without asking for another."""
+        if self._first is None or self.triage is None:
+            return None
+        result = self.triage.latest()
+        if result is None or result.ask_id < self._first or result.verdict is None:
+            return None
+        if self.since is None:
+            self.since = result.as_of
+        return result.verdict
+
+    def anomaly(self, verdict: HangVerdict, now: float) -> Anomaly:
+        """The verdict as an anomaly: on the culprit when sure, else pending on the job,
+        saying what evidence it waits for."""
+        since = self.since if self.since is not None else now
+        summary = verdict.summary
+        age = verdict.age(now)
+        if age is not None and age >= OLD_VERDICT_SECONDS:
+            summary += f" (logs read {age:.0f} s ago)"
+        if verdict.sure and verdict.behind:
+            return Anomaly("hang", "critical", verdict.behind[0], summary, since)
+        return Anomaly("hang", "critical", None, summary, since,
+                       awaiting=verdict.awaiting or "evidence from the ranks' logs")

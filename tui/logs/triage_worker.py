@@ -1,0 +1,115 @@
+"""Hang triage in a thread of its own, bounded: the polling path asks and never waits.
+
+A ``TriageWorker`` takes asks (``ranktop.tui.core.hang_watch.TriageAsk``) and reads the
+ranks' log tails in its own thread: the suspects first (ranks down, or flagged by an
+anomaly), then the others by rank, until every rank is read or the run's budget is spent
+(``TriageLimits``: seconds, bytes in all, bytes from each rank's own file). It then judges
+what it read (``ranktop.tui.core.hang.triage``, which is sure of less when ranks were left
+unread) and publishes the result. Asks that come while a run is under way wait, the newest
+replacing an older one: at most one run and one ask at a time. The thread ends when there
+is nothing to do, and a new ask starts another.
+
+``wait`` lets `ranktop report`, a one-shot, wait for the verdict up to a deadline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.collect import ReadBudget
+
+KB, MB = 1024, 1024 * 1024
+
+# Reads the ranks named, in that order, within the budget; a rank it did not reach is absent.
+Reader = Callable[[RankMap, Sequence[int], ReadBudget], Mapping[int, list[str]]]
+
+
+@dataclass(frozen=True)
+class TriageLimits:
+    """What one triage run may take. Lines kept are at most the bytes read."""
+
+    seconds: float = 10.0  # reading stops here; what was read is judged
+    max_bytes: int = 256 * MB  # read from all files together
+    rank_bytes: int = 64 * KB  # read from each rank's own file, back from its end
+
+
+class TriageWorker:
+    """Runs asked-for triages one at a time in a thread; the newest result is ``latest``."""
+
+    def __init__(self, read: Reader, limits: TriageLimits = TriageLimits(),
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.read = read
+        self.limits = limits
+        self.clock = clock
+        self.runs = 0  # finished runs
+        self.error = ""  # what broke the last run that failed
+        self._lock = threading.Condition()
+        self._asked: TriageAsk | None = None
+        self._busy = False
+        self._latest: TriageResult | None = None
+        self._thread: threading.Thread | None = None
+
+    def request(self, ask: TriageAsk) -> None:
+        """Ask for a run (it replaces an ask not yet started); returns at once."""
+        with self._lock:
+            self._asked = ask
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="hang-triage",
+                                                daemon=True)
+                self._thread.start()
+
+    def latest(self) -> TriageResult | None:
+        with self._lock:
+            return self._latest
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until no run is under way or asked for, at most ``timeout`` seconds; whether
+        it came to that."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._thread is None, timeout)
+
+    def run(self, ask: TriageAsk) -> TriageResult:
+        """One triage, in the caller's thread."""
+        started = self.clock()
+        total = len(ask.rank_map)
+        limits = self.limits
+        budget = ReadBudget(started + limits.seconds, limits.max_bytes, limits.rank_bytes,
+                            self.clock)
+        lines = self.read(ask.rank_map, reading_order(ask.suspects, total), budget)
+        skipped = [rank for rank in range(total) if rank not in lines]
+        verdict = triage(lines, total, ask.gone, skipped)
+        if verdict is not None:
+            verdict = replace(verdict, as_of=ask.as_of)
+        return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,
+                            budget.spent, self.clock() - started)
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                ask, self._asked = self._asked, None
+                if ask is None:
+                    self._thread = None
+                    self._lock.notify_all()
+                    return
+            try:
+                result = self.run(ask)
+            except Exception as error:  # a bug must not leave the triage for dead
+                result = TriageResult(ask.ask_id, ask.as_of, None, 0, len(ask.rank_map))
+                self.error = f"{error.__class__.__name__}: {error}"
+            with self._lock:
+                self._latest = result
+                self.runs += 1
+                self._lock.notify_all()
+
+
+def reading_order(suspects: Sequence[int], total: int) -> list[int]:
+    """Every rank of ``range(total)`` once: the suspects first, in their order, then the rest."""
+    first = [rank for rank in dict.fromkeys(suspects) if 0 <= rank < total]
+    chosen = set(first)
+    return [*first, *(rank for rank in range(total) if rank not in chosen)]
