@@ -6,7 +6,9 @@ explains, anomalies that flickered (ended and came back while their fault ran).
     .venv/bin/python bench/verdicts.py [--loops 12] [--nodes 64]
 
 Polls every 2 s of simulated time (frames are computed, logs written as the demo writes
-them). 12 loops of the shipped 300 s scenario are one simulated hour.
+them). 12 loops of the shipped 300 s scenario are one simulated hour. The hang triage runs
+in its own worker, as in the console; after each poll the bench waits for it, as if it
+finished within the 2 s to the next poll, which then shows its verdict.
 """
 
 from __future__ import annotations
@@ -77,11 +79,15 @@ def run(loops: int, nodes: int) -> None:
         wrong_culprits: set[int] = set()
         flickers: dict[tuple, int] = defaultdict(int)
         first_hang: list[float] = []  # when the hang verdict named the dead rank, per loop
+        hang_shown: list[float] = []  # when a hang verdict was first on screen, per loop
+        hang_sure: list[float] = []  # when it was first confirmed (on the dead rank), per loop
         began = time.perf_counter()
         polls = int(loops * scenario.loop_seconds / POLL)
         for step in range(polls):
             clock.now = start + step * POLL
             analysis = asyncio.run(pipeline.poll())
+            if pipeline.triage is not None:
+                pipeline.triage.wait(60.0)
             at = (step * POLL) % scenario.loop_seconds
             running = [(i, f) for i, f in enumerate(faults) if f[2] <= at < f[3] + GRACE]
             allowed = set().union(*(explained(f[0], f[1], gpus) for _, f in running))
@@ -106,10 +112,16 @@ def run(loops: int, nodes: int) -> None:
             for index, (effect, _rank, fault_start, _end) in enumerate(faults):
                 own = {key for key in explained(effect, _rank, gpus) & keys
                        if key[0] == PRIMARY.get(effect)}
-                if effect == "rank_death" and ("hang", _rank) in keys:
-                    hang_at = clock.now - (clock.now - at) - fault_start
-                    if len(first_hang) < loop_number(step, scenario) + 1:
-                        first_hang.append(hang_at)
+                loop = loop_number(step, scenario) + 1
+                if effect == "rank_death" and ("hang", _rank) in keys and len(first_hang) < loop:
+                    first_hang.append(at - fault_start)
+                if effect == "rank_death" and fault_start <= at < fault_start + 120:
+                    hang_at = at - fault_start
+                    hangs = [a for a in analysis.anomalies if a.kind == "hang"]
+                    if hangs and len(hang_shown) < loop:
+                        hang_shown.append(hang_at)
+                    if any(a.confirmed for a in hangs) and len(hang_sure) < loop:
+                        hang_sure.append(hang_at)
                 if not own or not fault_start <= at < fault_start + 120:
                     continue
                 loop_start = clock.now - at
@@ -122,6 +134,11 @@ def run(loops: int, nodes: int) -> None:
         took = time.perf_counter() - began
     report(faults, first_pending, first_confirmed, unexplained, wrong_culprits, flickers,
            loops, n, polls, took)
+    if hang_shown:
+        sure = f"{median(hang_sure) / POLL + 1:.0f}" if hang_sure else "never"
+        shown = median(hang_shown) / POLL + 1
+        print(f"the hang verdict after the rank's death: pending {shown:.0f} polls, confirmed "
+              f"{sure} polls")
     if first_hang:
         print(f"the hang verdict names the dead rank {median(first_hang):.0f} s after it died "
               f"({median(first_hang) / POLL + 1:.0f} polls; the others' watchdogs fire ~30 s "

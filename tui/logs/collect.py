@@ -210,7 +210,7 @@ def _file_back(path: Path, max_bytes: int, on_head: Callable[[bytes], None] | No
         pos = os.fstat(fd).st_size
         end, carry = pos, b""
         if on_head is not None:
-            head = os.pread(fd, min(pos, NCCL_SNIFF_BYTES, max_bytes), 0)
+            head = os.pread(fd, min(pos, NCCL_SNIFF_BYTES, max_bytes // 4), 0)  # tail first
             on_head(head)
             max_bytes -= len(head)
             yield [], len(head)  # counted like the rest

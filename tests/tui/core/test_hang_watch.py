@@ -1,0 +1,98 @@
+"""When the analysis asks for a hang triage, and which finished verdict it shows."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang_watch import (
+    OLD_VERDICT_SECONDS,
+    TRIAGE_EVERY_SECONDS,
+    HangWatch,
+    TriageAsk,
+    TriageResult,
+)
+from ranktop.tui.core.model import RankMap
+
+from tests.tui.core.test_hang import hung_job, timed_out_job
+
+GRID = RankMap.grid(["gpu-node-000", "gpu-node-001"], 8, source="test")
+
+
+class Recorder:
+    """A triage that only records what it was asked; a test finishes runs by hand."""
+
+    def __init__(self) -> None:
+        self.asks: list[TriageAsk] = []
+        self.result: TriageResult | None = None
+
+    def request(self, ask: TriageAsk) -> None:
+        self.asks.append(ask)
+
+    def latest(self) -> TriageResult | None:
+        return self.result
+
+    def finish(self, ask: TriageAsk, logs: dict[int, list[str]]) -> None:
+        verdict = triage(logs, len(ask.rank_map), ask.gone)
+        verdict = verdict and replace(verdict, as_of=ask.as_of)
+        self.result = TriageResult(ask.ask_id, ask.as_of, verdict, 16, 16)
+
+
+def asker(now: float):
+    return lambda ask_id: TriageAsk(ask_id, now, GRID, suspects=(9,), gone=(9,))
+
+
+def test_nothing_is_asked_while_the_job_moves() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    assert watch.update(100.0, False, asker(100.0)) is None
+    assert recorder.asks == []
+
+
+def test_a_stuck_job_asks_at_once_then_every_interval_and_never_waits() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    assert watch.update(100.0, True, asker(100.0)) is None  # asked; nothing finished yet
+    assert watch.update(102.0, True, asker(102.0)) is None
+    assert [a.as_of for a in recorder.asks] == [100.0]
+    watch.update(100.0 + TRIAGE_EVERY_SECONDS, True, asker(100.0 + TRIAGE_EVERY_SECONDS))
+    assert [a.ask_id for a in recorder.asks] == [1, 2]
+
+
+def test_the_newest_finished_verdict_is_shown_with_its_age() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0))
+    recorder.finish(recorder.asks[0], hung_job(16, dead=9))
+    verdict = watch.update(102.0, True, asker(102.0))
+    assert verdict is not None and verdict.behind == [9] and verdict.age(102.0) == 2.0
+    anomaly = watch.anomaly(verdict, 102.0)
+    assert (anomaly.rank, anomaly.since, anomaly.confirmed) == (9, 100.0, True)
+    old = watch.anomaly(verdict, 100.0 + OLD_VERDICT_SECONDS + 5)
+    assert old.summary.endswith(f"(logs read {OLD_VERDICT_SECONDS + 5:.0f} s ago)")
+
+
+def test_an_unsure_verdict_is_pending_on_the_job() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0))
+    logs = timed_out_job(16)
+    del logs[4]
+    recorder.finish(replace(recorder.asks[0], gone=()), logs)
+    verdict = watch.current()
+    assert verdict is not None and not verdict.sure
+    anomaly = watch.anomaly(verdict, 102.0)
+    assert anomaly.rank is None and anomaly.pending and "rank 4" in anomaly.awaiting
+
+
+def test_a_verdict_of_an_earlier_hang_is_not_shown_for_the_next() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0))
+    first = recorder.asks[0]
+    assert watch.update(110.0, False, asker(110.0)) is None  # the job moved again
+    watch.update(200.0, True, asker(200.0))  # a new hang: asked at once
+    recorder.finish(first, hung_job(16, dead=9))  # the first hang's run ends late
+    assert watch.current() is None
+    recorder.finish(recorder.asks[1], hung_job(16, dead=9))
+    assert watch.current() is not None

@@ -1,0 +1,118 @@
+"""Hang triage in its own thread: it never holds up the caller, reads suspects first, stops
+at its budget and then says how much it read, and keeps at most one ask waiting."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ranktop.tui.core.hang_watch import TriageAsk
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.logs.triage_worker import TriageLimits, TriageWorker, reading_order
+
+from tests.tui.core.test_hang import dump_signal, hung_job, taken_down, timed_out_job
+
+GRID = RankMap.grid([f"gpu-node-{n:03d}" for n in range(4)], 8, source="test")  # 32 ranks
+KB = 1024
+WAIT = 30.0  # a deadline for a thread to finish, never a measure of speed
+
+
+def ask(ask_id: int = 1, suspects: tuple[int, ...] = (), gone: tuple[int, ...] = ()
+        ) -> TriageAsk:
+    return TriageAsk(ask_id, 1000.0 + ask_id, GRID, suspects, gone)
+
+
+class Blocked:
+    """A reader that holds every run until released, counting the runs it was given."""
+
+    def __init__(self, logs: dict[int, list[str]]) -> None:
+        self.logs = logs
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.orders: list[list[int]] = []
+
+    def __call__(self, rank_map, order, budget):
+        self.orders.append(list(order))
+        self.entered.set()
+        assert self.release.wait(WAIT)
+        return {r: self.logs.get(r, []) for r in order}
+
+
+def test_the_reading_order_is_suspects_first_then_every_other_rank_once() -> None:
+    assert reading_order([7, 3, 7, 99, -1], 8) == [7, 3, 0, 1, 2, 4, 5, 6]
+
+
+def test_a_request_returns_while_the_read_is_blocked_and_the_verdict_comes_after() -> None:
+    reader = Blocked(hung_job(32, dead=9))
+    worker = TriageWorker(reader)
+    try:
+        worker.request(ask(suspects=(9,), gone=(9,)))
+        assert reader.entered.wait(WAIT)
+        assert worker.latest() is None and worker.runs == 0
+        assert not worker.wait(0.0)
+    finally:
+        reader.release.set()
+    assert worker.wait(WAIT)
+    result = worker.latest()
+    assert result is not None and worker.runs == 1 and result.complete
+    assert result.verdict is not None and result.verdict.behind == [9]
+    assert result.verdict.as_of == 1001.0 and reader.orders[0][0] == 9
+
+
+def test_asks_that_come_during_a_run_wait_and_only_the_newest_is_run() -> None:
+    reader = Blocked(hung_job(32, dead=9))
+    worker = TriageWorker(reader)
+    try:
+        worker.request(ask(1))
+        assert reader.entered.wait(WAIT)
+        worker.request(ask(2))
+        worker.request(ask(3))
+    finally:
+        reader.release.set()
+    assert worker.wait(WAIT)
+    assert worker.runs == 2 and worker.latest().ask_id == 3
+
+
+def test_a_reader_that_fails_leaves_no_verdict_and_the_worker_free() -> None:
+    def broken(rank_map, order, budget):
+        raise RuntimeError("disk on fire")
+
+    worker = TriageWorker(broken)
+    worker.request(ask())
+    assert worker.wait(WAIT)
+    assert worker.latest().verdict is None and "disk on fire" in worker.error
+
+
+def write_logs(root: Path, logs: dict[int, list[str]], padding: int) -> RankLogs:
+    """Each rank's lines at the end of a file of ``padding`` bytes of training chatter."""
+    for rank, lines in logs.items():
+        chatter = [f"[rank{rank}]: step {i} loss 2.137 " + "z" * 80 for i in range(padding // 110)]
+        (root / f"rank{rank}.log").write_text("".join(f"{x}\n" for x in [*chatter, *lines]))
+    return RankLogs(str(root / "rank{rank}.log"))
+
+
+def test_a_budget_spent_part_way_gives_an_unsure_verdict_that_says_how_much_was_read(
+        tmp_path: Path) -> None:
+    logs = timed_out_job(32)
+    logs[20] = [dump_signal(20)]  # no timeout, an earlier work: read in full, the culprit
+    rank_logs = write_logs(tmp_path, logs, 256 * KB)
+    full = TriageWorker(rank_logs.triage_lines).run(ask())
+    assert full.complete and full.verdict.sure and full.verdict.behind == [20]
+    limits = TriageLimits(seconds=WAIT, max_bytes=12 * 16 * KB, rank_bytes=16 * KB)
+    partial = TriageWorker(rank_logs.triage_lines, limits).run(ask())
+    assert (partial.ranks_read, partial.ranks_total) == (12, 32)
+    assert partial.bytes_read <= limits.max_bytes
+    verdict = partial.verdict
+    assert verdict is not None and not verdict.sure and verdict.behind == []
+    assert "logs read for 12 of 32 ranks" in verdict.summary
+
+
+def test_a_dead_suspect_is_read_first_and_named_within_a_small_budget(tmp_path: Path) -> None:
+    logs = {r: taken_down(r) for r in range(32)}
+    logs[27] = hung_job(32, dead=27)[27]
+    rank_logs = write_logs(tmp_path, logs, 256 * KB)
+    limits = TriageLimits(seconds=WAIT, max_bytes=4 * 16 * KB, rank_bytes=16 * KB)
+    result = TriageWorker(rank_logs.triage_lines, limits).run(ask(suspects=(27,), gone=(27,)))
+    assert result.ranks_read == 4 and result.bytes_read <= limits.max_bytes
+    assert result.verdict.sure and result.verdict.behind == [27]

@@ -1,0 +1,68 @@
+"""The pipeline and its hang triage: a poll never waits for the logs to be read, the verdict
+shows on the poll after the triage finished, and a one-shot can wait for it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.sources.demo import demo_source
+
+from tests.tui.conftest import START, FakeClock
+from tests.tui.core.test_hang import hung_job
+from tests.tui.logs.test_triage_worker import WAIT, Blocked
+
+DEAD = 455  # dies 172 s into the demo's scenario; the job then hangs
+
+
+def pipeline_at(tmp_path: Path, at: float) -> tuple[Pipeline, FakeClock, Blocked]:
+    settings = load_settings(overrides={"logs": {"spec": str(tmp_path / "rank{rank}.log")}},
+                             environ={})
+    clock = FakeClock(START + at)
+    pipeline = Pipeline(settings, demo_source(DemoSettings(64, 8, 7), clock, started=START),
+                        clock=clock)
+    reader = Blocked(hung_job(512, dead=DEAD))
+    pipeline.triage.read = reader
+    return pipeline, clock, reader
+
+
+def poll(pipeline: Pipeline, clock: FakeClock):
+    analysis = asyncio.run(pipeline.poll())
+    clock.now += 2.0
+    return analysis
+
+
+def test_polls_go_on_while_the_triage_is_blocked_and_its_verdict_follows(tmp_path) -> None:
+    pipeline, clock, reader = pipeline_at(tmp_path, 168.0)
+    try:
+        for _ in range(6):  # up to 178 s: the rank is gone, a triage is asked for
+            poll(pipeline, clock)
+        assert reader.entered.wait(WAIT)
+        later = [poll(pipeline, clock) for _ in range(5)]
+        assert [a.frame.time for a in later] == [START + 180.0 + 2 * i for i in range(5)]
+        assert all(a.hang is None for a in later) and not pipeline.error
+        assert pipeline.triage.runs == 0 and not reader.release.is_set()
+    finally:
+        reader.release.set()
+    assert pipeline.triage.wait(WAIT)
+    analysis = poll(pipeline, clock)
+    assert analysis.hang is not None and analysis.hang.behind == [DEAD]
+    assert any(a.kind == "hang" and a.rank == DEAD for a in analysis.anomalies)
+    assert analysis.hang.as_of is not None and analysis.hang.as_of < analysis.frame.time
+
+
+def test_a_one_shot_waits_for_the_verdict_up_to_a_deadline(tmp_path) -> None:
+    pipeline, clock, reader = pipeline_at(tmp_path, 168.0)
+    try:
+        for _ in range(6):
+            analysis = poll(pipeline, clock)
+        assert reader.entered.wait(WAIT)
+        assert asyncio.run(pipeline.settle(analysis, 0.0)).hang is None  # not yet: no wait
+    finally:
+        reader.release.set()
+    settled = asyncio.run(pipeline.settle(analysis, WAIT))
+    assert settled.hang is not None and settled.hang.behind == [DEAD]
+    assert settled.frame is analysis.frame  # no new poll
+    assert any(a.kind == "hang" and a.rank == DEAD for a in settled.anomalies)
