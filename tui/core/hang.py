@@ -41,7 +41,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ranktop.tui.core.hang_scan import RankLog, Work, same_pg, scan
-from ranktop.tui.core.hang_summary import Facts, evidence
+from ranktop.tui.core.hang_summary import Facts, evidence, evidence_lines
 from ranktop.tui.core.watchdog import WatchdogReport, ending, parse_watchdog
 
 __all__ = ["HangVerdict", "WatchdogReport", "parse_watchdog", "triage"]
@@ -86,46 +86,68 @@ def triage(lines_by_rank: Mapping[int, Iterable[str]], world_size: int,
     A line counts for the rank it was read for, unless PyTorch's ``[rankN]:`` prefix names
     another rank of the job (a merged log). Ranks outside ``range(world_size)`` are ignored.
     """
-    unreached = {rank for rank in skipped if 0 <= rank < world_size}
-    logs = {rank: RankLog() for rank in range(world_size)}
-    for rank, lines in lines_by_rank.items():
-        if 0 <= rank < world_size and rank not in unreached:
-            scan(rank, list(lines), logs)
-    for log in logs.values():
-        log.end = ending(log.lines, log.first_timeout)
-    vanished = sorted({rank for rank in gone if 0 <= rank < world_size})
-    trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
-    dead = sorted({r for r in trusted if logs[r].end.kind != "timeout" and r not in unreached}
-                  | {r for r, log in logs.items() if log.end.kind == "fault"})
-    dead_set = set(dead)
-    live = [rank for rank in range(world_size) if rank not in dead_set]
-    reporting = [r for r in live
-                 if logs[r].timed_out() or logs[r].end.kind in ("peer", "timeout")]
-    if not reporting and not dead:
-        return None
-    work = _work(reporting, logs)
-    told = set(reporting)
-    why = {} if unreached else _shown_behind(live, told, logs, work)
-    quiet = [r for r in live if r not in told]
-    awaited = [r for r in quiet if r not in why]
-    sure = bool(dead) or not awaited
-    facts = Facts(logs, dead, reporting, work, why, awaited, set(trusted), vanished,
-                  len(unreached))
-    return HangVerdict(
-        reporting=reporting,
-        silent=[r for r in quiet if logs[r].read],
-        behind=[*dead, *sorted(why)] if sure else [],
-        last_completed={r: v for r, log in logs.items()
-                        if (v := log.lowest("last_completed")) is not None},
-        evidence=evidence(facts),
-        summary=facts.summary(sure),
-        dead=dead,
-        sure=sure,
-        awaiting="" if sure else facts.waiting(),
-        unread=[r for r in quiet if not logs[r].read],
-        ranks_read=world_size - len(unreached),
-        ranks_total=world_size,
-    )
+    scanned = HangScan(world_size)
+    unreached = set(skipped)
+    scanned.add({rank: lines for rank, lines in lines_by_rank.items() if rank not in unreached})
+    return scanned.verdict(gone, skipped)
+
+
+class HangScan:
+    """The ranks' logs scanned as they come, a batch at a time (``triage`` in parts): each
+    rank's lines are kept only as far as its evidence can use them, so what is held does not
+    grow with the lines read."""
+
+    def __init__(self, world_size: int) -> None:
+        self.world_size = world_size
+        self.logs = {rank: RankLog() for rank in range(world_size)}
+
+    def add(self, lines_by_rank: Mapping[int, Iterable[str]]) -> None:
+        """Scan these ranks' lines (oldest first); each rank once."""
+        for rank, lines in lines_by_rank.items():
+            if 0 <= rank < self.world_size:
+                scan(rank, list(lines), self.logs)
+                log = self.logs[rank]
+                log.end = ending(log.lines, log.first_timeout)
+                log.lines = evidence_lines(log.lines, log.end.line)
+
+    def verdict(self, gone: Collection[int] = (), skipped: Collection[int] = ()
+                ) -> HangVerdict | None:
+        """The verdict on what was added; ``gone`` and ``skipped`` as for ``triage``."""
+        world_size, logs = self.world_size, self.logs
+        unreached = {rank for rank in skipped if 0 <= rank < world_size}
+        vanished = sorted({rank for rank in gone if 0 <= rank < world_size})
+        trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
+        dead = sorted({r for r in trusted if logs[r].end.kind != "timeout" and r not in unreached}
+                      | {r for r, log in logs.items() if log.end.kind == "fault"})
+        dead_set = set(dead)
+        live = [rank for rank in range(world_size) if rank not in dead_set]
+        reporting = [r for r in live
+                     if logs[r].timed_out() or logs[r].end.kind in ("peer", "timeout")]
+        if not reporting and not dead:
+            return None
+        work = _work(reporting, logs)
+        told = set(reporting)
+        why = {} if unreached else _shown_behind(live, told, logs, work)
+        quiet = [r for r in live if r not in told]
+        awaited = [r for r in quiet if r not in why]
+        sure = bool(dead) or not awaited
+        facts = Facts(logs, dead, reporting, work, why, awaited, set(trusted), vanished,
+                      len(unreached))
+        return HangVerdict(
+            reporting=reporting,
+            silent=[r for r in quiet if logs[r].read],
+            behind=[*dead, *sorted(why)] if sure else [],
+            last_completed={r: v for r, log in logs.items()
+                            if (v := log.lowest("last_completed")) is not None},
+            evidence=evidence(facts),
+            summary=facts.summary(sure),
+            dead=dead,
+            sure=sure,
+            awaiting="" if sure else facts.waiting(),
+            unread=[r for r in quiet if not logs[r].read],
+            ranks_read=world_size - len(unreached),
+            ranks_total=world_size,
+        )
 
 
 def _work(reporting: list[int], logs: dict[int, RankLog]) -> Work | None:

@@ -25,6 +25,8 @@ class Work:
 class RankLog:
     """What triage gathered about one rank."""
 
+    __slots__ = ("end", "first_timeout", "lines", "read", "reports")
+
     def __init__(self) -> None:
         self.read = False  # it had a non-blank line, before any restart cut
         self.lines: list[str] = []

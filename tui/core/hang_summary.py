@@ -128,6 +128,18 @@ def _report_lines(log: RankLog) -> list[str]:
     return lines[:EVIDENCE_PER_RANK]
 
 
+def evidence_lines(lines: list[str], fatal: str) -> list[str]:
+    """Of a rank's lines, in order, those ``_own_words`` can pick, its fatal line being
+    ``fatal``: the first and the last few notable lines, and the last few lines."""
+    first = [fatal] if fatal else []
+    kept = [line.rstrip("\r\n") for line in lines if line.strip()]
+    notable = [i for i, line in enumerate(kept)
+               if any(word in line for word in _NOTABLE) and line not in first]
+    keep = {*notable[:1], *notable[-EVIDENCE_PER_RANK:],
+            *range(max(0, len(kept) - EVIDENCE_PER_RANK), len(kept))}
+    return [kept[i] for i in sorted(keep)]
+
+
 def _own_words(log: RankLog) -> list[str]:
     """A rank's own words: its fatal line, its reports, else its errors, else its last lines."""
     first = [log.end.line] if log.end.line else []
