@@ -254,7 +254,7 @@ def rss_mb() -> float:
 
 
 def worker_runs(spec: str, rank_map: RankMap, runs: int) -> None:
-    worker = TriageWorker(RankLogs(spec).triage_lines)
+    worker = TriageWorker(RankLogs(spec).triage_batches)
     ask = TriageAsk(1, START + 180, rank_map, suspects=(DEAD,), gone=(DEAD,))
     results = [worker.run(ask) for _ in range(runs)]
     times = [r.seconds for r in results]

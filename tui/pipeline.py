@@ -35,7 +35,7 @@ class Pipeline:
         self.clock = clock
         self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or getattr(source, "log_spec", ""))
-        self.triage = TriageWorker(self.logs.triage_lines) if self.logs.spec else None
+        self.triage = TriageWorker(self.logs.triage_batches) if self.logs.spec else None
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -70,30 +71,64 @@ def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap
     held none for it or could not be read; with a ``budget``, except the ranks one of whose
     files it ran out before.
     """
+    found: dict[int, list[str]] = {}
+    for part in batches_by_rank(files_by_rank, rank_map, tail_lines, budget):
+        found.update(part)
+    return found
+
+
+def batches_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap,
+                    tail_lines: int, budget: ReadBudget | None = None, batch: int = 0
+                    ) -> Iterator[dict[int, list[str]]]:
+    """``lines_by_rank`` in parts of about ``batch`` ranks (0: one part), each rank in the
+    part that reads its last file: a caller that is done with a part holds no more of it."""
     owners = _owners(files_by_rank)
     current = frozenset(owners)
     index = RankIndex(rank_map) if any(len(ranks) > 1 for ranks in owners.values()) else None
     found: dict[int, list[tuple[float, list[bytes]]]] = {rank: [] for rank in files_by_rank}
+    files_left = Counter(rank for ranks in owners.values() for rank in ranks)
+    ready = [rank for rank in files_by_rank if not files_left[rank]]
     for key, ranks in owners.items():
         if budget is not None and budget.exhausted():
             for rank in ranks:
                 found.pop(rank, None)
-            continue
-        chain = _chain(Path(key), current)
-        if not chain:
-            continue
-        written = chain[0][1]
-        if len(ranks) == 1:
-            if ranks[0] in found:
-                found[ranks[0]].append((written, _own_lines(chain, tail_lines, budget)))
-            continue
-        shared = _shared_lines(chain, FileRanks(index, ranks), tail_lines, budget)
-        for rank, lines in shared.items():
-            if rank in found:
-                found[rank].append((written, lines))
-    return {rank: clean_lines([line for _, lines in sorted(blocks, key=itemgetter(0))
+        else:
+            for rank, written, lines in _file_lines(Path(key), ranks, current, index,
+                                                    tail_lines, budget):
+                if rank in found:
+                    found[rank].append((written, lines))
+        for rank in ranks:
+            files_left[rank] -= 1
+            if not files_left[rank] and rank in found:
+                ready.append(rank)
+        if batch and len(ready) >= batch:
+            yield _finish(ready, found)
+            ready = []
+    yield _finish(ready, found)
+
+
+def _file_lines(path: Path, ranks: list[int], current: frozenset[str],
+                index: RankIndex | None, tail_lines: int, budget: ReadBudget | None
+                ) -> Iterator[tuple[int, float, list[bytes]]]:
+    """Each rank's lines from one file (and its predecessors), with when it was written."""
+    chain = _chain(path, current)
+    if not chain:
+        return
+    written = chain[0][1]
+    if len(ranks) == 1:
+        yield ranks[0], written, _own_lines(chain, tail_lines, budget)
+        return
+    for rank, lines in _shared_lines(chain, FileRanks(index, ranks), tail_lines,
+                                     budget).items():
+        yield rank, written, lines
+
+
+def _finish(ranks: list[int], found: dict[int, list[tuple[float, list[bytes]]]]
+            ) -> dict[int, list[str]]:
+    """These ranks' lines, oldest file first, made safe to display; let go of here."""
+    return {rank: clean_lines([line for _, lines in sorted(found.pop(rank), key=itemgetter(0))
                                for line in lines], MAX_LINE_CHARS)
-            for rank, blocks in found.items()}
+            for rank in ranks if rank in found}
 
 
 def _owners(files_by_rank: Mapping[int, Sequence[Path]]) -> dict[str, list[int]]:

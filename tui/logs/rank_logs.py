@@ -3,11 +3,11 @@ recent lines of every rank for hang triage."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.collect import ReadBudget, lines_by_rank
+from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
 from ranktop.tui.logs.discovery import find_logs
 from ranktop.tui.logs.tail import FileLog
 
@@ -44,11 +44,21 @@ class RankLogs:
     def triage_lines(self, rank_map: RankMap, order: Sequence[int] | None = None,
                      budget: ReadBudget | None = None) -> dict[int, list[str]]:
         """Each rank's recent lines, oldest first, rotated predecessors included and shared
-        files split per rank (blocking: the triage worker calls it).
+        files split per rank (blocking). ``order`` and ``budget`` as for ``triage_batches``."""
+        found: dict[int, list[str]] = {}
+        for part in self.triage_batches(rank_map, order, budget):
+            found.update(part)
+        return found
+
+    def triage_batches(self, rank_map: RankMap, order: Sequence[int] | None = None,
+                       budget: ReadBudget | None = None, batch: int = 0
+                       ) -> Iterator[dict[int, list[str]]]:
+        """``triage_lines`` in parts of about ``batch`` ranks (0: one part), for hang triage's
+        worker, which scans a part and lets it go before the next is read.
 
         ``order``: the ranks to read, the first first (default: all, by rank). With a
         ``budget``, the ranks it did not reach (files not looked for, or not read) are left
-        out of the result.
+        out.
         """
         ranks = range(len(rank_map)) if order is None else order
         files: dict[int, list[Path]] = {}
@@ -56,4 +66,4 @@ class RankLogs:
             if budget is not None and budget.exhausted():
                 break
             files[rank] = self.files(rank_map, rank)[0]
-        return lines_by_rank(files, rank_map, TRIAGE_TAIL_LINES, budget)
+        return batches_by_rank(files, rank_map, TRIAGE_TAIL_LINES, budget, batch)

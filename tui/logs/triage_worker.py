@@ -3,11 +3,14 @@
 A ``TriageWorker`` takes asks (``ranktop.tui.core.hang_watch.TriageAsk``) and reads the
 ranks' log tails in its own thread: the suspects first (ranks down, or flagged by an
 anomaly), then the others by rank, until every rank is read or the run's budget is spent
-(``TriageLimits``: seconds, bytes in all, bytes from each rank's own file). It then judges
-what it read (``ranktop.tui.core.hang.triage``, which is sure of less when ranks were left
-unread) and publishes the result. Asks that come while a run is under way wait, the newest
-replacing an older one: at most one run and one ask at a time. The thread ends when there
-is nothing to do, and a new ask starts another.
+(``TriageLimits``: seconds, bytes in all, bytes from each rank's own file). The lines come
+in batches of ranks, each scanned (``ranktop.tui.core.hang.HangScan``) and let go before the
+next is read, so what a run holds is a batch's lines and a few lines a rank. It then judges
+what it read (sure of less when ranks were left unread) and publishes the result.
+
+Asks that come while a run is under way wait, the newest replacing an older one: at most
+one run and one ask at a time. The thread ends when there is nothing to do, and a new ask
+starts another.
 
 ``wait`` lets `ranktop report`, a one-shot, wait for the verdict up to a deadline.
 """
@@ -16,18 +19,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang import HangScan
 from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.collect import ReadBudget
 
 KB, MB = 1024, 1024 * 1024
 
-# Reads the ranks named, in that order, within the budget; a rank it did not reach is absent.
-Reader = Callable[[RankMap, Sequence[int], ReadBudget], Mapping[int, list[str]]]
+# Reads the ranks named, in that order, within the budget, in batches of about the size
+# given; a rank it did not reach is absent.
+Reader = Callable[[RankMap, Sequence[int], ReadBudget, int], Iterable[Mapping[int, list[str]]]]
+BATCH_RANKS = 1024
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,8 @@ class TriageLimits:
     """What one triage run may take. Lines kept are at most the bytes read."""
 
     seconds: float = 10.0  # reading stops here; what was read is judged
-    max_bytes: int = 256 * MB  # read from all files together
-    rank_bytes: int = 64 * KB  # read from each rank's own file, back from its end
+    max_bytes: int = 512 * MB  # read from all files together (held: a batch's worth)
+    rank_bytes: int = 32 * KB  # read from each rank's own file, back from its end
 
 
 class TriageWorker:
@@ -81,9 +86,14 @@ class TriageWorker:
         limits = self.limits
         budget = ReadBudget(started + limits.seconds, limits.max_bytes, limits.rank_bytes,
                             self.clock)
-        lines = self.read(ask.rank_map, reading_order(ask.suspects, total), budget)
-        skipped = [rank for rank in range(total) if rank not in lines]
-        verdict = triage(lines, total, ask.gone, skipped)
+        scanned = HangScan(total)
+        reached: set[int] = set()
+        order = reading_order(ask.suspects, total)
+        for part in self.read(ask.rank_map, order, budget, BATCH_RANKS):
+            scanned.add(part)
+            reached.update(part)
+        skipped = [rank for rank in range(total) if rank not in reached]
+        verdict = scanned.verdict(ask.gone, skipped)
         if verdict is not None:
             verdict = replace(verdict, as_of=ask.as_of)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,

@@ -7,7 +7,7 @@ from itertools import count
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.collect import ReadBudget, lines_by_rank
+from ranktop.tui.logs.collect import ReadBudget, batches_by_rank, lines_by_rank
 
 GRID = RankMap.grid(["gpu-node-000", "gpu-node-001"], 4, source="test")
 KB = 1024
@@ -70,3 +70,13 @@ def test_a_shared_file_counts_its_head_and_its_tail_against_the_budget(tmp_path:
     found = lines_by_rank({r: [shared] for r in range(8)}, GRID, 200, spend)
     assert sorted(found) == list(range(8)) and all(found.values())
     assert spend.spent <= 100 * KB
+
+
+def test_batches_give_each_rank_once_with_all_its_files(tmp_path: Path) -> None:
+    two = {r: [big_log(tmp_path / f"out{r}.log", r, 2 * KB),
+               big_log(tmp_path / f"err{r}.log", r + 100, 2 * KB)] for r in range(8)}
+    parts = list(batches_by_rank(two, GRID, 200, batch=3))
+    assert [len(part) for part in parts] == [3, 3, 2]
+    merged = {rank: lines for part in parts for rank, lines in part.items()}
+    assert merged == lines_by_rank(two, GRID, 200)
+    assert all(f"[rank{r + 100}]: the last line" in merged[r] for r in range(8))

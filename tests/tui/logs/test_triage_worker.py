@@ -32,11 +32,11 @@ class Blocked:
         self.release = threading.Event()
         self.orders: list[list[int]] = []
 
-    def __call__(self, rank_map, order, budget):
+    def __call__(self, rank_map, order, budget, batch):
         self.orders.append(list(order))
         self.entered.set()
         assert self.release.wait(WAIT)
-        return {r: self.logs.get(r, []) for r in order}
+        return [{r: self.logs.get(r, []) for r in order}]
 
 
 def test_the_reading_order_is_suspects_first_then_every_other_rank_once() -> None:
@@ -75,7 +75,7 @@ def test_asks_that_come_during_a_run_wait_and_only_the_newest_is_run() -> None:
 
 
 def test_a_reader_that_fails_leaves_no_verdict_and_the_worker_free() -> None:
-    def broken(rank_map, order, budget):
+    def broken(rank_map, order, budget, batch):
         raise RuntimeError("disk on fire")
 
     worker = TriageWorker(broken)
@@ -97,10 +97,10 @@ def test_a_budget_spent_part_way_gives_an_unsure_verdict_that_says_how_much_was_
     logs = timed_out_job(32)
     logs[20] = [dump_signal(20)]  # no timeout, an earlier work: read in full, the culprit
     rank_logs = write_logs(tmp_path, logs, 256 * KB)
-    full = TriageWorker(rank_logs.triage_lines).run(ask())
+    full = TriageWorker(rank_logs.triage_batches).run(ask())
     assert full.complete and full.verdict.sure and full.verdict.behind == [20]
     limits = TriageLimits(seconds=WAIT, max_bytes=12 * 16 * KB, rank_bytes=16 * KB)
-    partial = TriageWorker(rank_logs.triage_lines, limits).run(ask())
+    partial = TriageWorker(rank_logs.triage_batches, limits).run(ask())
     assert (partial.ranks_read, partial.ranks_total) == (12, 32)
     assert partial.bytes_read <= limits.max_bytes
     verdict = partial.verdict
@@ -113,6 +113,6 @@ def test_a_dead_suspect_is_read_first_and_named_within_a_small_budget(tmp_path: 
     logs[27] = hung_job(32, dead=27)[27]
     rank_logs = write_logs(tmp_path, logs, 256 * KB)
     limits = TriageLimits(seconds=WAIT, max_bytes=4 * 16 * KB, rank_bytes=16 * KB)
-    result = TriageWorker(rank_logs.triage_lines, limits).run(ask(suspects=(27,), gone=(27,)))
+    result = TriageWorker(rank_logs.triage_batches, limits).run(ask(suspects=(27,), gone=(27,)))
     assert result.ranks_read == 4 and result.bytes_read <= limits.max_bytes
     assert result.verdict.sure and result.verdict.behind == [27]
