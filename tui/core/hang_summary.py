@@ -3,12 +3,16 @@ lines of each rank's log shown as evidence."""
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ranktop.tui.core.hang_scan import RankLog, Work
 from ranktop.tui.core.watchdog import Ending
 
 _NOTABLE = ("WARN", "rror", "ailure", "xception", "terminate", "Xid", "Traceback")
+_NOTABLE_WORD = re.compile("|".join(map(re.escape, _NOTABLE)))
 EVIDENCE_PER_RANK = 3
 NAMED_IN_SUMMARY = 5
 
@@ -131,12 +135,16 @@ def _report_lines(log: RankLog) -> list[str]:
 def evidence_lines(lines: list[str], fatal: str) -> list[str]:
     """Of a rank's lines, in order, those ``_own_words`` can pick, its fatal line being
     ``fatal``: the first and the last few notable lines, and the last few lines."""
-    first = [fatal] if fatal else []
     kept = [line.rstrip("\r\n") for line in lines if line.strip()]
-    notable = [i for i, line in enumerate(kept)
-               if any(word in line for word in _NOTABLE) and line not in first]
-    keep = {*notable[:1], *notable[-EVIDENCE_PER_RANK:],
-            *range(max(0, len(kept) - EVIDENCE_PER_RANK), len(kept))}
+    keep = set(range(max(0, len(kept) - EVIDENCE_PER_RANK), len(kept)))
+    blob = "\n".join(kept)  # a line may hold a newline itself: lines are found by offset
+    ends = list(accumulate(len(line) + 1 for line in kept))
+    notable: list[int] = []
+    for match in _NOTABLE_WORD.finditer(blob):
+        index = bisect_right(ends, match.start())
+        if (not notable or notable[-1] != index) and kept[index] != fatal:
+            notable.append(index)
+    keep.update(notable[:1], notable[-EVIDENCE_PER_RANK:])
     return [kept[i] for i in sorted(keep)]
 
 
