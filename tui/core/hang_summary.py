@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -135,17 +136,32 @@ def _report_lines(log: RankLog) -> list[str]:
 def evidence_lines(lines: list[str], fatal: str) -> list[str]:
     """Of a rank's lines, in order, those ``_own_words`` can pick, its fatal line being
     ``fatal``: the first and the last few notable lines, and the last few lines."""
-    kept = [line.rstrip("\r\n") for line in lines if line.strip()]
-    keep = set(range(max(0, len(kept) - EVIDENCE_PER_RANK), len(kept)))
-    blob = "\n".join(kept)  # a line may hold a newline itself: lines are found by offset
-    ends = list(accumulate(len(line) + 1 for line in kept))
+    keep: set[int] = set()
+    for index in range(len(lines) - 1, -1, -1):
+        if len(keep) == EVIDENCE_PER_RANK:
+            break
+        if lines[index].strip():
+            keep.add(index)
     notable: list[int] = []
-    for match in _NOTABLE_WORD.finditer(blob):
-        index = bisect_right(ends, match.start())
-        if (not notable or notable[-1] != index) and kept[index] != fatal:
+    for index in _notable(lines):
+        if (not notable or notable[-1] != index) and lines[index].rstrip("\r\n") != fatal:
             notable.append(index)
     keep.update(notable[:1], notable[-EVIDENCE_PER_RANK:])
-    return [kept[i] for i in sorted(keep)]
+    return [lines[index].rstrip("\r\n") for index in sorted(keep)]
+
+
+def _notable(lines: list[str]) -> Iterator[int]:
+    """The index of the line of each notable word, in order (one regex over all the lines)."""
+    blob = "\n".join(lines)
+    if blob.count("\n") != len(lines) - 1:  # a line holds a newline: find lines by offset
+        ends = list(accumulate(len(line) + 1 for line in lines))
+        yield from (bisect_right(ends, m.start()) for m in _NOTABLE_WORD.finditer(blob))
+        return
+    index, counted = 0, 0
+    for match in _NOTABLE_WORD.finditer(blob):
+        index += blob.count("\n", counted, match.start())
+        counted = match.start()
+        yield index
 
 
 def _own_words(log: RankLog) -> list[str]:

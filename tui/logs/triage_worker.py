@@ -9,8 +9,9 @@ next is read, so what a run holds is a batch's lines and a few lines a rank. It 
 what it read (sure of less when ranks were left unread) and publishes the result.
 
 Asks that come while a run is under way wait, the newest replacing an older one: at most
-one run and one ask at a time. The thread ends when there is nothing to do, and a new ask
-starts another.
+one run and one ask at a time, and a run starts only once the worker has rested as long as
+its last run took. The thread ends when there is nothing to do, and a new ask starts
+another.
 
 ``wait`` lets `ranktop report`, a one-shot, wait for the verdict up to a deadline.
 """
@@ -33,6 +34,9 @@ KB, MB = 1024, 1024 * 1024
 # given; a rank it did not reach is absent.
 Reader = Callable[[RankMap, Sequence[int], ReadBudget, int], Iterable[Mapping[int, list[str]]]]
 BATCH_RANKS = 1024
+# After a run, the next waits this long per second the run took: while a job stays hung,
+# re-reading its logs takes at most half a core, whatever the size of the job.
+REST_PER_RUN_SECOND = 1.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class TriageWorker:
         self._busy = False
         self._latest: TriageResult | None = None
         self._thread: threading.Thread | None = None
+        self._rested_at = 0.0  # no run starts before this (time.monotonic)
 
     def request(self, ask: TriageAsk) -> None:
         """Ask for a run (it replaces an ask not yet started); returns at once."""
@@ -101,17 +106,21 @@ class TriageWorker:
 
     def _serve(self) -> None:
         while True:
+            time.sleep(max(0.0, self._rested_at - time.monotonic()))
             with self._lock:
                 ask, self._asked = self._asked, None
                 if ask is None:
                     self._thread = None
                     self._lock.notify_all()
                     return
+            began = time.monotonic()
             try:
                 result = self.run(ask)
             except Exception as error:  # a bug must not leave the triage for dead
                 result = TriageResult(ask.ask_id, ask.as_of, None, 0, len(ask.rank_map))
                 self.error = f"{error.__class__.__name__}: {error}"
+            ended = time.monotonic()
+            self._rested_at = ended + (ended - began) * REST_PER_RUN_SECOND
             with self._lock:
                 self._latest = result
                 self.runs += 1
