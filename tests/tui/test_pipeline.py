@@ -1,11 +1,13 @@
-"""The pipeline and its hang triage: a poll never waits for the logs to be read, the verdict
-shows on the poll after the triage finished, and a one-shot can wait for it."""
+"""The pipeline off the polling path: a poll never waits for the hang triage's reading of the
+logs (its verdict shows on the poll after it finished; a one-shot can wait for it), and
+never reads the event log back (it only appends)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+from ranktop.tui.core.events import EventLog
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
@@ -66,3 +68,26 @@ def test_a_one_shot_waits_for_the_verdict_up_to_a_deadline(tmp_path) -> None:
     assert settled.hang is not None and settled.hang.behind == [DEAD]
     assert settled.frame is analysis.frame  # no new poll
     assert any(a.kind == "hang" and a.rank == DEAD for a in settled.anomalies)
+
+
+class AppendOnly(EventLog):
+    """An event log that fails the test if anything reads it back."""
+
+    appended = 0
+
+    def append(self, events) -> None:
+        AppendOnly.appended += len(events)
+        super().append(events)
+
+    def read(self, *args, **kwargs):
+        raise AssertionError("the event log was read on the polling path")
+
+
+def test_polls_append_to_the_event_log_and_never_read_it(tmp_path) -> None:
+    clock = FakeClock(START + 160.0)
+    source = demo_source(DemoSettings(64, 8, 7), clock, started=START)
+    pipeline = Pipeline(load_settings(environ={}), source, AppendOnly(tmp_path / "e.jsonl"),
+                        clock=clock)
+    for _ in range(20):  # the XID, the death and the hang start: events to journal
+        poll(pipeline, clock)
+    assert not pipeline.error and AppendOnly.appended > 0
