@@ -62,8 +62,11 @@ class RankLogs:
         """
         ranks = range(len(rank_map)) if order is None else order
         files: dict[int, list[Path]] = {}
+        # Files are looked for first (a file several ranks share is then read once, for all
+        # of them), in at most half the time left, so that reading starts in any case.
+        stop = None if budget is None else (budget.clock() + budget.deadline) / 2
         for rank in ranks:
-            if budget is not None and budget.exhausted():
+            if budget is not None and (budget.exhausted() or budget.clock() >= stop):
                 break
             files[rank] = self.files(rank_map, rank)[0]
         return batches_by_rank(files, rank_map, TRIAGE_TAIL_LINES, budget, batch)

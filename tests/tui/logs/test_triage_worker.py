@@ -116,3 +116,22 @@ def test_a_dead_suspect_is_read_first_and_named_within_a_small_budget(tmp_path: 
     result = TriageWorker(rank_logs.triage_batches, limits).run(ask(suspects=(27,), gone=(27,)))
     assert result.ranks_read == 4 and result.bytes_read <= limits.max_bytes
     assert result.verdict.sure and result.verdict.behind == [27]
+
+
+def test_slow_file_lookups_leave_time_to_read_the_suspects(tmp_path: Path) -> None:
+    now = [0.0]
+
+    class SlowLookups(RankLogs):
+        def files(self, rank_map, rank):
+            now[0] += 1.0  # each lookup takes a second of the run's ten
+            return super().files(rank_map, rank)
+
+    logs = {r: taken_down(r) for r in range(32)}
+    logs[27] = hung_job(32, dead=27)[27]
+    write_logs(tmp_path, logs, 8 * KB)
+    rank_logs = SlowLookups(str(tmp_path / "rank{rank}.log"))
+    worker = TriageWorker(rank_logs.triage_batches, TriageLimits(seconds=10.0),
+                          clock=lambda: now[0])
+    result = worker.run(ask(suspects=(27,), gone=(27,)))
+    assert 0 < result.ranks_read <= 6 and result.bytes_read > 0
+    assert result.verdict.sure and result.verdict.behind == [27]
