@@ -304,10 +304,11 @@ def polls_beside_triage(spec: str, ranks: int, old: float | None) -> None:
         elif not during:
             quiet.append(took)
     pipeline.triage.wait(600)
+    landed = "no verdict showed" if shown is None else "then the verdict showed"
     print(f"  polls of the demo at {ranks:,} ranks: {statistics.median(quiet):.2f} s without a"
           f" triage; while one ran {len(during)} polls finished, median "
           f"{statistics.median(during or [0]):.2f} s, worst {max(during or [0]):.2f} s;"
-          f" the verdict showed on the poll after")
+          f" {landed}")
     if old is not None:
         print(f"  before: the poll that asked waited for the whole read, "
               f"~{statistics.median(quiet) + old:.1f} s, and none finished meanwhile")
