@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.watchdog import (
     MARKERS,
     Ending,
@@ -67,6 +68,8 @@ class HangVerdict:
     sure: bool = True  # False: no culprit named yet, see ``awaiting``
     awaiting: str = ""  # what evidence is still missing when not sure
     unread: list[int] = field(default_factory=list)  # live ranks with no log lines at all
+    flight: FlightVerdict | None = None  # what the Flight Recorder dumps say, when read
+    disagreement: str = ""  # where the logs and the dumps blame different ranks
 
 
 @dataclass(frozen=True)
