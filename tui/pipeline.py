@@ -14,6 +14,7 @@ from collections.abc import Callable
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.model import Health, SourceStatus
+from ranktop.tui.flight.watch import FlightDumps
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.config import Settings
@@ -31,7 +32,9 @@ class Pipeline:
         self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or getattr(source, "log_spec", ""))
         triage_lines = self.logs.triage_lines if self.logs.spec else None
-        self.analyser = Analyser(settings, source.job_name, event_log, triage_lines)
+        dumps = settings.flight_recorder or getattr(source, "flight_spec", "")
+        flight = FlightDumps(dumps).verdict if dumps else None
+        self.analyser = Analyser(settings, source.job_name, event_log, triage_lines, flight)
         self.error = ""  # why the last poll failed; "" when it did not
 
     @property

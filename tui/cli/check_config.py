@@ -61,6 +61,7 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
         ("slurm nodes", ranks.slurm_nodelist or "(none)"),
         ("refresh", f"{settings.refresh_seconds:g} s"),
         ("logs", settings.log_spec or "(none)"),
+        ("flight rec.", settings.flight_recorder or "(none)"),
         ("alertmanager", settings.alertmanager_url or "(none)"),
         ("keys", ", ".join(f"{k} = {v}" for k, v in settings.keymap.items()) or "(defaults)"),
     ]

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, replace
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang import HangVerdict, triage
+from ranktop.tui.core.hang_join import join_verdicts
 from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.journal import Journal
@@ -35,6 +37,8 @@ RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever t
 Summary = tuple[float, float, float]  # min, median, max of the values present
 # Reads every rank's recent log lines, for hang triage.
 LogLines = Callable[[RankMap], Mapping[int, list[str]]]
+# Reads the ranks' Flight Recorder dumps written since a time: (world size, since) -> verdict.
+FlightDumps = Callable[[int, float | None], FlightVerdict | None]
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,10 @@ class Analyser:
     timers, the history, the journal, the hang triage's last verdict."""
 
     def __init__(self, settings: Settings, job: str, event_log: EventLog | None = None,
-                 log_lines: LogLines | None = None) -> None:
+                 log_lines: LogLines | None = None, flight: FlightDumps | None = None) -> None:
         self.settings = settings
         self.log_lines = log_lines
+        self.flight = flight
         self.journal = Journal(job, event_log)
         self.detectors = Detectors(settings.detect)
         self.history = History()
@@ -170,13 +175,18 @@ class Analyser:
                       rank_map: RankMap) -> HangVerdict | None:
         """The verdict from the ranks' logs, re-read now and then while the job looks stuck."""
         stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
-        if not stuck or self.log_lines is None:
+        if not stuck or (self.log_lines is None and self.flight is None):
             self._hang, self._hang_since = None, None
             return None
         if frame.time - self._triaged_at >= TRIAGE_EVERY_SECONDS:
             self._triaged_at = frame.time
             gone = sorted(self.detectors.liveness.down)
-            self._hang = triage(self.log_lines(rank_map), len(rank_map), gone)
+            logs = (triage(self.log_lines(rank_map), len(rank_map), gone)
+                    if self.log_lines is not None else None)
+            # Dumps older than the stall are of an earlier hang.
+            dumps = (self.flight(len(rank_map), progress.still_since)
+                     if self.flight is not None else None)
+            self._hang = join_verdicts(logs, dumps)
         return self._hang
 
     def _hang_anomaly(self, verdict: HangVerdict) -> Anomaly:

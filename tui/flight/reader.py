@@ -50,11 +50,13 @@ class ReadBudget:
     max_frames: int = 64
 
 
+BUDGET = ReadBudget()
+
 # (path, size, mtime_ns) -> what reading it gave; the caller keeps it between reads.
 Cache = MutableMapping[tuple[str, int, int], "RankDump | str"]
 
 
-def read_dumps(pattern: str, world_size: int, budget: ReadBudget = ReadBudget(), *,
+def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
                cache: Cache | None = None, since: float | None = None) -> DumpSet:
     """Each rank's dump that ``pattern`` finds, read within ``budget`` (see the module).
 
@@ -105,7 +107,7 @@ def read_dumps(pattern: str, world_size: int, budget: ReadBudget = ReadBudget(),
     return DumpSet(world_size, dumps, errors, tuple(sorted(notes)))
 
 
-def read_one(path: Path, rank: int, budget: ReadBudget = ReadBudget(),
+def read_one(path: Path, rank: int, budget: ReadBudget = BUDGET,
              mtime: float = 0.0) -> RankDump | str:
     """One rank's dump, or one line saying why it cannot be read."""
     try:
@@ -141,7 +143,7 @@ def parse_dump(data: bytes) -> dict:
     return loaded
 
 
-def reduce_dump(raw: Mapping, rank: int, path: str, budget: ReadBudget = ReadBudget(),
+def reduce_dump(raw: Mapping, rank: int, path: str, budget: ReadBudget = BUDGET,
                 mtime: float = 0.0) -> RankDump:
     """The compact dump of a parsed one; DumpError when it is not a Flight Recorder dump."""
     if "entries" not in raw and "pg_config" not in raw:

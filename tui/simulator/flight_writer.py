@@ -37,6 +37,7 @@ from ranktop.tui.simulator.log_writer import (
 )
 
 PREFIX = "comm_lib_trace_rank_"
+FLIGHT_FOLDER = "flight-recorder"  # beside the ranks' log trees
 VERSION = "2.10"
 ENTRIES = 24  # the demo's ring buffer; PyTorch keeps 2000
 SIGNAL_SPREAD = 1.0  # seconds over which the ranks notice the dump signal
