@@ -1,9 +1,12 @@
-"""The `e` screen: the log lines behind a hang verdict, the ranks waited for first."""
+"""The `e` screen: the evidence behind a hang verdict: the log lines, the ranks waited for
+first, then what the ranks' Flight Recorder dumps say."""
 
 from __future__ import annotations
 
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.text import plain
+from ranktop.tui.screens.flight_lines import flight_text
 from ranktop.tui.screens.hints import any_of, keys_for, sentence
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from rich.text import Text
@@ -35,7 +38,11 @@ class EvidenceScreen(ModalScreen[None]):
         verdict, style = self.verdict, styles_of(self)
         text = Text()
         text.append("Hang triage\n", style("strong"))
-        text.append(f"{verdict.summary}\n\n")
+        text.append(f"{verdict.summary}\n")
+        if verdict.disagreement:
+            text.append(f"The witnesses disagree: {plain(verdict.disagreement, 400)}\n",
+                        style("alarm"))
+        text.append("\n")
         shown = [*verdict.behind, *(r for r in verdict.evidence if r not in verdict.behind)]
         for rank in shown[:SHOWN_RANKS]:
             where = self.rank_map.ranks[rank] if rank < len(self.rank_map) else None
@@ -48,7 +55,14 @@ class EvidenceScreen(ModalScreen[None]):
                 text.append(f"  {line}\n", style("quoted"))
         if len(shown) > SHOWN_RANKS:
             text.append(f"… and {len(shown) - SHOWN_RANKS} more ranks\n", style("muted"))
+        if verdict.flight is not None:
+            text.append("\n")
+            text.append_text(flight_text(verdict.flight, self._label, style))
         return text
+
+    def _label(self, rank: int) -> str:
+        where = self.rank_map.ranks[rank] if 0 <= rank < len(self.rank_map) else None
+        return where.title if where else f"rank {rank}"
 
     def action_close(self) -> None:
         self.dismiss(None)
