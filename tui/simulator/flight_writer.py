@@ -72,8 +72,9 @@ class FlightWriter:
         self._loop = cluster.scenario.loop_seconds
         self._n = len(cluster.rank_map)
         self._hangs = [_Hang(f.rank % self._n,
-                             "dead" if f.effect == "rank_death" else f.params["cause"],
-                             f.params["dumps"], f.start, f.end)
+                             "dead" if f.effect == "rank_death" else
+                             f.params.get("cause", "missing"),
+                             f.params.get("dumps", "pickle"), f.start, f.end)
                        for f in cluster.scenario.faults
                        if f.effect in ("rank_death", "collective_hang")
                        and f.params.get("dumps") != "none"]
