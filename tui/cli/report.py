@@ -188,6 +188,7 @@ def _hang(verdict: HangVerdict | None) -> dict | None:
                 "waiting": len(flight.waiting), "missing_dumps": list(flight.missing_dumps),
                 "unreadable": flight.unreadable, "downstream": list(flight.downstream),
                 "evidence": flight.evidence, "summary": flight.summary,
+                "written": list(flight.written) if flight.written else None,
                 "notes": list(flight.notes)}}
 
 

@@ -126,6 +126,7 @@ class Analyser:
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
+        self._moved = False  # the step has moved while we watched
         self._hang: HangVerdict | None = None
         self._hang_since: float | None = None  # when the first verdict of this hang came
         self._triaged_at = -1e18
@@ -167,6 +168,7 @@ class Analyser:
             self._step = None
             return Progress()
         if self._step is None or step != self._step[0]:
+            self._moved = self._moved or self._step is not None
             self._step = (step, frame.time)
         moved_at = self._step[1]
         return Progress(step, moved_at if frame.time > moved_at else None)
@@ -183,9 +185,9 @@ class Analyser:
             gone = sorted(self.detectors.liveness.down)
             logs = (triage(self.log_lines(rank_map), len(rank_map), gone)
                     if self.log_lines is not None else None)
-            # Dumps older than the stall are of an earlier hang.
-            dumps = (self.flight(len(rank_map), progress.still_since)
-                     if self.flight is not None else None)
+            # Dumps older than a stall we saw begin are of an earlier hang.
+            since = progress.still_since if self._moved else None
+            dumps = self.flight(len(rank_map), since) if self.flight is not None else None
             self._hang = join_verdicts(logs, dumps)
         return self._hang
 

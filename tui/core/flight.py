@@ -121,6 +121,12 @@ class DumpSet:
         return [r for r in range(self.world_size) if r not in self.dumps]
 
     @property
+    def written(self) -> tuple[float, float] | None:
+        """When the first and the last dump read were written (seconds since the epoch)."""
+        times = [d.mtime for d in self.dumps.values() if d.mtime > 0]
+        return (min(times), max(times)) if times else None
+
+    @property
     def absent(self) -> list[int]:
         """Ranks for which no file was found at all."""
         return [r for r in self.missing if r not in self.errors]

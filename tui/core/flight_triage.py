@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.flight import DumpSet, Entry, Group
 
@@ -50,6 +50,7 @@ class FlightVerdict:
     evidence: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     summary: str = ""
     notes: tuple[str, ...] = ()
+    written: tuple[float, float] | None = None  # when the first and last dump were written
 
 
 def analyse_dumps(dumps: DumpSet) -> FlightVerdict | None:
@@ -64,7 +65,8 @@ def analyse_dumps(dumps: DumpSet) -> FlightVerdict | None:
     if not stuck:
         return FlightVerdict("clear", missing_dumps=missing, unreadable=unreadable,
                              summary="the dumps show no collective pending: no hang in them"
-                             + _lacking(missing, unreadable), notes=tuple(notes))
+                             + _lacking(missing, unreadable), notes=tuple(notes),
+                             written=dumps.written)
     per_group = Counter(e.group for e in stuck.values())
     wave = min(per_group, key=lambda g: (-per_group[g], g))
     group = groups.get(wave) or Group(wave, "", tuple(sorted(
@@ -72,7 +74,8 @@ def analyse_dumps(dumps: DumpSet) -> FlightVerdict | None:
     judged = _Judged(dumps, group, stuck)
     downstream = tuple(f"{groups[g].label if g in groups else f'pg {g}'}: {n} ranks"
                        for g, n in sorted(per_group.items()) if g != wave)
-    return judged.verdict(missing, unreadable, downstream, tuple(notes))
+    return replace(judged.verdict(missing, unreadable, downstream, tuple(notes)),
+                   written=dumps.written)
 
 
 def _membership(dumps: DumpSet) -> tuple[dict[str, Group], list[str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ranktop.tui.core.flight_triage import FlightVerdict
+from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.logs.text import plain
 from ranktop.tui.screens.line_styles import Styles
 from rich.text import Text
@@ -39,6 +40,7 @@ def flight_text(verdict: FlightVerdict, label: Callable[[int], str], style: Styl
             ("culprit at", verdict.call_site),
             ("others at", verdict.waiting_call_site),
             ("no dump", _ranks(verdict.missing_dumps)),
+            ("written", _when(verdict.written)),
             ("downstream", "; ".join(verdict.downstream[:4]))]
     for name, value in rows:
         if value:
@@ -57,6 +59,13 @@ def flight_text(verdict: FlightVerdict, label: Callable[[int], str], style: Styl
         for line in verdict.evidence[rank]:
             text.append(f"  {plain(line, 400)}\n", style("quoted"))
     return text
+
+
+def _when(written: tuple[float, float] | None) -> str:
+    if written is None:
+        return ""
+    first, last = (clock_time(t) for t in written)
+    return first if first == last else f"{first} to {last}"
 
 
 def _ranks(ranks: tuple[int, ...]) -> str:

@@ -60,3 +60,14 @@ def test_an_earlier_hangs_dumps_are_not_this_hangs_evidence(tmp_path: Path) -> N
 class _Silent:
     def advance(self, t: float) -> None:
         """Writes nothing: the ranks have not dumped this time yet."""
+
+
+def test_started_during_a_hang_it_reads_the_dumps_already_there(tmp_path: Path) -> None:
+    cluster = hung_job()
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    writer.advance(60.0)  # the dumps landed at ~50 s, before ranktop started
+    analyser = Analyser(load_settings(environ={}), "fr",
+                        flight=FlightDumps(writer.spec).verdict)
+    hang = analyse_until(cluster, analyser, writer, 62.0, 76.0).hang
+    assert hang is not None and hang.behind == [CULPRIT]
+    assert hang.flight.written[1] < 62.0
