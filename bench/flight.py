@@ -42,6 +42,8 @@ SEQ = 480_474
 CHILD = r"""
 import json, pickle, resource, sys, time
 from pathlib import Path
+from ranktop.tui.core.flight_triage import analyse_dumps
+from ranktop.tui.flight.reader import read_dumps
 mode, folder, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3])
 began = time.perf_counter()
 if mode == "naive":
@@ -51,8 +53,6 @@ if mode == "naive":
         kept[path.name] = json.loads(data) if data[:1] == b"{" else pickle.loads(data)
     verdict = f"{len(kept)} dumps held whole"
 else:
-    from ranktop.tui.core.flight_triage import analyse_dumps
-    from ranktop.tui.flight.reader import read_dumps
     cache = {}
     found = analyse_dumps(read_dumps(folder, ranks, cache=cache))
     if mode == "cached":

@@ -151,34 +151,41 @@ def reduce_dump(raw: Mapping, rank: int, path: str, budget: ReadBudget = BUDGET,
     items = raw.get("entries") or []
     if not isinstance(items, list):
         raise DumpError("'entries' is not a list")
-    total = len(items)
-    entries, pg_ids = [], {}
-    for item in items[-budget.max_entries:]:
-        entry = _entry(item, budget) if isinstance(item, dict) else None
-        if entry is not None:
-            entries.append(entry)
-            if isinstance(item.get("pg_id"), int | str):
-                pg_ids[str(item["pg_id"])] = entry.group
+    looked = [item for item in items[-budget.max_entries:] if isinstance(item, dict)]
+    pg_ids = {}
+    for item in looked:
+        pg_id, name = item.get("pg_id"), _group_of(item)
+        if isinstance(pg_id, int | str) and name is not None:
+            pg_ids[str(pg_id)] = _text(name)
+    kept = (_entry(item, budget) for item in _keep(looked, budget.kept_per_group))
     return RankDump(
         rank=rank, path=path, version=_text(raw.get("version", "")),
         groups=_groups(raw.get("pg_config")), frontiers=_frontiers(raw.get("pg_status"), pg_ids),
-        entries=_keep(entries, budget.kept_per_group), total_entries=total, mtime=mtime)
+        entries=tuple(e for e in kept if e is not None), total_entries=len(items), mtime=mtime)
+
+
+def _group_of(item: dict) -> object:
+    group = item.get("process_group")
+    name = group[0] if isinstance(group, list | tuple) and group else item.get("pg_id")
+    return name if isinstance(name, str | int) and not isinstance(name, bool) else None
+
+
+def _state(item: dict) -> str:
+    state = item.get("state")
+    if state in STATES:
+        return state
+    return "completed" if item.get("time_discovered_completed_ns") else (
+        "started" if item.get("time_discovered_started_ns") else "scheduled")
 
 
 def _entry(item: dict, budget: ReadBudget) -> Entry | None:
     seq = _int(item.get("collective_seq_id", item.get("seq_id")))
-    group = item.get("process_group")
-    name = group[0] if isinstance(group, list | tuple) and group else item.get("pg_id")
-    op = item.get("profiling_name")
+    name, op = _group_of(item), item.get("profiling_name")
     if seq is None or name is None or not isinstance(op, str):
         return None
-    state = item.get("state")
-    if state not in STATES:
-        state = "completed" if item.get("time_discovered_completed_ns") else (
-            "started" if item.get("time_discovered_started_ns") else "scheduled")
     return Entry(
         record_id=_int(item.get("record_id")) or 0, group=_text(name), seq=seq,
-        op=_text(op), state=state,
+        op=_text(op), state=_state(item),
         input_sizes=_sizes(item.get("input_sizes")), output_sizes=_sizes(item.get("output_sizes")),
         input_dtypes=_texts(item.get("input_dtypes")),
         output_dtypes=_texts(item.get("output_dtypes")),
@@ -186,21 +193,23 @@ def _entry(item: dict, budget: ReadBudget) -> Entry | None:
         call_site=_call_site(item.get("frames"), budget.max_frames))
 
 
-def _keep(entries: list[Entry], per_group: int) -> tuple[Entry, ...]:
-    """Per group, the oldest pending entries and the last two completed, in record order."""
-    kept: dict[str, list[Entry]] = {}
-    for entry in entries:
-        if entry.state != "completed":
-            pending = kept.setdefault(entry.group, [])
-            if sum(e.state != "completed" for e in pending) < per_group:
-                pending.append(entry)
-    last_done: dict[str, list[Entry]] = {}
-    for entry in reversed(entries):
-        if entry.state == "completed" and len(last_done.setdefault(entry.group, [])) < 2:
-            last_done[entry.group].append(entry)
-    chosen = [e for group in kept.values() for e in group]
-    chosen += [e for group in last_done.values() for e in group]
-    return tuple(sorted(chosen, key=lambda e: e.record_id))
+def _keep(items: list[dict], per_group: int) -> list[dict]:
+    """Per group, the oldest entries not seen complete and the last two completed, in the
+    rank's recording order (the rest are never turned into Entries)."""
+    pending: dict[object, int] = {}
+    done: dict[object, int] = {}
+    chosen: set[int] = set()
+    for index, item in enumerate(items):
+        group = _group_of(item)
+        if _state(item) != "completed" and pending.get(group, 0) < per_group:
+            pending[group] = pending.get(group, 0) + 1
+            chosen.add(index)
+    for index in range(len(items) - 1, -1, -1):
+        group = _group_of(items[index])
+        if _state(items[index]) == "completed" and done.get(group, 0) < 2:
+            done[group] = done.get(group, 0) + 1
+            chosen.add(index)
+    return [items[i] for i in sorted(chosen)]
 
 
 def _groups(config: Any) -> dict[str, Group]:

@@ -50,7 +50,8 @@ class _PlainUnpickler(pickle.Unpickler):
 def load_plain(data: bytes) -> object:
     """The plain data a pickle holds; DumpError for anything else or a broken pickle."""
     try:
-        return _PlainUnpickler(io.BytesIO(data)).load()
+        # A reader that can peek: without it the C unpickler asks for every opcode alone.
+        return _PlainUnpickler(io.BufferedReader(io.BytesIO(data), 1 << 16)).load()
     except DumpError:
         raise
     except RecursionError:
