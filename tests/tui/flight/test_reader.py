@@ -194,3 +194,25 @@ def test_any_json_value_parses_or_raises_dump_error(value: object) -> None:
         return
     with contextlib.suppress(DumpError):
         parse_dump(text.encode())
+
+
+def test_a_slow_read_does_not_hold_up_the_caller(tmp_path: Path, monkeypatch) -> None:
+    import threading
+
+    from ranktop.tui.flight import watch
+
+    write(tmp_path, 0, dump_document(0, 1, SEQ))
+    gate = threading.Event()
+    real = watch.read_dumps
+
+    def slow(*args, **kwargs):
+        gate.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(watch, "read_dumps", slow)
+    dumps = watch.FlightDumps(str(tmp_path), wait_seconds=0.01)
+    assert dumps.verdict(1) is None  # still reading: the caller goes on
+    gate.set()
+    dumps._reading.join(10)
+    assert dumps.verdict(1).kind == "all_stuck"  # the finished read's verdict
+    assert dumps.verdict(1, since=1e12) is None  # another hang's question: not that answer
