@@ -3,13 +3,19 @@ first, then what the ranks' Flight Recorder dumps say."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.flight.dump_paths import PatternError
+from ranktop.tui.flight.pipes import describe, find_pipes, request_dumps
 from ranktop.tui.logs.text import plain
+from ranktop.tui.screens.confirm_dumps import ConfirmDumpsScreen
 from ranktop.tui.screens.flight_lines import flight_text
 from ranktop.tui.screens.hints import any_of, keys_for, sentence
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -20,7 +26,9 @@ SHOWN_RANKS = 12
 
 
 class EvidenceScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,e,q", "close", "Close", id="evidence.close")]
+    BINDINGS = [Binding("escape,e,q", "close", "Close", id="evidence.close"),
+                Binding("d", "request_dumps", "Ask every rank for a dump",
+                        id="evidence.request_dumps")]
     COMPONENT_CLASSES = CLASSES
 
     def __init__(self, verdict: HangVerdict, rank_map: RankMap) -> None:
@@ -32,7 +40,11 @@ class EvidenceScreen(ModalScreen[None]):
         with VerticalScroll(id="evidence-box"):
             yield Static(self._text())
             closes = any_of(keys_for(self, "evidence.close"))
-            yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
+            hint = f"{closes} closes this screen."
+            if self._dumps_on_demand():
+                asks = any_of(keys_for(self, "evidence.request_dumps"))
+                hint += f" {asks} asks every rank for a Flight Recorder dump (you confirm first)."
+            yield Static(sentence(hint), id="help-footer")
 
     def _text(self) -> Text:
         verdict, style = self.verdict, styles_of(self)
@@ -66,3 +78,38 @@ class EvidenceScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    # -- dumps on demand: off unless configured; nothing written without a yes --------
+
+    def _dumps_on_demand(self) -> bool:
+        settings = getattr(self.app, "settings", None)
+        return bool(settings and settings.request_dumps and settings.dump_pipes)
+
+    def action_request_dumps(self) -> None:
+        if not self._dumps_on_demand():
+            self.app.notify("Dumps on demand are off: set [logs] dump_pipes and "
+                            "request_dumps = true.", timeout=6, markup=False)
+            return
+        self._find_pipes(self.app.settings.dump_pipes, len(self.rank_map))
+
+    @work(thread=True, exclusive=True, group="dump-pipes")
+    def _find_pipes(self, pattern: str, world_size: int) -> None:
+        try:
+            pipes = find_pipes(pattern, world_size)
+        except (PatternError, OSError) as error:
+            self.app.call_from_thread(self.app.notify, f"Cannot look for the pipes: {error}",
+                                      markup=False)
+            return
+        text = describe(pipes, world_size)
+        self.app.call_from_thread(self.app.push_screen, ConfirmDumpsScreen(text, bool(pipes)),
+                                  partial(self._confirmed, pipes))
+
+    def _confirmed(self, pipes: dict, yes: bool | None) -> None:
+        if yes:
+            self._ask(pipes)
+
+    @work(thread=True, exclusive=True, group="dump-pipes")
+    def _ask(self, pipes: dict) -> None:
+        asked = request_dumps(pipes)
+        self.app.call_from_thread(self.app.notify, plain(asked.summary(), 400), timeout=8,
+                                  markup=False)
