@@ -15,6 +15,11 @@
    analysis first names the culprit from them. Simulated seconds, so the figure is the
    design's (poll interval, triage cadence), not this machine's; the wall time of the poll
    that read the dumps is printed too.
+3. **On demand.** 512 simulated ranks listen on their debug pipes (FIFOs, one thread with a
+   selector); each answers a byte by writing its dump of 2,000 entries (prepared beforehand:
+   a real rank's writing happens on its own machine). Timed from the key's confirmed
+   request (``request_dumps``) to the last dump landing, and to the verdict naming rank 455
+   (``FlightDumps.verdict``, cold read), in wall-clock seconds.
 
 Timings depend on the machine and on what else runs: compare the figures of one run.
 """
@@ -151,6 +156,60 @@ class _Clock:
         return self.now
 
 
+def on_demand(args: argparse.Namespace) -> None:
+    import os
+    import pickle
+    import selectors
+    import threading
+
+    from ranktop.tui.flight.pipes import find_pipes, request_dumps
+    from ranktop.tui.flight.watch import FlightDumps
+
+    folder = args.dir / "on-demand"
+    folder.mkdir(parents=True, exist_ok=True)
+    prepared = {}
+    for rank in range(args.ranks):
+        role = "mismatch" if rank == CULPRIT % args.ranks else "waiting"
+        prepared[rank] = pickle.dumps(dump_document(rank, args.ranks, SEQ, entries=args.entries,
+                                                    role=role), protocol=2)
+        os.mkfifo(folder / f"trace_{rank}.pipe")
+    selector = selectors.DefaultSelector()
+    for rank in range(args.ranks):
+        # Read and write: the pipe then never reads as closed while no one writes.
+        fd = os.open(folder / f"trace_{rank}.pipe", os.O_RDWR | os.O_NONBLOCK)
+        selector.register(fd, selectors.EVENT_READ, rank)
+    landed: list[float] = []
+
+    def ranks_listen() -> None:
+        while len(landed) < args.ranks:
+            for key, _ in selector.select(timeout=5):
+                if os.read(key.fd, 16):
+                    rank = key.data
+                    (folder / f"{PREFIX}{rank}").write_bytes(prepared[rank])
+                    landed.append(time.perf_counter())
+                    selector.unregister(key.fd)
+                    os.close(key.fd)
+
+    listener = threading.Thread(target=ranks_listen, daemon=True)
+    listener.start()
+    dumps = FlightDumps(str(folder), wait_seconds=0.5)
+    pipes = find_pipes(str(folder / "trace_"), args.ranks)
+    began = time.perf_counter()
+    asked = request_dumps(pipes)
+    requested = time.perf_counter()
+    listener.join(120)
+    named = None
+    while named is None and time.perf_counter() - began < 600:
+        verdict = dumps.verdict(args.ranks)
+        if verdict is not None and CULPRIT % args.ranks in verdict.culprits:
+            named = time.perf_counter()
+    after = named - began if named else float("nan")
+    print(f"\non demand ({args.ranks} ranks, {args.entries} entries): {asked.summary()} in"
+          f" {requested - began:.3f} s; the last dump landed {max(landed) - began:.2f} s after"
+          f" the request; rank {CULPRIT % args.ranks} named {after:.1f} s after it"
+          " (cold read; in the console, add up to one triage interval, 10 s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=Path("/tmp/ranktop-flight"))
@@ -162,6 +221,7 @@ def main() -> None:
     try:
         reading(args)
         latency()
+        on_demand(args)
     finally:
         if not args.keep:
             shutil.rmtree(args.dir, ignore_errors=True)
