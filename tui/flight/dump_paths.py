@@ -34,6 +34,8 @@ def check_pattern(pattern: str) -> None:
         raise PatternError(f"unknown placeholder {other.group(0)[:40]!r}: only {RANK} is known")
     if not pattern.strip():
         raise PatternError("empty pattern")
+    if any(ord(c) < 0x20 or c == "\x7f" for c in pattern):
+        raise PatternError("holds a control character")
 
 
 def patterns_for(pattern: str) -> list[str]:
@@ -52,8 +54,14 @@ def find_dumps(pattern: str, world_size: int) -> dict[int, Path]:
     raises PatternError for a bad pattern, never OSError."""
     found: dict[int, tuple[float, Path]] = {}
     for one in patterns_for(pattern):
-        matcher = _matcher(one)
-        for hit in glob.iglob(one.replace(RANK, "*")):
+        try:
+            matcher = _matcher(one)
+            hits = list(glob.iglob(one.replace(RANK, "*")))
+        except re.error as error:
+            raise PatternError(f"bad glob: {error}") from None
+        except (OSError, ValueError) as error:
+            raise PatternError(f"cannot look: {error}") from None
+        for hit in hits:
             match = matcher.fullmatch(hit)
             if match is None:
                 continue
@@ -88,7 +96,8 @@ def _matcher(pattern: str) -> re.Pattern[str]:
         elif char == "[" and (end := pattern.find("]", i + 2)) > 0:
             body = pattern[i + 1:end]
             body = "^" + body[1:] if body.startswith("!") else body
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            body = body.replace("\\", "\\\\").replace("[", "\\[")
+            out.append(f"[{body}]")
             i = end
         else:
             out.append(re.escape(char))

@@ -6,7 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from ranktop.tui.flight.dump_paths import PatternError, check_pattern, find_dumps
+
+from tests.tui.properties import FEW
 
 
 def touch(path: Path, mtime: float = 1_000_000.0) -> Path:
@@ -59,3 +63,23 @@ def test_a_bad_pattern_is_one_error(pattern: str) -> None:
 
 def test_a_missing_folder_finds_nothing(tmp_path: Path) -> None:
     assert find_dumps(str(tmp_path / "nowhere" / "t{rank}"), 4) == {}
+
+
+@FEW
+@given(st.lists(st.sampled_from([*"ab*?[]!{}/.\\-_0", "{rank}", "\x00", "é", "**"]),
+                max_size=12).map("".join))
+def test_any_pattern_finds_files_or_raises_pattern_error(tmp_path_factory, text: str) -> None:
+    root = tmp_path_factory.getbasetemp() / "any-pattern"
+    touch(root / "a0" / "b1")
+    try:
+        found = find_dumps(str(root / text), 4)
+    except PatternError:
+        return
+    assert all(0 <= rank < 4 and path.exists() for rank, path in found.items())
+
+
+@pytest.mark.parametrize("pattern", ["t[b-a]{rank}", "t\x00{rank}"])
+def test_a_glob_that_cannot_be_used_is_a_pattern_error(tmp_path: Path, pattern: str) -> None:
+    touch(tmp_path / "t1")
+    with pytest.raises(PatternError):
+        find_dumps(str(tmp_path / pattern), 4)
