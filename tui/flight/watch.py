@@ -18,6 +18,9 @@ from ranktop.tui.flight.dump_paths import PatternError
 from ranktop.tui.flight.reader import BUDGET, Cache, ReadBudget, read_dumps
 
 WAIT_SECONDS = 1.0
+# Dump files are dated by the clock of the machine that stores them, not ranktop's: a dump
+# dated this much before the stall still counts (a watchdog dumps minutes after it).
+CLOCK_SKEW_SECONDS = 15.0
 
 
 class FlightDumps:
@@ -51,8 +54,9 @@ class FlightDumps:
     def _read(self, key: tuple[int, float | None]) -> None:
         world_size, since = key
         try:
+            oldest = None if since is None else since - CLOCK_SKEW_SECONDS
             dumps = read_dumps(self.pattern, world_size, self.budget, cache=self.cache,
-                               since=since)
+                               since=oldest)
             found = analyse_dumps(dumps)
         except PatternError:  # checked with the configuration: cannot happen there
             found = None
