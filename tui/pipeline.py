@@ -5,9 +5,9 @@ Whatever fails on the way (the source in a way it did not foresee, or the analys
 leaves the last analysis on screen under a status that says so: never "ok" over data that
 is no longer updated.
 
-Hang triage reads the ranks' logs in a worker of its own (``TriageWorker``): a poll asks for
-it and shows the newest verdict it finished, never waiting. `ranktop report` waits for it
-with ``settle``."""
+Hang triage reads the ranks' logs and Flight Recorder dumps in a worker of its own
+(``TriageWorker``): a poll asks for it and shows the newest verdict it finished, never
+waiting. `ranktop report` waits for it with ``settle``."""
 
 from __future__ import annotations
 
@@ -18,11 +18,16 @@ from collections.abc import Callable
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.model import Health, SourceStatus
+from ranktop.tui.flight.watch import FlightDumps
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.text import plain
 from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
+
+# How long a triage run waits for the dumps' reading (its own thread); a longer read is
+# judged by the run after it.
+FLIGHT_WAIT_SECONDS = 5.0
 
 
 class Pipeline:
@@ -35,7 +40,11 @@ class Pipeline:
         self.clock = clock
         self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or getattr(source, "log_spec", ""))
-        self.triage = TriageWorker(self.logs.triage_batches) if self.logs.spec else None
+        dumps = settings.flight_recorder or getattr(source, "flight_spec", "")
+        flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
+        reader = self.logs.triage_batches if self.logs.spec else None
+        self.triage = (TriageWorker(reader, dumps=flight)
+                       if reader is not None or flight is not None else None)
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
 

@@ -61,6 +61,9 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
         ("slurm nodes", ranks.slurm_nodelist or "(none)"),
         ("refresh", f"{settings.refresh_seconds:g} s"),
         ("logs", settings.log_spec or "(none)"),
+        ("flight rec.", settings.flight_recorder or "(none)"),
+        ("dump pipes", (settings.dump_pipes or "(none)") + (
+            ", requests on" if settings.request_dumps else ", requests off")),
         ("alertmanager", settings.alertmanager_url or "(none)"),
         ("keys", ", ".join(f"{k} = {v}" for k, v in settings.keymap.items()) or "(defaults)"),
     ]

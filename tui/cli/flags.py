@@ -32,7 +32,8 @@ FLAG_KEYS = {
     "seed": ("demo", "seed"), "refresh": ("display", "refresh_seconds"),
     "prometheus": ("prometheus", "url"), "job": ("prometheus", "job"),
     "insecure": ("prometheus", "insecure"), "rank_map": ("ranks", "rank_map_file"),
-    "logs": ("logs", "spec"), "alertmanager": ("alertmanager", "url"),
+    "logs": ("logs", "spec"), "flight_recorder": ("logs", "flight_recorder"),
+    "alertmanager": ("alertmanager", "url"),
 }
 
 
@@ -148,6 +149,9 @@ def _source_flags(parser: Parser, *, alertmanager: bool, local: bool = True,
     add("--logs", metavar="SPEC",
         help="each rank's log files: a pattern with {rank} {local_rank} {host} {node_rank} "
              "{node} {pod}, or torchrun:DIR, nccl:PATTERN, slurm:PATTERN")
+    add("--flight-recorder", metavar="PATTERN",
+        help="each rank's PyTorch Flight Recorder dump: a pattern with {rank} and globs, "
+             "a folder (PyTorch's file names), or the TORCH_FR_DUMP_TEMP_FILE prefix")
     if alertmanager:
         add("--alertmanager", metavar="URL",
             help="Alertmanager, for the rank screen's alert history")

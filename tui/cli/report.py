@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.pipeline import Pipeline
@@ -105,6 +106,7 @@ def as_json(findings: Findings, settings: Settings) -> str:
                                                                       else {}).items()},
         "anomalies": [_anomaly(a, findings.rank_map) for a in findings.active],
         "resolved": [_anomaly(a, findings.rank_map) for a in findings.resolved],
+        "hang": _hang(analysis.hang),
         "worst": {m: [{"rank": r, "value": v} for r, v in _worst(frame, settings, m)]
                   for m in _report_metrics(settings, frame)},
     }
@@ -168,6 +170,29 @@ def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
             "held_seconds": round(anomaly.held, 1),
             "confirm_after_seconds": anomaly.confirm_after,
             "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None}
+
+
+def _hang(verdict: HangVerdict | None) -> dict | None:
+    """The hang verdict with its evidence, the Flight Recorder's included when read."""
+    if verdict is None:
+        return None
+    flight = verdict.flight
+    return {"summary": verdict.summary, "sure": verdict.sure, "culprits": verdict.behind,
+            "dead": verdict.dead, "reporting": len(verdict.reporting),
+            "awaiting": verdict.awaiting or None,
+            "disagreement": verdict.disagreement or None,
+            "evidence": verdict.evidence,
+            "flight_recorder": None if flight is None else {
+                "verdict": flight.kind, "culprits": list(flight.culprits),
+                "group": flight.group or None, "group_size": flight.group_size,
+                "seq": flight.seq, "operation": flight.op or None, "sizes": flight.sizes or None,
+                "call_site": flight.call_site or None,
+                "waiting_call_site": flight.waiting_call_site or None,
+                "waiting": len(flight.waiting), "missing_dumps": list(flight.missing_dumps),
+                "unreadable": flight.unreadable, "downstream": list(flight.downstream),
+                "evidence": flight.evidence, "summary": flight.summary,
+                "written": list(flight.written) if flight.written else None,
+                "notes": list(flight.notes)}}
 
 
 def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:

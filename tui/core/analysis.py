@@ -122,6 +122,7 @@ class Analyser:
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
+        self._moved = False  # the step has moved while we watched
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
@@ -159,6 +160,7 @@ class Analyser:
             self._step = None
             return Progress()
         if self._step is None or step != self._step[0]:
+            self._moved = self._moved or self._step is not None
             self._step = (step, frame.time)
         moved_at = self._step[1]
         return Progress(step, moved_at if frame.time > moved_at else None)
@@ -173,7 +175,10 @@ class Analyser:
         def ask(ask_id: int) -> TriageAsk:
             flagged = [a.rank for a in anomalies if a.rank is not None]
             suspects = dict.fromkeys([*sorted(down), *flagged])
-            return TriageAsk(ask_id, frame.time, rank_map, tuple(suspects), tuple(sorted(down)))
+            # Dumps older than a stall we saw begin are of an earlier hang.
+            since = progress.still_since if self._moved else None
+            return TriageAsk(ask_id, frame.time, rank_map, tuple(suspects), tuple(sorted(down)),
+                             since)
 
         return self.hang.update(frame.time, stuck, ask)
 

@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang_scan import RankLog, Work, same_pg, scan
 from ranktop.tui.core.hang_summary import Facts, evidence, evidence_lines
 from ranktop.tui.core.watchdog import WatchdogReport, ending, parse_watchdog
@@ -66,6 +67,8 @@ class HangVerdict:
     ranks_read: int = 0  # ranks whose logs the triage reached, of ``ranks_total``
     ranks_total: int = 0
     as_of: float | None = None  # the time of the poll that asked for the logs to be read
+    flight: FlightVerdict | None = None  # what the Flight Recorder dumps say, when read
+    disagreement: str = ""  # where the logs and the dumps blame different ranks
 
     @property
     def complete(self) -> bool:

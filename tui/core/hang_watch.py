@@ -1,6 +1,7 @@
-"""The analysis's side of hang triage: when to ask for the ranks' logs to be read, and which
-finished verdict to show. The reading and the verdict happen elsewhere (a ``Triage``, in
-``ranktop.tui.logs.triage_worker``), off the polling path: a poll asks and never waits.
+"""The analysis's side of hang triage: when to ask for the ranks' logs (and Flight Recorder
+dumps) to be read, and which finished verdict to show. The reading and the verdict happen
+elsewhere (a ``Triage``, in ``ranktop.tui.logs.triage_worker``), off the polling path: a
+poll asks and never waits.
 
 While the job looks stuck, a triage is asked for at once and then every
 ``TRIAGE_EVERY_SECONDS``; each poll shows the newest verdict finished for this hang, so a
@@ -32,6 +33,8 @@ class TriageAsk:
     rank_map: RankMap
     suspects: tuple[int, ...] = ()  # read first: ranks down or flagged by an anomaly
     gone: tuple[int, ...] = ()  # ranks whose series vanished
+    since: float | None = None  # when the stall began, if it was seen to: older dumps are
+    # of an earlier hang
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang import HangScan
+from ranktop.tui.core.hang_join import join_verdicts
 from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.collect import ReadBudget
@@ -33,6 +35,8 @@ KB, MB = 1024, 1024 * 1024
 # Reads the ranks named, in that order, within the budget, in batches of about the size
 # given; a rank it did not reach is absent.
 Reader = Callable[[RankMap, Sequence[int], ReadBudget, int], Iterable[Mapping[int, list[str]]]]
+# Judges the ranks' Flight Recorder dumps written since a time: (world size, since) -> verdict.
+Dumps = Callable[[int, float | None], FlightVerdict | None]
 BATCH_RANKS = 1024
 # After a run, the next waits this long per second the run took: while a job stays hung,
 # re-reading its logs takes at most half a core, whatever the size of the job.
@@ -51,9 +55,11 @@ class TriageLimits:
 class TriageWorker:
     """Runs asked-for triages one at a time in a thread; the newest result is ``latest``."""
 
-    def __init__(self, read: Reader, limits: TriageLimits = TriageLimits(),
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, read: Reader | None, limits: TriageLimits = TriageLimits(),
+                 clock: Callable[[], float] = time.monotonic, dumps: Dumps | None = None
+                 ) -> None:
         self.read = read
+        self.dumps = dumps
         self.limits = limits
         self.clock = clock
         self.runs = 0  # finished runs
@@ -94,11 +100,13 @@ class TriageWorker:
         scanned = HangScan(total)
         reached: set[int] = set()
         order = reading_order(ask.suspects, total)
-        for part in self.read(ask.rank_map, order, budget, BATCH_RANKS):
+        for part in self.read(ask.rank_map, order, budget, BATCH_RANKS) if self.read else ():
             scanned.add(part)
             reached.update(part)
         skipped = [rank for rank in range(total) if rank not in reached]
-        verdict = scanned.verdict(ask.gone, skipped)
+        verdict = scanned.verdict(ask.gone, skipped) if self.read else None
+        if self.dumps is not None:
+            verdict = join_verdicts(verdict, self.dumps(total, ask.since))
         if verdict is not None:
             verdict = replace(verdict, as_of=ask.as_of)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,

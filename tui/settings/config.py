@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ranktop.tui.flight.dump_paths import PatternError, check_pattern
 from ranktop.tui.logs.discovery import check_spec
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
@@ -92,6 +93,9 @@ class Settings:
     job_metrics: Mapping[str, str] = field(default_factory=dict)  # header value -> PromQL
     detect: DetectSettings = field(default_factory=DetectSettings)
     log_spec: str = ""
+    flight_recorder: str = ""  # where the ranks' Flight Recorder dumps are: a pattern
+    dump_pipes: str = ""  # the ranks' debug pipes (TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
+    request_dumps: bool = False  # whether the evidence screen may write to those pipes
     alertmanager_url: str = ""
     ranks: RankSettings | None = None
     config_file: Path | None = None
@@ -146,6 +150,9 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         job_metrics=_job_metrics(top.child("job_metrics")),
         detect=_detect(top.child("detect")),
         log_spec=_log_spec(top.child("logs")),
+        flight_recorder=_pattern(top.child("logs"), "flight_recorder"),
+        dump_pipes=_pattern(top.child("logs"), "dump_pipes"),
+        request_dumps=top.child("logs").flag("request_dumps"),
         alertmanager_url=http_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
@@ -170,6 +177,18 @@ def _log_spec(reader: Reader) -> str:
     except ValueError as error:
         raise reader.fail("spec", str(error)) from None
     return spec
+
+
+def _pattern(reader: Reader, key: str) -> str:
+    """``[logs] flight_recorder`` or ``dump_pipes``: a pattern with ``{rank}``, a folder, or
+    a prefix."""
+    pattern = reader.optional_text(key)
+    try:
+        if pattern.strip():
+            check_pattern(pattern)
+    except PatternError as error:
+        raise reader.fail(key, str(error)) from None
+    return pattern
 
 
 def _job_metrics(reader: Reader) -> dict[str, str]:

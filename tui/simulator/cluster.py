@@ -39,7 +39,7 @@ NVLINK_DROP_SLOWDOWN = 1.08
 
 FIRST_STEP = 120_000  # the demo joins a job already well into pretraining
 TICKS_PER_SECOND = 10
-HANG_EFFECTS = ("rank_death", "job_stall")
+HANG_EFFECTS = ("rank_death", "collective_hang", "job_stall")
 
 METRICS = (
     "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",

@@ -39,6 +39,7 @@ from ranktop.tui.simulator.families import (
     job_families,
     nccl_families,
 )
+from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
 from ranktop.tui.simulator.log_writer import LogWriter, keep_writing
 from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
 
@@ -386,10 +387,14 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
         job = server.renderer.job
         tree = ((lambda node: worker_pod(job, node))
                 if args.kubernetes or args.profile == "k8s" else None)
-        stop = keep_writing(LogWriter(cluster, root, seed=args.seed, tree=tree),
+        # Dumps are dated in wall-clock time: the console leaves out those older than a stall.
+        dumps = FlightWriter(cluster, root / FLIGHT_FOLDER, args.seed,
+                             epoch=time.time() - args.start)
+        stop = keep_writing(LogWriter(cluster, root, seed=args.seed, tree=tree, flight=dumps),
                             lambda: args.start + time.monotonic() - began)
-        print(f"writing the ranks' logs under {root} (ranktop --logs torchrun:{root})",
-              flush=True)
+        print(f"writing the ranks' logs under {root} (ranktop --logs torchrun:{root})"
+              f" and their Flight Recorder dumps when they hang (--flight-recorder"
+              f" {dumps.spec})", flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -26,12 +26,15 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ranktop.tui.core.model import Frame
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.rotation import rotate
 from ranktop.tui.simulator.scenario import Fault
+
+if TYPE_CHECKING:
+    from ranktop.tui.simulator.flight_writer import FlightWriter
 
 EPOCH = calendar.timegm((2026, 3, 14, 2, 0, 0))  # the demo's simulated wall clock at t = 0
 NCCL_VERSION = "2.27.3+cuda12.9"
@@ -63,8 +66,11 @@ class LogWriter:
 
     def __init__(self, cluster: SimCluster, root: Path, run_id: str | None = None,
                  seed: int = 0, *, epoch: float = EPOCH,
-                 tree: Callable[[int], str] | None = None) -> None:
+                 tree: Callable[[int], str] | None = None,
+                 flight: FlightWriter | None = None) -> None:
         self.cluster = cluster
+        self.flight = flight  # the ranks' Flight Recorder dumps, written as time passes
+        self.flight_spec = flight.spec if flight is not None else ""
         self.root = Path(root)
         self._tree = tree  # node number -> its folder's name (default: the host's name)
         self.layout_spec = f"torchrun:{self.root}"
@@ -126,9 +132,12 @@ class LogWriter:
                     add(end + 0.2 + 0.01 * peer.gpu, peer.rank, "stderr", "ib", "port active")
             elif fault.effect == "xid":
                 add(start + CUDA_FAILURE_AFTER, rank, "stderr", "cuda_failure")
-            elif fault.effect == "rank_death":
-                self._deaths.append((rank, self._silent_from(fault, xids), end))
-                self._add_watchdogs(add, rank, start, end)
+            elif fault.effect in ("rank_death", "collective_hang"):
+                if fault.effect == "rank_death":
+                    self._deaths.append((rank, self._silent_from(fault, xids), end))
+                # A rank stuck outside NCCL (cause "missing") times out in nothing.
+                quiet = rank if fault.params.get("cause", "missing") == "missing" else -1
+                self._add_watchdogs(add, quiet, start, end)
                 everyone(end, "init")
                 add(end + 0.5, 0, "stdout", "resume")
             elif fault.effect == "job_stall":
@@ -220,6 +229,8 @@ class LogWriter:
                 pending[event.rank, event.stream].extend(self._render(event, frames))
         self._last = t
         self._write(pending, written)
+        if self.flight is not None:
+            self.flight.advance(t)
         if first:  # both files exist from the start, as under torchrun (creating is slow)
             for rank, directory in enumerate(self._paths):
                 for stream in STREAMS:
@@ -312,11 +323,9 @@ class LogWriter:
         ]
 
     def _hung_seq(self, loop_base: float, start: float) -> int:
-        """The hung all-reduce's SeqNum, from the step counter the metrics show frozen."""
         key = (round(loop_base / self._loop), start)
         if key not in self._seq_cache:
-            step = int(self.cluster.frame_at(loop_base + start + 0.5).job["step"])
-            self._seq_cache[key] = COLLECTIVES_PER_STEP * step + 2
+            self._seq_cache[key] = hung_seq(self.cluster, loop_base + start)
         return self._seq_cache[key]
 
     def _cuda_failure(self, e: _Event) -> list[str]:
@@ -370,6 +379,13 @@ _RANK0 = {
                    " rolling back to the last checkpoint",
     "resume": "[rank 0] workers restarted after a failure; resuming at step {step}",
 }
+
+
+def hung_seq(cluster: SimCluster, began: float) -> int:
+    """The SeqNum of the all-reduce a hang that began at ``began`` is stuck in, from the step
+    counter the metrics show frozen (the logs' watchdog lines and the dumps agree on it)."""
+    step = int(cluster.frame_at(began + 0.5).job["step"])
+    return COLLECTIVES_PER_STEP * step + 2
 
 
 def keep_writing(writer: LogWriter, scenario_time: Callable[[], float],

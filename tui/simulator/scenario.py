@@ -73,12 +73,27 @@ def _rotation_mode(value: object) -> str | None:
     return value if value in ROTATION_MODES else None
 
 
+def _dump_format(value: object) -> str | None:
+    return value if value in DUMP_FORMATS else None
+
+
+def _hang_cause(value: object) -> str | None:
+    return value if value in HANG_CAUSES else None
+
+
+DUMP_FORMATS = ("pickle", "json", "none")  # how the ranks write their Flight Recorder dumps
+HANG_CAUSES = ("missing", "mismatch")
+_DUMPS = ("pickle", _dump_format, '"pickle", "json" or "none"')
+
+
 # effect -> (needs a rank, {param: (default, parser returning None if invalid, rule)})
 EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
     "thermal_throttle": (True, {}),
     "straggler": (True, {"factor": (1.45, _positive_number, "a number > 0")}),
     "nvlink_drop": (True, {"factor": (0.3, _positive_number, "a number > 0")}),
-    "rank_death": (True, {}),
+    "rank_death": (True, {"dumps": _DUMPS}),
+    "collective_hang": (True, {"cause": ("missing", _hang_cause, '"missing" or "mismatch"'),
+                               "dumps": _DUMPS}),
     "ecc_dbe": (True, {"remap_failure": (False, _boolean, "true or false")}),
     "xid": (True, {"code": (79, _positive_int, "a whole number > 0")}),
     "job_stall": (False, {}),

@@ -14,6 +14,7 @@ from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, Health, SourceStatus
 from ranktop.tui.settings.config import DemoSettings
 from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
+from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
 from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import load_scenario
 
@@ -29,6 +30,7 @@ class DemoSource:
         self.cluster = cluster
         self.log_writer = log_writer
         self.log_spec = log_writer.layout_spec if log_writer is not None else ""
+        self.flight_spec = log_writer.flight_spec if log_writer is not None else ""
         self._log_lock = threading.Lock()
         self._log_due = 0.0
         self._closed = False
@@ -125,5 +127,6 @@ def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,
     began = clock() if started is None else started
     writer = None
     if log_root is not None:  # the logs' timestamps follow the demo's own clock
-        writer = LogWriter(cluster, log_root, seed=demo.seed, epoch=began)
+        dumps = FlightWriter(cluster, log_root / FLIGHT_FOLDER, demo.seed, epoch=began)
+        writer = LogWriter(cluster, log_root, seed=demo.seed, epoch=began, flight=dumps)
     return DemoSource(cluster, clock, began, writer)

@@ -34,7 +34,8 @@ def test_shipped_scenario_loads_with_every_effect() -> None:
     assert scenario.loop_seconds == 300
     assert scenario.base_step_seconds == pytest.approx(1.12)
     assert scenario.tokens_per_step == 4194304
-    assert {f.effect for f in scenario.faults} == set(EFFECTS)
+    # The demo's hang is a rank dying; a hang a live rank causes is for scripted cases.
+    assert {f.effect for f in scenario.faults} == set(EFFECTS) - {"collective_hang"}
     assert scenario.faults[0] == Fault("thermal_throttle", 37, 6.0, 60.0, {})
     assert min(f.start for f in scenario.faults) < 10  # a first-time user sees a fault soon
     xid = next(f for f in scenario.faults if f.effect == "xid")
@@ -56,6 +57,21 @@ def test_missing_params_take_their_defaults(tmp_path: Path) -> None:
     faults = load_scenario(write(tmp_path, text)).faults
     assert faults[0].params == {"factor": 1.45}
     assert faults[1].params == {"factor": 0.5}
+
+
+def test_hang_params_and_their_defaults(tmp_path: Path) -> None:
+    text = fault('effect = "rank_death"\nrank = 3\nstart = 1\nduration = 2\n') + (
+        '\n[[fault]]\neffect = "collective_hang"\nrank = 0\nstart = 5\nduration = 5\n'
+        'cause = "mismatch"\ndumps = "json"\n'
+        '\n[[fault]]\neffect = "collective_hang"\nrank = 0\nstart = 5\nduration = 5\n')
+    faults = load_scenario(write(tmp_path, text)).faults
+    assert [f.params for f in faults] == [
+        {"dumps": "pickle"}, {"cause": "mismatch", "dumps": "json"},
+        {"cause": "missing", "dumps": "pickle"}]
+    bad = fault('effect = "collective_hang"\nrank = 0\nstart = 1\nduration = 2\n'
+                'cause = "cosmic ray"\n')
+    with pytest.raises(ScenarioError, match=r'fault\[0\]\.cause: must be "missing" or'):
+        load_scenario(write(tmp_path, bad))
 
 
 def test_log_rotation_and_ecc_params(tmp_path: Path) -> None:

@@ -1,0 +1,81 @@
+"""The analysis reads the Flight Recorder dumps while the job looks hung: it names the
+culprit from the dumps alone (no logs configured), and leaves out an earlier hang's dumps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ranktop.tui.core.analysis import Analyser
+from ranktop.tui.core.model import Health, SourceStatus
+from ranktop.tui.flight.watch import FlightDumps
+from ranktop.tui.logs.triage_worker import TriageWorker
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.flight_writer import FlightWriter
+from ranktop.tui.simulator.scenario import Fault, Scenario
+
+CULPRIT = 6
+
+
+def hung_job(cause: str = "mismatch") -> SimCluster:
+    fault = Fault("collective_hang", CULPRIT, 20.0, 60.0, {"cause": cause, "dumps": "pickle"})
+    return SimCluster(2, 4, seed=1, scenario=Scenario("fr", 120.0, 1.12, 1, (fault,)))
+
+
+def dumps_only(spec: str) -> TriageWorker:
+    """A triage of the dumps alone: no logs configured."""
+    return TriageWorker(None, dumps=FlightDumps(spec, wait_seconds=30.0).verdict)
+
+
+def analyse_until(cluster: SimCluster, analyser: Analyser, writer: FlightWriter,
+                  start: float, until: float):
+    status = SourceStatus("sim", Health.OK, since=0.0)
+    analysis, t = None, start
+    while t <= until:
+        writer.advance(t)  # epoch 0: a dump's date is its simulated time, as frames' are
+        analysis = analyser.analyse(cluster.frame_at(t), status, cluster.rank_map)
+        if analyser.hang.triage is not None:  # the next poll shows what this one asked for
+            assert analyser.hang.triage.wait(30.0)
+        t += 2.0
+    return analysis
+
+
+def test_the_dumps_alone_name_the_culprit_once_they_land(tmp_path: Path) -> None:
+    cluster = hung_job()
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    analyser = Analyser(load_settings(environ={}), "fr",
+                        triage=dumps_only(writer.spec))
+    before = analyse_until(cluster, analyser, writer, 0.0, 48.0)
+    assert before.hang is None or not before.hang.behind  # stuck, but no dump yet
+    after = analyse_until(cluster, analyser, writer, 50.0, 70.0)
+    hang = after.hang
+    assert hang is not None and hang.behind == [CULPRIT] and hang.flight.kind == "mismatch"
+    assert any(a.kind == "hang" and a.rank == CULPRIT for a in after.anomalies)
+
+
+def test_an_earlier_hangs_dumps_are_not_this_hangs_evidence(tmp_path: Path) -> None:
+    cluster = hung_job("missing")
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    analyse_until(cluster, Analyser(load_settings(environ={}), "fr"), writer, 0.0, 70.0)
+    assert any(tmp_path.iterdir())
+    # The same hang one loop later, before its own dumps land: last loop's are too old.
+    analyser = Analyser(load_settings(environ={}), "fr",
+                        triage=dumps_only(writer.spec))
+    later = analyse_until(cluster, analyser, _Silent(), 120.0, 168.0)
+    assert later.hang is None or later.hang.flight is None or not later.hang.behind
+
+
+class _Silent:
+    def advance(self, t: float) -> None:
+        """Writes nothing: the ranks have not dumped this time yet."""
+
+
+def test_started_during_a_hang_it_reads_the_dumps_already_there(tmp_path: Path) -> None:
+    cluster = hung_job()
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    writer.advance(60.0)  # the dumps landed at ~50 s, before ranktop started
+    analyser = Analyser(load_settings(environ={}), "fr",
+                        triage=dumps_only(writer.spec))
+    hang = analyse_until(cluster, analyser, writer, 62.0, 76.0).hang
+    assert hang is not None and hang.behind == [CULPRIT]
+    assert hang.flight.written[1] < 62.0

@@ -1,0 +1,111 @@
+"""The whole path: the simulator's ranks write Flight Recorder dumps of their hang, the
+reader reads them, the analysis names the rank, group, collective and call site, and the
+joined verdict agrees with the watchdog lines of the same simulated job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ranktop.tui.core.flight_triage import analyse_dumps
+from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang_join import join_verdicts
+from ranktop.tui.flight.reader import read_dumps
+from ranktop.tui.logs.collect import lines_by_rank
+from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.flight_writer import FlightWriter
+from ranktop.tui.simulator.log_writer import LogWriter, hung_seq
+from ranktop.tui.simulator.scenario import Fault, Scenario
+
+CULPRIT = 5
+START, DURATION = 20.0, 60.0
+SEEN_AT = START + 33.0  # past every rank's watchdog and dump
+TRAIN = "/workspace/llama/train.py"
+
+
+def job(effect: str, **params: str) -> SimCluster:
+    scenario = Scenario("fr-test", 120.0, 1.12, 4_194_304,
+                        (Fault(effect, CULPRIT, START, DURATION, params),))
+    return SimCluster(nodes=4, gpus_per_node=4, seed=3, scenario=scenario)
+
+
+def run(cluster: SimCluster, root: Path, until: float = SEEN_AT) -> LogWriter:
+    dumps = FlightWriter(cluster, root / "fr", seed=3)
+    writer = LogWriter(cluster, root / "logs", seed=3, flight=dumps)
+    t = 0.0
+    while t < until:
+        writer.advance(t)
+        t += 2.0
+    writer.advance(until)
+    return writer
+
+
+CASES = [
+    ("rank_death", {"dumps": "pickle"}, "no_dump", ""),
+    ("rank_death", {"dumps": "json"}, "no_dump", ""),
+    ("collective_hang", {"cause": "missing", "dumps": "pickle"}, "missing",
+     f"{TRAIN}:143 in sync_gradients"),
+    ("collective_hang", {"cause": "missing", "dumps": "json"}, "missing", ""),
+    ("collective_hang", {"cause": "mismatch", "dumps": "pickle"}, "mismatch",
+     "/workspace/llama/moe.py:88 in route_tokens"),
+    ("collective_hang", {"cause": "mismatch", "dumps": "json"}, "mismatch", ""),
+]
+
+
+@pytest.mark.parametrize(("effect", "params", "kind", "site"), CASES)
+def test_dumps_to_verdict_names_rank_group_seq_op_and_site(
+        tmp_path: Path, effect: str, params: dict, kind: str, site: str) -> None:
+    cluster = job(effect, **params)
+    writer = run(cluster, tmp_path)
+    dumps = read_dumps(writer.flight_spec, len(cluster.rank_map))
+    assert not dumps.errors
+    verdict = analyse_dumps(dumps)
+    assert verdict.kind == kind and verdict.culprits == (CULPRIT,)
+    assert verdict.group == "pg 0 (default_pg)" and verdict.group_size == 16
+    assert verdict.seq == hung_seq(cluster, START)
+    assert verdict.op == "nccl:all_reduce"
+    assert verdict.call_site == site
+    dead = effect == "rank_death"
+    assert verdict.missing_dumps == ((CULPRIT,) if dead else ())
+    assert verdict.waiting_call_site == (f"{TRAIN}:143 in sync_gradients"
+                                         if params["dumps"] == "pickle" else "")
+
+
+@pytest.mark.parametrize(("effect", "params"), [
+    ("rank_death", {"dumps": "pickle"}),
+    ("collective_hang", {"cause": "missing", "dumps": "pickle"}),
+    ("collective_hang", {"cause": "mismatch", "dumps": "json"}),
+])
+def test_the_logs_and_the_dumps_agree_on_the_simulated_hang(
+        tmp_path: Path, effect: str, params: dict) -> None:
+    cluster = job(effect, **params)
+    writer = run(cluster, tmp_path)
+    rank_map = cluster.rank_map
+    logs = RankLogs(writer.layout_spec)
+    files = {r: logs.files(rank_map, r)[0] for r in range(len(rank_map))}
+    from_logs = triage(lines_by_rank(files, rank_map, 200), len(rank_map),
+                       gone=[CULPRIT] if effect == "rank_death" else [])
+    joined = join_verdicts(from_logs,
+                           analyse_dumps(read_dumps(writer.flight_spec, len(rank_map))))
+    assert joined.sure and joined.behind == [CULPRIT] and not joined.disagreement
+    assert joined.flight.seq == hung_seq(cluster, START)
+    # The watchdog lines alone could not name the mismatched rank: all timed out.
+    if params.get("cause") == "mismatch":
+        assert from_logs.behind == []
+
+
+def test_no_dump_before_the_watchdog_fires_and_none_when_off(tmp_path: Path) -> None:
+    cluster = job("rank_death", dumps="pickle")
+    early = run(cluster, tmp_path / "early", until=START + 29.0)
+    assert not any(Path(early.flight_spec).iterdir())
+    off = run(job("rank_death", dumps="none"), tmp_path / "off")
+    assert not any(Path(off.flight_spec).iterdir())
+
+
+def test_dumps_are_dated_when_they_land(tmp_path: Path) -> None:
+    cluster = job("collective_hang", cause="missing", dumps="pickle")
+    writer = run(cluster, tmp_path)
+    dumps = read_dumps(writer.flight_spec, 16)
+    landed = sorted(d.mtime - writer.flight._epoch for d in dumps.dumps.values())
+    assert landed[0] >= START + 30.0 and landed[-1] <= START + 31.0

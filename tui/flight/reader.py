@@ -1,0 +1,293 @@
+"""Every rank's Flight Recorder dump, read within a budget and reduced to what triage needs.
+
+``read_dumps(pattern, world_size, budget)`` is a pure function of the files (blocking: call
+it from a worker thread, never from the UI's): it finds each rank's dump
+(``dump_paths``), reads it - pickled through ``unpickle.load_plain``, which runs nothing,
+or JSON - and keeps a compact ``RankDump``. Files are read one at a time, and each is
+reduced before the next is opened, so memory holds one file's data at most beside the
+compact dumps.
+
+The budget bounds the work, and what it cut is said in ``DumpSet.notes``:
+
+- a file larger than ``max_file_bytes`` is not read (an error for that rank);
+- files are read until ``max_total_bytes`` have been; the rest are errors;
+- at most ``max_entries`` entries of a dump are looked at (the newest: the buffer is a ring);
+- per group, ``kept_per_group`` entries are kept: the oldest not seen complete, and the
+  last two completed.
+
+Formats: any dump version 2.x - ``collective_seq_id`` or the older ``seq_id``, ``ranks``
+as a string or a list, ``pg_status`` numbers as ints (pickle) or strings (JSON), no
+``input_dtypes`` before 2.3, ``frames`` only in pickled dumps. Every string kept is made
+safe to display (``plain``) and cut short. A rank whose file cannot be read gets a one-line
+error; nothing else escapes but ``PatternError`` for a bad pattern.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ranktop.tui.core.flight import STATES, DumpSet, Entry, Frontier, Group, RankDump
+from ranktop.tui.flight.dump_paths import find_dumps
+from ranktop.tui.flight.unpickle import DumpError, load_plain
+from ranktop.tui.logs.text import plain
+
+MIB = 1 << 20
+SHORT = 200  # characters kept of any string from a dump
+TORCH_FILES = re.compile(r"(?:^|/)torch/|^<")  # frames inside PyTorch, or not from a file
+
+
+@dataclass(frozen=True)
+class ReadBudget:
+    max_file_bytes: int = 64 * MIB
+    max_total_bytes: int = 4096 * MIB
+    max_entries: int = 20_000
+    kept_per_group: int = 16
+    max_frames: int = 64
+
+
+BUDGET = ReadBudget()
+
+# (path, size, mtime_ns) -> what reading it gave; the caller keeps it between reads.
+Cache = MutableMapping[tuple[str, int, int], "RankDump | str"]
+
+
+def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
+               cache: Cache | None = None, since: float | None = None) -> DumpSet:
+    """Each rank's dump that ``pattern`` finds, read within ``budget`` (see the module).
+
+    Files last written before ``since`` (seconds since the epoch) are left out: a dump of an
+    earlier hang says nothing of this one. ``cache`` keeps what each file gave between calls,
+    so a file is parsed again only once it changes."""
+    paths = find_dumps(pattern, world_size)
+    dumps: dict[int, RankDump] = {}
+    errors: dict[int, str] = {}
+    notes: set[str] = set()
+    read, stale = 0, 0
+    seen: set[tuple[str, int, int]] = set()
+    for rank, path in paths.items():
+        try:
+            stat = path.stat()
+        except OSError as error:
+            errors[rank] = f"{path.name}: {error.strerror or error}"
+            continue
+        if since is not None and stat.st_mtime < since:
+            stale += 1
+            continue
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        seen.add(key)
+        known = cache.get(key) if cache is not None else None
+        if known is None:
+            if stat.st_size > budget.max_file_bytes:
+                known = f"{path.name}: {stat.st_size // MIB} MiB, over the {_mib(budget)} limit"
+            elif read + stat.st_size > budget.max_total_bytes:
+                notes.add(f"stopped reading after {read // MIB} MiB of dumps (the budget)")
+                errors[rank] = f"{path.name}: not read, the budget for all dumps was spent"
+                continue
+            else:
+                read += stat.st_size
+                known = read_one(path, rank, budget, stat.st_mtime)
+            if cache is not None:
+                cache[key] = known
+        if isinstance(known, str):
+            errors[rank] = known
+        else:
+            dumps[rank] = known
+            if known.total_entries > budget.max_entries:
+                notes.add(f"looked at the newest {budget.max_entries} entries of each dump")
+    if cache is not None:
+        for key in [k for k in cache if k not in seen]:
+            del cache[key]
+    if stale:
+        notes.add(f"ignored {stale} dumps older than the hang")
+    return DumpSet(world_size, dumps, errors, tuple(sorted(notes)))
+
+
+def read_one(path: Path, rank: int, budget: ReadBudget = BUDGET,
+             mtime: float = 0.0) -> RankDump | str:
+    """One rank's dump, or one line saying why it cannot be read."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(budget.max_file_bytes + 1)
+    except OSError as error:
+        return f"{plain(path.name)}: {error.strerror or error}"
+    if len(data) > budget.max_file_bytes:
+        return f"{plain(path.name)}: over the {_mib(budget)} limit"
+    try:
+        raw = parse_dump(data)
+        return reduce_dump(raw, rank, str(path), budget, mtime)
+    except DumpError as error:
+        return f"{plain(path.name)}: {plain(str(error))}"
+
+
+def parse_dump(data: bytes) -> dict:
+    """The top-level dict of a dump, JSON or pickled; DumpError otherwise."""
+    head = data.lstrip()[:1]
+    if head == b"{":
+        try:
+            loaded = json.loads(data)
+        except RecursionError:
+            raise DumpError("the JSON nests too deeply") from None
+        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
+            raise DumpError(f"not readable JSON ({str(error)[:120]})") from None
+    elif not data:
+        raise DumpError("empty file (still being written?)")
+    else:
+        loaded = load_plain(data)
+    if not isinstance(loaded, dict):
+        raise DumpError(f"a dump is a dict, this is a {type(loaded).__name__}")
+    return loaded
+
+
+def reduce_dump(raw: Mapping, rank: int, path: str, budget: ReadBudget = BUDGET,
+                mtime: float = 0.0) -> RankDump:
+    """The compact dump of a parsed one; DumpError when it is not a Flight Recorder dump."""
+    if "entries" not in raw and "pg_config" not in raw:
+        raise DumpError("no 'entries' and no 'pg_config': not a Flight Recorder dump")
+    items = raw.get("entries") or []
+    if not isinstance(items, list):
+        raise DumpError("'entries' is not a list")
+    looked = [item for item in items[-budget.max_entries:] if isinstance(item, dict)]
+    pg_ids = {}
+    for item in looked:
+        pg_id, name = item.get("pg_id"), _group_of(item)
+        if isinstance(pg_id, int | str) and name is not None:
+            pg_ids[str(pg_id)] = _text(name)
+    kept = (_entry(item, budget) for item in _keep(looked, budget.kept_per_group))
+    return RankDump(
+        rank=rank, path=path, version=_text(raw.get("version", "")),
+        groups=_groups(raw.get("pg_config")), frontiers=_frontiers(raw.get("pg_status"), pg_ids),
+        entries=tuple(e for e in kept if e is not None), total_entries=len(items), mtime=mtime)
+
+
+def _group_of(item: dict) -> object:
+    group = item.get("process_group")
+    name = group[0] if isinstance(group, list | tuple) and group else item.get("pg_id")
+    return name if isinstance(name, str | int) and not isinstance(name, bool) else None
+
+
+def _state(item: dict) -> str:
+    state = item.get("state")
+    if state in STATES:
+        return state
+    return "completed" if item.get("time_discovered_completed_ns") else (
+        "started" if item.get("time_discovered_started_ns") else "scheduled")
+
+
+def _entry(item: dict, budget: ReadBudget) -> Entry | None:
+    seq = _int(item.get("collective_seq_id", item.get("seq_id")))
+    name, op = _group_of(item), item.get("profiling_name")
+    if seq is None or name is None or not isinstance(op, str):
+        return None
+    return Entry(
+        record_id=_int(item.get("record_id")) or 0, group=_text(name), seq=seq,
+        op=_text(op), state=_state(item),
+        input_sizes=_sizes(item.get("input_sizes")), output_sizes=_sizes(item.get("output_sizes")),
+        input_dtypes=_texts(item.get("input_dtypes")),
+        output_dtypes=_texts(item.get("output_dtypes")),
+        is_p2p=bool(item.get("is_p2p", " " in op and ("send" in op or "recv" in op))),
+        call_site=_call_site(item.get("frames"), budget.max_frames))
+
+
+def _keep(items: list[dict], per_group: int) -> list[dict]:
+    """Per group, the oldest entries not seen complete and the last two completed, in the
+    rank's recording order (the rest are never turned into Entries)."""
+    pending: dict[object, int] = {}
+    done: dict[object, int] = {}
+    chosen: set[int] = set()
+    for index, item in enumerate(items):
+        group = _group_of(item)
+        if _state(item) != "completed" and pending.get(group, 0) < per_group:
+            pending[group] = pending.get(group, 0) + 1
+            chosen.add(index)
+    for index in range(len(items) - 1, -1, -1):
+        group = _group_of(items[index])
+        if _state(items[index]) == "completed" and done.get(group, 0) < 2:
+            done[group] = done.get(group, 0) + 1
+            chosen.add(index)
+    return [items[i] for i in sorted(chosen)]
+
+
+def _groups(config: Any) -> dict[str, Group]:
+    groups: dict[str, Group] = {}
+    if not isinstance(config, dict):
+        return groups
+    for key, info in list(config.items())[:10_000]:
+        if isinstance(info, dict):
+            name, desc, ranks = info.get("name", key), info.get("desc", ""), info.get("ranks")
+        else:
+            name, desc, ranks = key, "", info
+        groups[_text(name)] = Group(_text(name), _text(desc), _ranks(ranks))
+    return groups
+
+
+def _ranks(ranks: Any) -> tuple[int, ...]:
+    if isinstance(ranks, str):
+        return tuple(sorted({int(n) for n in re.findall(r"\d{1,9}", ranks[:2_000_000])}))
+    if isinstance(ranks, list | tuple):
+        return tuple(sorted({r for r in ranks if isinstance(r, int) and 0 <= r < 1 << 31}))
+    return ()
+
+
+def _frontiers(status: Any, pg_ids: dict[str, str]) -> dict[str, Frontier]:
+    found: dict[str, Frontier] = {}
+    if not isinstance(status, dict):
+        return found
+    for pg_id, values in list(status.items())[:10_000]:
+        name = pg_ids.get(str(pg_id))
+        if name is None or not isinstance(values, dict):
+            continue  # a group with no entry in the buffer: nothing to match it by
+        found[name] = Frontier(*(_int(values.get(f"last_{k}_collective"))
+                                 for k in ("enqueued", "started", "completed")))
+    return found
+
+
+def _call_site(frames: Any, limit: int) -> str:
+    """The innermost frame outside PyTorch: ``file:line in function``."""
+    if not isinstance(frames, list):
+        return ""
+    usable = [f for f in frames[:limit] if isinstance(f, dict)]
+    chosen = next((f for f in usable if not TORCH_FILES.search(str(f.get("filename", "")))),
+                  usable[0] if usable else None)
+    if chosen is None:
+        return ""
+    where = f"{_text(chosen.get('filename', '?'))}:{_int(chosen.get('line')) or '?'}"
+    name = chosen.get("name")
+    return f"{where} in {_text(name)}" if name else where
+
+
+def _sizes(value: Any) -> tuple[tuple[int, ...], ...]:
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(tuple(d for d in dims[:8] if isinstance(d, int)) for dims in value[:64]
+                 if isinstance(dims, list | tuple))
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    return tuple(_text(v) for v in value[:64]) if isinstance(value, list | tuple) else ()
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        value = str(value) if isinstance(value, int | float) else ""
+    return plain(value[:SHORT * 2], SHORT)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"-?\d{1,18}", value.strip()):
+        return int(value)
+    return None
+
+
+def _mib(budget: ReadBudget) -> str:
+    return f"{budget.max_file_bytes // MIB} MiB"
+
+

@@ -1,0 +1,64 @@
+"""The ranks' Flight Recorder dumps as the hang triage reads them, poll after poll.
+
+``FlightDumps(pattern).verdict(world_size, since)`` judges the dumps that landed since the
+job stopped (``read_dumps``, each file parsed once until it changes, then
+``analyse_dumps``). The reading runs in a thread of its own: a call starts a read when none
+is running and waits for it at most ``wait_seconds``, so a small read (the usual case:
+files already parsed) answers at once, while a large one (512 dumps of 2,000 entries, cold)
+never holds up the poll that asked; the poll after it gets the verdict. A verdict read for
+another ``since`` (another hang) is never given.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ranktop.tui.core.flight_triage import FlightVerdict, analyse_dumps
+from ranktop.tui.flight.dump_paths import PatternError
+from ranktop.tui.flight.reader import BUDGET, Cache, ReadBudget, read_dumps
+
+WAIT_SECONDS = 1.0
+# Dump files are dated by the clock of the machine that stores them, not ranktop's: a dump
+# dated this much before the stall still counts (a watchdog dumps minutes after it).
+CLOCK_SKEW_SECONDS = 15.0
+
+
+class FlightDumps:
+    """Where the dumps are, what reading them may cost, and what was read before."""
+
+    def __init__(self, pattern: str, budget: ReadBudget = BUDGET,
+                 wait_seconds: float = WAIT_SECONDS) -> None:
+        self.pattern = pattern
+        self.budget = budget
+        self.wait_seconds = wait_seconds
+        self.cache: Cache = {}  # touched only by the reading thread
+        self._lock = threading.Lock()
+        self._reading: threading.Thread | None = None
+        self._last: tuple[tuple[int, float | None], FlightVerdict | None] | None = None
+
+    def verdict(self, world_size: int, since: float | None = None) -> FlightVerdict | None:
+        """What the dumps written since ``since`` say, as of the newest finished read; None
+        when none was read (yet)."""
+        key = (world_size, since)
+        with self._lock:
+            if self._reading is None or not self._reading.is_alive():
+                self._reading = threading.Thread(target=self._read, args=(key,),
+                                                 name="ranktop-flight-dumps", daemon=True)
+                self._reading.start()
+            reading = self._reading
+        reading.join(self.wait_seconds)
+        with self._lock:
+            last = self._last
+        return last[1] if last is not None and last[0] == key else None
+
+    def _read(self, key: tuple[int, float | None]) -> None:
+        world_size, since = key
+        try:
+            oldest = None if since is None else since - CLOCK_SKEW_SECONDS
+            dumps = read_dumps(self.pattern, world_size, self.budget, cache=self.cache,
+                               since=oldest)
+            found = analyse_dumps(dumps)
+        except PatternError:  # checked with the configuration: cannot happen there
+            found = None
+        with self._lock:
+            self._last = (key, found)

@@ -1,0 +1,73 @@
+"""The hang evidence screen's Flight Recorder section: what the ranks' dumps say.
+
+Every string in a dump came from outside (group names, call sites, file names): each is
+made safe with ``plain`` and appended to ``rich.text.Text`` as text, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ranktop.tui.core.flight_triage import FlightVerdict
+from ranktop.tui.core.metrics import clock_time
+from ranktop.tui.logs.text import plain
+from ranktop.tui.screens.line_styles import Styles
+from rich.text import Text
+
+SHOWN_RANKS = 8
+NAMED = 20
+
+KINDS = {
+    "missing": "never joined the collective the others wait in",
+    "mismatch": "joined it with another operation, sizes or dtypes",
+    "state": "never started it on the GPU",
+    "no_dump": "wrote no dump while every other member waits",
+    "all_stuck": "no rank stands out",
+    "clear": "no collective pending",
+}
+
+
+def flight_text(verdict: FlightVerdict, label: Callable[[int], str], style: Styles) -> Text:
+    """The dumps' verdict and evidence, ranks named by ``label``."""
+    text = Text()
+    text.append("Flight Recorder dumps\n", style("strong"))
+    text.append(f"{plain(verdict.summary, 600)}\n")
+    rows = [("verdict", KINDS.get(verdict.kind, verdict.kind)),
+            ("culprits", _ranks(verdict.culprits) or "none named"),
+            ("group", f"{verdict.group} ({verdict.group_size} ranks)" if verdict.group else ""),
+            ("collective", f"{verdict.op} SeqNum {verdict.seq}" if verdict.op else ""),
+            ("sizes", verdict.sizes),
+            ("culprit at", verdict.call_site),
+            ("others at", verdict.waiting_call_site),
+            ("no dump", _ranks(verdict.missing_dumps)),
+            ("written", _when(verdict.written)),
+            ("downstream", "; ".join(verdict.downstream[:4]))]
+    for name, value in rows:
+        if value:
+            text.append(f"  {name:<11}", style("muted"))
+            text.append(f"{plain(value, 300)}\n")
+    for rank, why in sorted(verdict.unreadable.items())[:4]:
+        text.append("  unreadable ", style("muted"))
+        text.append(f"rank {rank}: {plain(why, 300)}\n")
+    for note in verdict.notes[:4]:
+        text.append(f"  note       {plain(note, 300)}\n", style("muted"))
+    ranks = [*verdict.culprits, *(r for r in verdict.evidence if r not in verdict.culprits)]
+    for rank in [r for r in ranks if r in verdict.evidence][:SHOWN_RANKS]:
+        blamed = rank in verdict.culprits
+        text.append(f"{label(rank)}{'  (culprit)' if blamed else ''}\n",
+                    style("hang" if blamed else "strong"))
+        for line in verdict.evidence[rank]:
+            text.append(f"  {plain(line, 400)}\n", style("quoted"))
+    return text
+
+
+def _when(written: tuple[float, float] | None) -> str:
+    if written is None:
+        return ""
+    first, last = (clock_time(t) for t in written)
+    return first if first == last else f"{first} to {last}"
+
+
+def _ranks(ranks: tuple[int, ...]) -> str:
+    shown = ", ".join(map(str, ranks[:NAMED]))
+    return shown + (f", ... (+{len(ranks) - NAMED})" if len(ranks) > NAMED else "")

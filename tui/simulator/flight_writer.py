@@ -1,0 +1,191 @@
+"""The simulated job's PyTorch Flight Recorder dumps, written when its watchdogs fire.
+
+In a real job (PyTorch 2.6 on) the first rank whose watchdog times out tells the others
+through the store, and every rank still alive dumps its ring buffer of recent collectives
+to ``<prefix><rank>`` within about a second (``TORCH_NCCL_COORD_CHECK_MILSEC``). The
+simulator does the same for its scripted hangs, in PyTorch's default file names under one
+folder (``comm_lib_trace_rank_<rank>``), pickled like PyTorch's or as its JSON variant:
+
+- ``rank_death``: the dead rank writes nothing; the others wait in the hung all-reduce;
+- ``collective_hang`` with ``cause = "missing"``: the rank is alive but stuck in Python
+  before the all-reduce; its dump ends with the collective before;
+- ``collective_hang`` with ``cause = "mismatch"``: the rank entered the all-reduce from
+  another line of code, with other sizes.
+
+Each step runs ``COLLECTIVES_PER_STEP`` collectives on the default group, so the hung one
+has the SeqNum the watchdog lines give. A dump's modification time is the simulated moment
+it was written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.log_writer import (
+    BUCKET_NUMEL,
+    COLLECTIVES_PER_STEP,
+    EPOCH,
+    WATCHDOG_TIMEOUT_MS,
+    hung_seq,
+)
+
+PREFIX = "comm_lib_trace_rank_"
+FLIGHT_FOLDER = "flight-recorder"  # beside the ranks' log trees
+VERSION = "2.10"
+ENTRIES = 24  # the demo's ring buffer; PyTorch keeps 2000
+SIGNAL_SPREAD = 1.0  # seconds over which the ranks notice the dump signal
+TORCH = "/usr/local/lib/python3.11/site-packages/torch/distributed"
+TRAIN = "/workspace/llama/train.py"
+# The collectives of one step: (name, input sizes, dtype, caller, line).
+STEP = (
+    ("nccl:broadcast", [[8, 4096]], "Long", "load_batch", 118),
+    ("nccl:all_reduce", [[BUCKET_NUMEL]], "Float", "sync_gradients", 143),
+    ("nccl:all_reduce", [[BUCKET_NUMEL]], "Float", "sync_gradients", 143),
+    ("nccl:all_reduce", [[1]], "Float", "log_loss", 171),
+)
+MISMATCH = ([[BUCKET_NUMEL // 2]], "/workspace/llama/moe.py", "route_tokens", 88)
+
+
+@dataclass(frozen=True)
+class _Hang:
+    culprit: int
+    cause: str  # dead, missing or mismatch
+    form: str  # pickle or json
+    start: float
+    end: float
+
+
+class FlightWriter:
+    """Writes each rank's dump once its scripted hang's watchdogs have fired."""
+
+    def __init__(self, cluster: SimCluster, root: Path, seed: int = 0, *,
+                 epoch: float = EPOCH, entries: int = ENTRIES) -> None:
+        self.cluster, self.root, self.entries = cluster, Path(root), entries
+        self._seed, self._epoch = seed, epoch
+        self._loop = cluster.scenario.loop_seconds
+        self._n = len(cluster.rank_map)
+        self._hangs = [_Hang(f.rank % self._n,
+                             "dead" if f.effect == "rank_death" else
+                             f.params.get("cause", "missing"),
+                             f.params.get("dumps", "pickle"), f.start, f.end)
+                       for f in cluster.scenario.faults
+                       if f.effect in ("rank_death", "collective_hang")
+                       and f.params.get("dumps") != "none"]
+        self._last: float | None = None
+
+    @property
+    def spec(self) -> str:
+        """The pattern that finds these dumps (``--flight-recorder``)."""
+        return str(self.root)
+
+    def dump_time(self, hang: _Hang, rank: int) -> float:
+        """Loop time at which ``rank`` writes its dump of ``hang``."""
+        drawn = random.Random(f"{self._seed}:fr:{rank}:{hang.start:g}").random()
+        return hang.start + WATCHDOG_TIMEOUT_MS / 1000 + SIGNAL_SPREAD * drawn
+
+    def advance(self, t: float) -> None:
+        """Write every dump due since the last call, up to ``t`` seconds since the start."""
+        if self._last is None:
+            self._last = math.floor(t / self._loop) * self._loop - 1e-6
+            self.root.mkdir(parents=True, exist_ok=True)
+        if t <= self._last:
+            return
+        first = max(math.floor(self._last / self._loop), math.floor(t / self._loop) - 1)
+        for k in range(first, math.floor(t / self._loop) + 1):
+            base = k * self._loop
+            for hang in self._hangs:
+                for rank in range(self._n):
+                    if hang.cause == "dead" and rank == hang.culprit:
+                        continue
+                    due = base + self.dump_time(hang, rank)
+                    if self._last < due <= t and due < base + hang.end:
+                        self._write(hang, rank, base)
+        self._last = t
+
+    def _write(self, hang: _Hang, rank: int, base: float) -> None:
+        seq = hung_seq(self.cluster, base + hang.start)
+        began_ns = int((self._epoch + base + hang.start) * 1e9)
+        doc = dump_document(rank, self._n, seq, entries=self.entries, began_ns=began_ns,
+                            role=_role(hang, rank), form=hang.form)
+        write_dump(self.root / f"{PREFIX}{rank}", doc, hang.form,
+                   self._epoch + base + self.dump_time(hang, rank))
+
+
+def _role(hang: _Hang, rank: int) -> str:
+    return hang.cause if rank == hang.culprit else "waiting"
+
+
+def dump_document(rank: int, world_size: int, seq: int, *, entries: int = ENTRIES,
+                  began_ns: int = 0, role: str = "waiting", form: str = "pickle",
+                  step_ns: int = 280_000_000) -> dict:
+    """One rank's dump of a hang in the all-reduce ``seq`` of the default group.
+
+    ``role``: "waiting" (it waits in ``seq``), "missing" (its last collective is the one
+    before, completed) or "mismatch" (it waits in ``seq`` with other sizes, from elsewhere).
+    """
+    last = seq - 1 if role == "missing" else seq
+    records = []
+    for s in range(max(1, last - entries + 1), last + 1):
+        name, sizes, dtype, caller, line = STEP[s % COLLECTIVES_PER_STEP]
+        filename = TRAIN
+        if s == seq and role == "mismatch":
+            sizes, filename, caller, line = MISMATCH
+        created = began_ns - (seq - s) * step_ns
+        done = s < seq
+        record = {
+            "record_id": s, "pg_id": 0, "process_group": ("0", "default_pg"),
+            "collective_seq_id": s, "p2p_seq_id": 0, "op_id": s, "profiling_name": name,
+            "time_created_ns": created, "input_sizes": sizes, "input_dtypes": [dtype],
+            "output_sizes": sizes, "output_dtypes": [dtype],
+            "state": "completed" if done else "started",
+            "time_discovered_started_ns": created + 40_000,
+            "time_discovered_completed_ns": created + 9_000_000 if done else None,
+            "retired": done, "timeout_ms": WATCHDOG_TIMEOUT_MS, "is_p2p": False,
+            "frames": _frames(filename, caller, line),
+        }
+        records.append(record)
+    status = {"last_enqueued_collective": last, "last_started_collective": last,
+              "last_completed_collective": seq - 1}
+    doc = {"version": VERSION, "comm_lib_version": "2.27.3",
+           "pg_config": {"0": {"name": "0", "desc": "default_pg",
+                               "ranks": str(list(range(world_size)))}},
+           "pg_status": {"0": status}, "entries": records}
+    return _as_json(doc) if form == "json" else doc
+
+
+def _frames(filename: str, caller: str, line: int) -> list[dict]:
+    return [
+        {"name": "all_reduce", "filename": f"{TORCH}/distributed_c10d.py", "line": 2501},
+        {"name": "wrapper", "filename": f"{TORCH}/c10d_logger.py", "line": 81},
+        {"name": caller, "filename": filename, "line": line},
+        {"name": "train_step", "filename": TRAIN, "line": 201},
+        {"name": "<module>", "filename": TRAIN, "line": 260},
+    ]
+
+
+def _as_json(doc: dict) -> dict:
+    """PyTorch's JSON variant: no frames, pg_status as strings, 0 for unknown times."""
+    for record in doc["entries"]:
+        del record["frames"]
+        record["process_group"] = list(record["process_group"])
+        record["time_discovered_completed_ns"] = record["time_discovered_completed_ns"] or 0
+    doc["pg_status"] = {k: {name: str(v) for name, v in status.items()}
+                        for k, status in doc["pg_status"].items()}
+    return doc
+
+
+def write_dump(path: Path, doc: dict, form: str, mtime: float | None = None) -> None:
+    """Write a dump whole (a reader never sees half of it), dated ``mtime``."""
+    data = json.dumps(doc).encode() if form == "json" else pickle.dumps(doc, protocol=2)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    if mtime is not None:
+        os.utime(partial, (mtime, mtime))
+    os.replace(partial, path)
