@@ -3,6 +3,7 @@
 ``FaultProxy(upstream)`` passes every request through until a test sets ``fault`` to one
 of ``FAULTS``; it counts the requests it saw, so a test can tell hammering from backoff.
 The same proxy stands in front of Alertmanager (``upstream`` a fake one, or ``alerts`` set).
+A process other than the test's switches the fault with a GET of ``CONTROL`` + its name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ TERMINAL_ESCAPES = {
     "bidi": "\u202eevil\u2066",
     "nul": "a\x00b",
 }
+
+
+CONTROL = "/__fault/"  # GET CONTROL + name sets the fault, for a test's other process
 
 
 class FaultProxy:
@@ -64,6 +68,10 @@ class FaultProxy:
                 self._serve(self.rfile.read(int(self.headers.get("Content-Length", 0))))
 
             def _serve(self, body: bytes) -> None:
+                if self.path.startswith(CONTROL):  # another process switching the fault
+                    proxy.set(self.path.removeprefix(CONTROL))
+                    reply(self, 200, b"{}")
+                    return
                 proxy.requests += 1
                 FAULTS[proxy.fault](proxy, self, body)
 
