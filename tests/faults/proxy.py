@@ -3,6 +3,7 @@
 ``FaultProxy(upstream)`` passes every request through until a test sets ``fault`` to one
 of ``FAULTS``; it counts the requests it saw, so a test can tell hammering from backoff.
 The same proxy stands in front of Alertmanager (``upstream`` a fake one, or ``alerts`` set).
+A process other than the test's switches the fault with a GET of ``CONTROL`` + its name.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ TERMINAL_ESCAPES = {
     "bidi": "\u202eevil\u2066",
     "nul": "a\x00b",
 }
+
+
+CONTROL = "/__fault/"  # GET CONTROL + name sets the fault, for a test's other process
 
 
 class FaultProxy:
@@ -64,6 +68,10 @@ class FaultProxy:
                 self._serve(self.rfile.read(int(self.headers.get("Content-Length", 0))))
 
             def _serve(self, body: bytes) -> None:
+                if self.path.startswith(CONTROL):  # another process switching the fault
+                    proxy.set(self.path.removeprefix(CONTROL))
+                    reply(self, 200, b"{}")
+                    return
                 proxy.requests += 1
                 FAULTS[proxy.fault](proxy, self, body)
 
@@ -226,6 +234,41 @@ def _slowloris(proxy: FaultProxy, handler, body: bytes) -> None:
             return
 
 
+def _header_trickle(proxy: FaultProxy, handler, body: bytes) -> None:
+    """Slowloris at the header stage: the status line, then one header line every 0.2 s,
+    never the blank line that ends them."""
+    try:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+        count = 0
+        while not proxy.release.wait(0.2):
+            count += 1
+            handler.wfile.write(b"X-Trickle-%d: x\r\n" % count)
+            handler.wfile.flush()
+    except OSError:
+        pass
+    handler.close_connection = True
+
+
+def _echo_auth(proxy: FaultProxy, handler, body: bytes) -> None:
+    """A 401 page that echoes the request's Authorization header back, as some proxies do."""
+    sent = handler.headers.get("Authorization", "")
+    page = f"denied: Authorization: {sent} is not welcome here".encode()
+    reply(handler, 401, page, "text/plain")
+
+
+def _hw_thermal(proxy: FaultProxy, handler, body: bytes) -> None:
+    """Every GPU reports the hardware thermal slowdown bit: a thermal anomaly, confirmed at
+    once (severe evidence), so the event log is written."""
+    if b"THROTTLE_REASONS" not in body or b"timestamp" in body:
+        _pass(proxy, handler, body)
+        return
+    answer = proxy.upstream_json(handler, body)
+    for item in answer.get("data", {}).get("result", []):
+        if "value" in item:
+            item["value"][1] = "64"  # 0x40: HW thermal slowdown
+    reply(handler, 200, json.dumps(answer).encode())
+
+
 # What a hostile alert author can write: escapes, and markup that names actions.
 HOSTILE_SUMMARY = ("cooling " + TERMINAL_ESCAPES["osc52"] + TERMINAL_ESCAPES["osc8"]
                    + "[@click=app.quit]Acknowledge[/] [link=https://evil.example]runbook[/link]")
@@ -254,5 +297,6 @@ FAULTS: dict[str, Callable] = {
     "number": _values(lambda v: 12), "escapes": _labels(_escapes),
     "megabyte-label": _labels(lambda v: v + "x" * 1_000_000, b"training_step_seconds"),
     "many-series": _many_series, "flap": _flap, "slowloris": _slowloris,
+    "header-trickle": _header_trickle, "echo-auth": _echo_auth, "hw-thermal": _hw_thermal,
     "alertmanager": _alertmanager,
 }

@@ -24,6 +24,7 @@ for _ in range(2):
     took.append(time.monotonic() - started)
 print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "ranks": len(source.rank_map), "health": source.status().health.value,
+                  "message": source.status().message,
                   "seconds": took}))
 """
 
@@ -37,4 +38,5 @@ def test_100k_series_in_an_answer_keep_memory_bounded_and_ranks_to_the_job(proxy
     print(f"\n100k series: peak RSS {found['peak_mb']:.0f} MB, polls {found['seconds']}")
     assert found["peak_mb"] < PEAK_BOUND_MB
     assert found["ranks"] == RANKS  # the 100k DCGM series do not invent ranks
-    assert found["health"] == "ok"
+    # read whole; on a loaded machine a poll this big may take past SLOW_SECONDS, said so
+    assert found["health"] == "ok" or found["message"].startswith("slow: the poll took")

@@ -16,8 +16,8 @@ from tests.faults.proxy import TERMINAL_ESCAPES, FaultProxy
 # fault -> what the status message must name
 FAILING = {
     "delay-10": "timed out", "delay-60": "timed out", "hang": "timed out",
-    "slowloris": "timed out", "http-500": "HTTP 500", "http-502": "HTTP 502",
-    "http-503": "HTTP 503", "http-401": "HTTP 401", "http-403": "HTTP 403",
+    "slowloris": "timed out", "header-trickle": "timed out", "http-500": "HTTP 500",
+    "http-502": "HTTP 502", "http-503": "HTTP 503", "http-401": "HTTP 401", "http-403": "HTTP 403",
     "http-404": "HTTP 404", "http-429": "HTTP 429", "truncated": "bad answer",
     "reset": "request failed", "html": "bad answer", "empty": "bad answer",
     "status-error": "query failed: query processing would load too many samples",

@@ -30,13 +30,17 @@ The presets (``PRESETS``):
 
 The result holds existing regular files only, newest first (then by path), so the first one
 is the likeliest to be the running job's. A spec that cannot be understood raises ValueError.
+What a raw or Slurm pattern matches that is no regular file (a FIFO, a device, a folder, a
+symbolic link loop) is left out, never opened; ``not_logs`` says what those were.
 """
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,6 +65,7 @@ _NCCL_DEV = re.compile(rb"(?m)^(?:\[[^\]\n]*\] )?[^:\s]+:\d+:\d+ \[(\d{1,18})\] 
                        rb"(?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?NCCL (?:INFO|WARN|TRACE)\b")
 _SLURM = re.compile(r"%(\d*)([A-Za-z%])")
 _SLURM_ANY = set("jJsAabux")
+MAX_NOT_LOGS = 100  # of a pattern's matches, looked at to say why none is a log
 
 
 def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
@@ -74,6 +79,35 @@ def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
     if name == "nccl":
         return _nccl(argument, rank, local_rank, world_size)
     return _newest_first(_glob(_slurm_pattern(argument, rank, node_rank)))
+
+
+def not_logs(spec: str, rank: Rank, node_rank: int, local_rank: int) -> list[tuple[Path, str]]:
+    """What a raw or Slurm pattern matches for one rank that is no regular file, each with
+    what it is instead ("a FIFO", "a symbolic link loop", ...); [] for the presets that
+    look in trees (they only ever match regular files by name)."""
+    name, argument = _parse(spec)
+    if name == "":
+        pattern = _fill(argument, rank, node_rank, local_rank)
+    elif name == "slurm":
+        pattern = _slurm_pattern(argument, rank, node_rank)
+    else:
+        return []
+    matches = sorted(glob.glob(os.path.expanduser(pattern), recursive=True))
+    found = [(Path(match), _what_is(match)) for match in matches[:MAX_NOT_LOGS]]
+    return [(path, what) for path, what in found if what]
+
+
+def _what_is(path: str) -> str:
+    """What ``path`` is when it is no regular file; "" when it is one."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        return f"unreadable: {error.strerror or error}"
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+    return next((what for test, what in kinds if test(mode)), "")
 
 
 def check_spec(spec: str) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
-from ranktop.tui.logs.discovery import find_logs
+from ranktop.tui.logs.discovery import find_logs, not_logs
 from ranktop.tui.logs.tail import FileLog
 
 TRIAGE_TAIL_LINES = 200
@@ -25,8 +25,7 @@ class RankLogs:
         """The rank's log files, newest first, and a note on what was found."""
         if not self.spec:
             return [], NOT_CONFIGURED
-        found = rank_map.ranks[rank]
-        local_rank = found.gpu if found.gpu >= 0 else rank % rank_map.gpus_per_node
+        found, local_rank = _placed(rank_map, rank)
         try:
             paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map))
         except (ValueError, OSError) as error:
@@ -39,7 +38,22 @@ class RankLogs:
 
     def open(self, rank_map: RankMap, rank: int) -> tuple[list[FileLog], str]:
         paths, note = self.files(rank_map, rank)
+        if self.spec and not paths:
+            note = self._refused(rank_map, rank) or note
         return [FileLog(path) for path in paths], note
+
+    def _refused(self, rank_map: RankMap, rank: int) -> str:
+        """Why the files the spec names are not read (a FIFO, a folder, ...); "" if none is
+        there. Only for the rank screen: triage does not look twice at every rank."""
+        found, local_rank = _placed(rank_map, rank)
+        try:
+            refused = not_logs(self.spec, found, found.node, local_rank)
+        except (ValueError, OSError):
+            return ""
+        if not refused:
+            return ""
+        path, what = refused[0]
+        return f"{path.name} in {path.parent}: not a regular file ({what}), not read"
 
     def triage_lines(self, rank_map: RankMap, order: Sequence[int] | None = None,
                      budget: ReadBudget | None = None) -> dict[int, list[str]]:
@@ -70,3 +84,9 @@ class RankLogs:
                 break
             files[rank] = self.files(rank_map, rank)[0]
         return batches_by_rank(files, rank_map, TRIAGE_TAIL_LINES, budget, batch)
+
+
+def _placed(rank_map: RankMap, rank: int) -> tuple[Rank, int]:
+    """The rank, and its local rank (its GPU where known)."""
+    found = rank_map.ranks[rank]
+    return found, found.gpu if found.gpu >= 0 else rank % rank_map.gpus_per_node

@@ -13,10 +13,10 @@ outside is plain text once it is past this module: label values and label names 
 runs a job sets its labels), alert texts and error bodies lose their control characters
 (``logs.text.plain``), so no escape sequence reaches the terminal. Nothing is retried:
 the next poll is the retry, and a poll must stay short. A request has one deadline, its
-timeout, for the whole answer: a server that trickles its body (slowloris) times out like
-one that never answers, and a body past ``MAX_BODY_BYTES`` is refused. A 429 or 503 that
-says ``Retry-After`` carries it (``QueryError.retry_after``) for the poller to honour. Calls
-block: run them in a thread.
+timeout, for the whole exchange: a server that trickles its headers or its body
+(slowloris) times out like one that never answers, and a body past ``MAX_BODY_BYTES`` is
+refused. A 429 or 503 that says ``Retry-After`` carries it (``QueryError.retry_after``) for
+the poller to honour. Calls block: run them in a thread.
 """
 
 from __future__ import annotations
@@ -208,6 +208,38 @@ class PromClient:
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               **request: object) -> httpx.Response:
+        """The exchange, in a thread of its own so that its deadline holds at every stage:
+        httpx's timeouts are per read, and a server trickling its header lines or its body
+        a few bytes at a time never trips one. Past the deadline the connections are closed,
+        which ends the abandoned exchange too."""
+        outcome: list[httpx.Response | BaseException] = []
+        done = threading.Event()
+
+        def exchange() -> None:
+            try:
+                outcome.append(self._exchange(method, base, path, timeout, **request))
+            except BaseException as error:  # handed to the caller's thread, raised there
+                outcome.append(error)
+            finally:
+                done.set()
+
+        threading.Thread(target=exchange, name="ranktop-http", daemon=True).start()
+        if not done.wait(timeout):
+            self._abandon()
+            raise QueryError("timed out", f"no answer in {timeout:g} s")
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    def _abandon(self) -> None:
+        """Close every connection (one is stuck): the next request opens new ones."""
+        with self._opening:
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()
+
+    def _exchange(self, method: str, base: str, path: str, timeout: float,
+                  **request: object) -> httpx.Response:
         deadline = time.monotonic() + timeout
         try:
             client = self._client()
@@ -218,11 +250,12 @@ class PromClient:
             raise QueryError("timed out", f"no answer in {timeout:g} s") from None
         except httpx.ConnectError as error:
             if _is_tls(error):
-                raise QueryError("TLS", self.clean(_first_line(error), base)) from None
+                raise QueryError("TLS", self.clean(_tls_reason(error), base)) from None
             raise QueryError(_connect_kind(str(error)), self.clean(base, base)) from None
         except (httpx.HTTPError, httpx.InvalidURL, ssl.SSLError, OSError) as error:
-            kind = "TLS" if _is_tls(error) else "request failed"
-            raise QueryError(kind, self.clean(_first_line(error), base)) from None
+            if _is_tls(error):
+                raise QueryError("TLS", self.clean(_tls_reason(error), base)) from None
+            raise QueryError("request failed", self.clean(_first_line(error), base)) from None
         if not answer.is_success:
             raise QueryError(f"HTTP {answer.status_code}", self.clean(_reason(answer), base),
                              retry_after(answer.headers.get("retry-after")))
@@ -363,3 +396,21 @@ def _is_tls(error: BaseException) -> bool:
 
 def _first_line(error: BaseException) -> str:
     return str(error).splitlines()[0][:200] if str(error) else error.__class__.__name__
+
+
+_VERIFY_FAILED = re.compile(r"certificate verify failed: ([^(]+)")
+# What an untrusted certificate needs; a name mismatch or an expired one is the server's to fix.
+TLS_FIX = ("trust its CA: prometheus.ca_bundle or RANKTOP_CA_BUNDLE = the CA's PEM file "
+           "(--insecure skips the check)")
+
+
+def _tls_reason(error: BaseException) -> str:
+    """Why the server's certificate was refused, and how to trust it where that is the fix."""
+    text = _first_line(error)
+    failed = _VERIFY_FAILED.search(text)
+    if failed is None:
+        return text
+    reason = failed.group(1).strip()
+    if "self-signed" in reason or "issuer" in reason:
+        return f"certificate not trusted ({reason}); {TLS_FIX}"
+    return f"certificate refused ({reason})"
