@@ -57,6 +57,8 @@ class RankContext:
             events = self.event_log.read(since=now - ALERT_WINDOW_SECONDS, rank=rank.rank,
                                          job=self.job_name)
             found.append(ranktop_history(events, rank))
+            if self.event_log.warnings:  # newest last: a broken or unwritable event log
+                notes.append(f"event log: {self.event_log.warnings[-1]}")
         prometheus = self.settings.prometheus
         if prometheus is not None and prometheus.url:
             found.append(self._try("Prometheus", notes, lambda: prometheus_history(
