@@ -18,6 +18,8 @@ import json
 import math
 import os
 import stat
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -25,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 MAX_WARNINGS = 100
+# The poll's thread appends: it waits this long at most for another process's lock, then
+# keeps the lines for the next append (up to HELD_BYTES) rather than stall the polling.
+LOCK_WAIT_SECONDS = 1.0
+HELD_BYTES = 1_000_000
 # Text fields are cut to these lengths; at six bytes a character (\u escapes) a record then
 # stays under MAX_RECORD_BYTES, and a longer line in the file is no record of ours.
 SUMMARY_CHARS = 1000
@@ -122,10 +128,16 @@ class EventLog:
         self.keep = keep
         self.read_bytes = max(read_bytes or 2 * max_bytes, MAX_RECORD_BYTES + 1)
         self.warnings: list[str] = []  # newest last, at most MAX_WARNINGS, no repeats
+        self._held = b""  # whole lines not yet written: the lock was held by another process
+        self._appending = threading.Lock()  # threads of this process take turns
 
     def append(self, events: Sequence[Event]) -> None:
         """Add the events as whole lines in one write; failures become warnings."""
-        chunk = b"".join(self._encode_all(events))
+        with self._appending:
+            self._append(b"".join(self._encode_all(events)))
+
+    def _append(self, chunk: bytes) -> None:
+        chunk, self._held = self._held + chunk, b""
         if not chunk:
             return
         try:
@@ -137,8 +149,17 @@ class EventLog:
                 elif last not in (b"", b"\n"):
                     chunk = b"\n" + chunk  # don't glue our first line onto a crash's half-line
                 self._write(chunk)
+        except BlockingIOError:
+            self._hold(chunk)
         except OSError as error:
             self._warn(f"{self.path.name}: could not append events: {error.strerror or error}")
+
+    def _hold(self, chunk: bytes) -> None:
+        kept = chunk if len(chunk) <= HELD_BYTES else b""
+        self._held = kept
+        lost = "" if kept else f"; {len(chunk):,} bytes of events dropped"
+        self._warn(f"{self.path.name}: locked by another process for {LOCK_WAIT_SECONDS:.0f} s, "
+                   f"events kept for the next write{lost}")
 
     def read(
         self, since: float | None = None, rank: int | None = None, job: str | None = None
@@ -189,7 +210,7 @@ class EventLog:
         # would lose a file, and the check could see another writer's chunk half-done.
         fd = _open_regular(self._numbered_path("lock"), os.O_CREAT | os.O_WRONLY)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released by close
+            _lock_within(fd, LOCK_WAIT_SECONDS)  # released by close
             yield
         finally:
             os.close(fd)
@@ -247,6 +268,19 @@ class EventLog:
             self.warnings.remove(message)
         self.warnings.append(message)
         del self.warnings[:-MAX_WARNINGS]
+
+
+def _lock_within(fd: int, seconds: float) -> None:
+    """Take the exclusive lock, or raise BlockingIOError after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _open_regular(path: Path, flags: int) -> int:

@@ -373,3 +373,23 @@ def test_default_log_path_falls_back_to_local_state(tmp_path, monkeypatch, value
     else:
         monkeypatch.setenv("XDG_STATE_HOME", value)
     assert default_log_path() == tmp_path / ".local" / "state" / "ranktop" / "events.jsonl"
+
+
+def test_a_lock_held_elsewhere_delays_the_events_not_the_poll(tmp_path, monkeypatch):
+    import fcntl
+
+    from ranktop.tui.core import events as events_module
+    monkeypatch.setattr(events_module, "LOCK_WAIT_SECONDS", 0.1)
+    log = EventLog(tmp_path / "events.jsonl")
+    log.append([event(1.0)])
+    holder = os.open(tmp_path / "events.jsonl.lock", os.O_WRONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # another process's hold (flock is per open file)
+    try:
+        log.append([event(2.0)])  # returns: the lines are kept, not written, not lost
+        assert len(log.read()) == 1
+        assert "locked by another process" in log.warnings[-1]
+    finally:
+        os.close(holder)
+    log.append([event(3.0)])
+    times = [e.time for e in log.read()]
+    assert len(times) == 3 and times == sorted(times)
