@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ranktop.tui.logs.discovery import check_spec
+from ranktop.tui.settings.layout import LayoutSettings, layout_settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
 from ranktop.tui.settings.sources import (
@@ -95,6 +96,7 @@ class Settings:
     alertmanager_url: str = ""
     ranks: RankSettings | None = None
     config_file: Path | None = None
+    layout: LayoutSettings = field(default_factory=LayoutSettings)
 
 
 def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -149,6 +151,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         alertmanager_url=http_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
+        layout=layout_settings(top.child("layout")),
     )
 
 
