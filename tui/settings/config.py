@@ -69,9 +69,10 @@ class DetectSettings:
     sm_stall_seconds: float = 60
     job_stall_share: float = 0.5
     job_stall_seconds: float = 20
-    straggler_factor: float = 1.25
+    straggler_factor: float = 1.10
+    straggler_critical_factor: float = 1.20
     straggler_mads: float = 5
-    straggler_seconds: float = 30
+    straggler_seconds: float = 20
     nvlink_fraction: float = 0.5
     nvlink_seconds: float = 20
     loss_rise: float = 0.25
@@ -79,6 +80,8 @@ class DetectSettings:
     throughput_fraction: float = 0.5
     throughput_seconds: float = 20
     throughput_window_seconds: float = 300
+    failslow_shift: float = 0.10
+    failslow_seconds: float = 30
 
 
 @dataclass(frozen=True)

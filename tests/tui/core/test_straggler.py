@@ -1,0 +1,97 @@
+"""The straggler verdict: how much slower, the shape the hot ranks form, the severity by
+impact, and the wandering straggler of the whole job."""
+
+from __future__ import annotations
+
+import math
+
+from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.model import Frame, RankMap
+from ranktop.tui.core.parallelism import parse
+from ranktop.tui.settings.config import DetectSettings
+
+N = 64
+RANK_MAP = RankMap.grid([f"h{i}" for i in range(N // 8)], 8, "test")
+P = parse("tp=4,pp=4,dp=4")
+SETTINGS = DetectSettings()
+
+
+def frame(t: float, slow: dict[int, float]) -> Frame:
+    compute = [0.80 * (1 + 0.003 * math.sin(r * 7.1 + t)) for r in range(N)]
+    for rank, factor in slow.items():
+        compute[rank] *= factor
+    return Frame(time=t, values={"compute_time": compute,
+                                 "step_time": [1.12 + max(slow.values(), default=1) - 1] * N},
+                 job={})
+
+
+def stragglers(slow_at, seconds: float = 40, parallelism=P) -> list:
+    detectors = Detectors(SETTINGS, RANK_MAP, parallelism)
+    found = []
+    for i in range(int(seconds / 2) + 1):
+        found = [a for a in detectors.update(frame(2.0 * i, slow_at(i))) if a.kind in
+                 ("straggler", "fail_slow")]
+    return found
+
+
+def test_impact_sets_the_severity_ten_percent_warns_twenty_is_critical():
+    (warn,) = stragglers(lambda i: {9: 1.14})
+    (critical,) = stragglers(lambda i: {9: 1.3})
+    assert (warn.severity, critical.severity) == ("warning", "critical")
+    assert warn.confirmed and warn.summary.startswith("compute 1.14x median (+14%, ")
+    assert stragglers(lambda i: {9: 1.06}) == []  # the dead band
+
+
+def test_a_slow_stage_is_one_anomaly_on_its_first_rank():
+    stage = [r for r in range(N) if P.stage(r) == 3]
+    (found,) = stragglers(lambda i: dict.fromkeys(stage, 1.25))
+    assert found.rank == min(stage)
+    assert "stage 3 of 4: 16 ranks, worst" in found.summary
+    assert "(an imbalanced pipeline stage), the same for 40 s" in found.summary
+
+
+def test_a_slow_replica_is_one_column():
+    replica = [r for r in range(N) if P.replica(r) == 1]
+    (found,) = stragglers(lambda i: dict.fromkeys(replica, 1.25))
+    assert found.rank == min(replica) and "replica 1: 16 ranks" in found.summary
+
+
+def test_without_parallelism_the_same_ranks_are_per_node():
+    stage = [r for r in range(N) if P.stage(r) == 3]  # ranks 48-63: nodes 6 and 7
+    found = stragglers(lambda i: dict.fromkeys(stage, 1.25), parallelism=None)
+    assert {a.rank for a in found} == set(stage)
+    assert all("one of 16 slow GPUs" in a.summary for a in found)
+
+
+def test_a_parallelism_that_is_not_the_jobs_falls_back_to_nodes():
+    found = stragglers(lambda i: {17: 1.3, 20: 1.3}, parallelism=parse("tp=8,pp=4,dp=4"))
+    assert [a.rank for a in found] == [16] and "node 2: 2 ranks, worst 20 (one node)" in found[0].summary
+
+
+def test_a_slowest_rank_that_moves_every_poll_is_one_anomaly_of_the_job():
+    found = stragglers(lambda i: {(i * 11) % N: 1.3})
+    assert [(a.kind, a.rank) for a in found] == [("straggler", None)]
+    assert "the slowest rank moves" in found[0].summary
+    assert "data or sequence-length imbalance" in found[0].summary
+    assert found[0].confirmed
+
+
+def test_a_steady_straggler_is_still_named_while_others_wander():
+    found = stragglers(lambda i: {9: 1.4, (i * 11) % N + (1 if (i * 11) % N == 9 else 0): 1.3})
+    assert {a.rank for a in found} == {None, 9}
+
+
+def test_a_job_that_slowed_as_a_whole_is_fail_slow_not_a_straggler():
+    def uniform(i):
+        return {}
+
+    detectors = Detectors(SETTINGS, RANK_MAP, P)
+    found = []
+    for i in range(100):
+        f = frame(2.0 * i, {})
+        if i >= 40:
+            f.values["step_time"][:] = [1.12 * 1.2] * N
+            f.values["compute_time"][:] = [v * 1.2 for v in f.values["compute_time"]]
+        found = detectors.update(f)
+    assert [(a.kind, a.rank) for a in found] == [("fail_slow", None)]
+    assert found[0].confirmed and found[0].since == 80.0

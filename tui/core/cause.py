@@ -1,0 +1,97 @@
+"""What goes with a slow rank: the signs on its GPU, its links and its error counters that
+explain why it is slow, each compared with the job's median.
+
+Short words, most telling first, for the one line an anomaly gets: "clock 1400/1980 MHz,
+throttle: SW thermal, 88 °C (med 62), power 520/640 W". Only what stands out is said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ranktop.tui.core.domain import throttle_names
+from ranktop.tui.core.hardware import LedgerEntry
+from ranktop.tui.core.metrics import present_median
+from ranktop.tui.core.model import Frame, is_missing
+
+CLOCK_LOW = 0.93  # an SM clock under this share of the median is held back
+HOTTER_BY = 8.0  # °C above the median that count as running hot
+POWER_OFF = 0.10  # power this far from the median, either way
+NVLINK_LOW = 0.5  # NVLink under this share of the median
+WAITS_LESS = 0.75  # collective time under this share of the median: its peers wait for it
+# Throttle reasons that say nothing about a slow GPU: idle, sync boost, display clocks.
+BENIGN_BITS = 0x001 | 0x010 | 0x100
+
+
+def causes(frame: Frame, rank: int, ledger: Sequence[LedgerEntry] = ()) -> list[str]:
+    """The signs that stand out on ``rank`` in ``frame``, most telling first."""
+    found = [*_clock(frame, rank), *_temperature(frame, rank), *_power(frame, rank),
+             *_nvlink(frame, rank)]
+    for entry in ledger:
+        if entry.counter.flag:
+            found.append(entry.counter.noun)
+        elif entry.rise > 0:
+            found.append(f"+{entry.rise:.0f} {entry.counter.noun}")
+    ib = _value(frame, "ib_errors", rank)
+    if not is_missing(ib) and ib > 0:
+        found.append(f"+{ib:.0f} InfiniBand errors")
+    found += _collectives(frame, rank)
+    return found
+
+
+def said(found: Sequence[str]) -> str:
+    return ", ".join(found) if found else "no sign on its GPU or links (its input, host or code?)"
+
+
+def _value(frame: Frame, metric: str, rank: int) -> float:
+    values = frame.values.get(metric)
+    return values[rank] if values is not None and rank < len(values) else float("nan")
+
+
+def _against(frame: Frame, metric: str, rank: int) -> tuple[float, float]:
+    """The rank's value and the job's median; NaN where either is missing."""
+    return _value(frame, metric, rank), present_median(frame.values.get(metric, ()))
+
+
+def _clock(frame: Frame, rank: int) -> list[str]:
+    clock, typical = _against(frame, "sm_clock", rank)
+    found = []
+    if not (is_missing(clock) or is_missing(typical)) and clock < CLOCK_LOW * typical:
+        found.append(f"clock {clock:.0f}/{typical:.0f} MHz")
+    bits = _value(frame, "throttle_reasons", rank)
+    if not is_missing(bits) and int(bits) & ~BENIGN_BITS:
+        found.append(f"throttle: {throttle_names(int(bits) & ~BENIGN_BITS)}")
+    return found
+
+
+def _temperature(frame: Frame, rank: int) -> list[str]:
+    temp, typical = _against(frame, "temperature", rank)
+    if is_missing(temp) or is_missing(typical) or temp < typical + HOTTER_BY:
+        return []
+    return [f"{temp:.0f} °C (med {typical:.0f})"]
+
+
+def _power(frame: Frame, rank: int) -> list[str]:
+    power, typical = _against(frame, "power", rank)
+    if is_missing(power) or is_missing(typical) or abs(power - typical) < POWER_OFF * typical:
+        return []
+    return [f"power {power:.0f}/{typical:.0f} W"]
+
+
+def _nvlink(frame: Frame, rank: int) -> list[str]:
+    link, typical = _against(frame, "nvlink", rank)
+    if is_missing(link) or is_missing(typical) or link >= NVLINK_LOW * typical:
+        return []
+    return [f"NVLink {link / 1e9:.0f}/{typical / 1e9:.0f} GB/s"]
+
+
+def _collectives(frame: Frame, rank: int) -> list[str]:
+    """NCCL Inspector's collective times, where exported: a straggler's peers wait for it
+    inside collectives, so its own are the shortest."""
+    mine, typical = _against(frame, "collective_time", rank)
+    if is_missing(mine) or is_missing(typical) or not mine < WAITS_LESS * typical:
+        return []
+    present = [v for v in frame.values["collective_time"] if not is_missing(v)]
+    least = mine <= min(present)
+    return [f"waits {'least' if least else 'less'} in collectives "
+            f"({mine:.2f}/{typical:.2f} s)"]

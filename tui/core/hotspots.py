@@ -1,0 +1,126 @@
+"""What the hot cells of a map form, and whether they stay put.
+
+The shapes the "What-if analysis" straggler study names, on a map laid out with pipeline
+stages as rows and data-parallel replicas as columns: one hot cell is one bad worker; one hot
+row an imbalanced pipeline stage; one hot column a replica (often one node or one link); hot
+cells scattered and moving between windows, data or sequence-length imbalance. Without the
+job's parallelism the map's columns are nodes, and a hot column is one node.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.parallelism import Parallelism
+
+MOVING_SECONDS = 60.0  # how far back "moving between windows" looks
+MOVING_RANKS = 3  # this many different passing hot ranks in that time: the hot spot wanders
+STEADY_POLLS = 3  # hot in each of this many polls in a row: a hot spot that stays
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a set of hot ranks forms: ``kind`` is "cell", "row", "column" or "scattered"."""
+
+    kind: str
+    ranks: tuple[int, ...]  # the hot ranks, lowest first
+    index: int = -1  # the row (stage) or column (replica, node) they lie in
+    anchor: int = -1  # the rank the anomaly is placed on: the first rank of the row or column
+
+    def says(self, grid: Grid) -> tuple[str, str]:
+        """What the ranks are and what that shape usually means: ("one GPU", "a bad
+        worker"), ("stage 3 of 4: 128 ranks", "an imbalanced pipeline stage"), ..."""
+        n = len(self.ranks)
+        if self.kind == "cell":
+            return "one GPU", "a bad worker"
+        if self.kind == "row":
+            return f"stage {self.index} of {grid.rows}: {n} ranks", "an imbalanced pipeline stage"
+        if self.kind == "column":
+            meaning = "often one node or link" if grid.parallel else "one node"
+            return f"{grid.column_name} {self.index}: {n} ranks", meaning
+        return f"one of {n} slow GPUs", ""
+
+
+class Grid:
+    """The rows and columns of the maps' layout: (stage, replica) with the job's parallelism,
+    else (none, node)."""
+
+    def __init__(self, rank_map: RankMap, parallelism: Parallelism | None = None) -> None:
+        self.parallel = parallelism is not None
+        n = len(rank_map)
+        if parallelism is not None:
+            self.row_of = [parallelism.stage(r) for r in range(n)]
+            self.column_of = [parallelism.replica(r) for r in range(n)]
+            self.rows, self.column_name = parallelism.stages, "replica"
+        else:
+            self.row_of = [0] * n
+            self.column_of = [rank.node for rank in rank_map.ranks]
+            self.rows, self.column_name = 1, "node"
+        self._first = {}
+        for rank in range(n):
+            self._first.setdefault(("row", self.row_of[rank]), rank)
+            self._first.setdefault(("column", self.column_of[rank]), rank)
+
+    def shape(self, hot: Collection[int]) -> Shape | None:
+        """What ``hot`` forms; None when nothing is hot."""
+        ranks = tuple(sorted(hot))
+        if not ranks:
+            return None
+        if len(ranks) == 1:
+            return Shape("cell", ranks, anchor=ranks[0])
+        rows = {self.row_of[r] for r in ranks}
+        columns = {self.column_of[r] for r in ranks}
+        if len(columns) == 1 and (len(rows) > 1 or not self.parallel):
+            column = columns.pop()
+            return Shape("column", ranks, column, self._first[("column", column)])
+        if self.parallel and len(rows) == 1 and len(columns) > 1:
+            row = rows.pop()
+            return Shape("row", ranks, row, self._first[("row", row)])
+        return Shape("scattered", ranks)
+
+
+class Wander:
+    """Which hot ranks stay and which pass: a rank hot in each of the last STEADY_POLLS
+    polls stays; passing hot ranks that keep changing are a wandering straggler."""
+
+    def __init__(self) -> None:
+        self._polls: deque[tuple[float, frozenset[int]]] = deque()
+
+    def update(self, now: float, hot: Collection[int]) -> None:
+        self._polls.append((now, frozenset(hot)))
+        while self._polls and self._polls[0][0] < now - MOVING_SECONDS:
+            self._polls.popleft()
+
+    def clear(self, now: float) -> None:
+        self.update(now, ())
+
+    @property
+    def steady(self) -> frozenset[int]:
+        last = [hot for _, hot in list(self._polls)[-STEADY_POLLS:]]
+        if len(last) < STEADY_POLLS:
+            return frozenset()
+        return frozenset.intersection(*last)
+
+    def passing(self) -> set[int]:
+        """The ranks that were hot in the window and went, never having stayed (one hot
+        now may yet stay)."""
+        seen: set[int] = set()
+        for _, hot in self._polls:
+            seen |= hot
+        now = self._polls[-1][1] if self._polls else frozenset()
+        return seen - self._stayed() - now
+
+    def _stayed(self) -> set[int]:
+        runs: dict[int, int] = {}
+        stayed: set[int] = set()
+        for _, hot in self._polls:
+            runs = {rank: runs.get(rank, 0) + 1 for rank in hot}
+            stayed |= {rank for rank, run in runs.items() if run >= STEADY_POLLS}
+        return stayed
+
+    @property
+    def wandering(self) -> bool:
+        return len(self.passing()) >= MOVING_RANKS

@@ -1,0 +1,152 @@
+"""The straggler verdict: which ranks are slower than the others, by how much, for how long,
+what they form on the map, and what goes with it on their GPUs.
+
+A rank is hot when its compute time (else its SM activity) is at least ``straggler_factor``
+times the median and ``straggler_mads`` median absolute deviations above it. The impact
+policy published by TraceML: 10 % slower warns, 20 % is critical; a hot rank must stay hot
+for ``straggler_seconds`` to be confirmed. Hot ranks that form a stage (a row of the maps)
+or a replica / node (a column) are one anomaly, on the first rank of it; hot ranks that keep
+changing are one anomaly of the whole job: data or sequence-length imbalance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from statistics import median
+
+from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.cause import causes, said
+from ranktop.tui.core.hardware import Ledger
+from ranktop.tui.core.hotspots import MOVING_SECONDS, Grid, Shape, Wander
+from ranktop.tui.core.metrics import present_median
+from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.parallelism import Parallelism, fit_world
+from ranktop.tui.settings.config import DetectSettings
+
+MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
+STAYS_HOT = 0.8  # a hot rank stays hot down to this share of the bar (no flicker at the bar)
+
+
+class Stragglers:
+    """The straggler detector; ``update`` returns the straggler anomalies of a frame."""
+
+    def __init__(self, settings: DetectSettings, parallelism: Parallelism | None = None
+                 ) -> None:
+        self.s = settings
+        self.parallelism = parallelism
+        self.hold = Hold("straggler", "warning", settings.straggler_seconds)
+        self.wander = Wander()
+        self._grid: tuple[RankMap | None, Grid | None] = (None, None)
+        self._hot: set[int] = set()
+        self._peak: dict[object, float] = {}  # the highest impact of each condition so far
+
+    def grid(self, rank_map: RankMap) -> Grid:
+        """The rows and columns of the maps for ``rank_map`` (by node when the parallelism
+        given is not this job's)."""
+        if self._grid[0] is not rank_map:
+            parallelism = None
+            if self.parallelism is not None:
+                try:
+                    parallelism = fit_world(self.parallelism, len(rank_map))
+                except ValueError:
+                    parallelism = None
+            self._grid = (rank_map, Grid(rank_map, parallelism))
+        return self._grid[1]
+
+    def update(self, frame: Frame, rank_map: RankMap, progressing: bool,
+               ledger: Ledger | None = None) -> list[Anomaly]:
+        """A job that is not computing has no straggler: while its step does not move, its
+        per-step times are the last step's, frozen."""
+        name, values = _measure(frame, self.s.sm_active_pct)
+        if values is None or not progressing:
+            return self._none(frame.time)
+        present = [v for v in values if not is_missing(v)]
+        middle = median(present) if len(present) >= 3 else float("nan")
+        if is_missing(middle) or middle <= 0:
+            return self._none(frame.time)
+        spread = MAD_TO_SIGMA * median(abs(v - middle) for v in present)
+        floor = max(self.s.straggler_mads * spread, 1e-9)
+        hot = {}
+        for rank, value in enumerate(values):
+            bar = self.s.straggler_factor - 1
+            if rank in self._hot:
+                bar *= STAYS_HOT
+            if not is_missing(value) and value / middle - 1 >= bar and value - middle > floor:
+                hot[rank] = value
+        self._hot = set(hot)
+        self.wander.update(frame.time, hot)
+        wandering = self.wander.wandering
+        staying = self.wander.steady & set(hot) if wandering else set(hot)
+        grid = self.grid(rank_map)
+        conditions = self._conditions(frame, grid.shape(staying), grid, hot, name, middle,
+                                      spread, ledger)
+        if wandering:
+            conditions[None] = self._wandering(hot, name, middle)
+        return self._judged(frame.time, conditions)
+
+    def _none(self, now: float) -> list[Anomaly]:
+        self._hot = set()
+        self.wander.clear(now)
+        return self._judged(now, {})
+
+    def _conditions(self, frame: Frame, shape: Shape | None, grid: Grid,
+                    hot: dict[int, float], name: str, middle: float, spread: float,
+                    ledger: Ledger | None) -> dict[object, tuple[str, float]]:
+        """Each condition's text and impact: one per hot rank, or one for a row or column."""
+        if shape is None:
+            return {}
+        now = frame.time
+
+        def text(rank: int, key: object, what: str, meaning: str) -> tuple[str, float]:
+            value = hot[rank]
+            held = now - self.hold.began.get(key, now)
+            same = f"the same for {held:.0f} s" if held >= 1 else "new"
+            meaning = f" ({meaning})" if meaning else ""
+            distance = (value - middle) / spread if spread > 0 else float("inf")
+            found = causes(frame, rank, ledger.of(rank) if ledger else ())
+            line = (f"{name} {value / middle:.2f}x median (+{value / middle - 1:.0%}, "
+                    f"{_mads(distance)}) · {what}{meaning}, {same} · {said(found)}")
+            return line, value / middle - 1
+
+        what, meaning = shape.says(grid)
+        if shape.kind in ("row", "column"):
+            worst = max(shape.ranks, key=lambda r: hot[r])
+            return {shape.anchor: text(worst, shape.anchor, f"{what}, worst {worst}", meaning)}
+        return {rank: text(rank, rank, what, meaning) for rank in shape.ranks}
+
+    def _wandering(self, hot: dict[int, float], name: str, middle: float) -> tuple[str, float]:
+        moved = len(self.wander.passing())
+        worst = max(hot.values(), default=middle) / middle - 1
+        return (f"the slowest rank moves: {moved} different ranks {name} ≥ "
+                f"{self.s.straggler_factor - 1:.0%} over the median in the last "
+                f"{MOVING_SECONDS:.0f} s (now up to +{worst:.0%}) · scattered and moving: "
+                "data or sequence-length imbalance", worst)
+
+    def _judged(self, now: float, conditions: dict[object, tuple[str, float]]
+                ) -> list[Anomaly]:
+        """Held conditions as anomalies, each as severe as the highest impact it reached."""
+        self._peak = {key: max(impact, self._peak.get(key, 0.0))
+                      for key, (_, impact) in conditions.items()}
+        found = self.hold.update(now, {key: line for key, (line, _) in conditions.items()})
+        critical = self.s.straggler_critical_factor - 1
+        return [replace(a, severity="critical") if self._peak[_key(a)] >= critical else a
+                for a in found]
+
+
+def _key(anomaly: Anomaly) -> object:
+    return anomaly.rank
+
+
+def _measure(frame: Frame, idle_pct: float) -> tuple[str, list[float] | None]:
+    """Compute time where exported, else SM activity (unless the job idles)."""
+    compute = frame.values.get("compute_time")
+    if compute is not None:
+        return "compute", list(compute)
+    sm = frame.values.get("sm_active")
+    if sm is None or present_median(sm) < idle_pct:
+        return "SM activity", None
+    return "SM activity", list(sm)
+
+
+def _mads(distance: float) -> str:
+    return "many MAD" if distance > 999 else f"{distance:.0f} MAD"
