@@ -65,7 +65,8 @@ def test_without_parallelism_the_same_ranks_are_per_node():
 
 def test_a_parallelism_that_is_not_the_jobs_falls_back_to_nodes():
     found = stragglers(lambda i: {17: 1.3, 20: 1.3}, parallelism=parse("tp=8,pp=4,dp=4"))
-    assert [a.rank for a in found] == [16] and "node 2: 2 ranks, worst 20 (one node)" in found[0].summary
+    assert [a.rank for a in found] == [16]
+    assert "node 2: 2 ranks, worst 20 (one node)" in found[0].summary
 
 
 def test_a_slowest_rank_that_moves_every_poll_is_one_anomaly_of_the_job():
@@ -82,9 +83,6 @@ def test_a_steady_straggler_is_still_named_while_others_wander():
 
 
 def test_a_job_that_slowed_as_a_whole_is_fail_slow_not_a_straggler():
-    def uniform(i):
-        return {}
-
     detectors = Detectors(SETTINGS, RANK_MAP, P)
     found = []
     for i in range(100):
