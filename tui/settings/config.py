@@ -81,7 +81,7 @@ class DetectSettings:
     throughput_seconds: float = 20
     throughput_window_seconds: float = 300
     failslow_shift: float = 0.10
-    failslow_seconds: float = 30
+    failslow_seconds: float = 20
 
 
 @dataclass(frozen=True)
