@@ -91,8 +91,9 @@ class Parallelism:
     def named(self) -> str:
         """"tp=8,pp=4,dp=16": the axes of more than one rank, and pp and dp."""
         sizes = dict(self.sizes)
+        unknown_dp = self.dp_inferred and sizes["dp"] == 1  # not yet inferred
         return ",".join(f"{axis}={sizes[axis]}" for axis in SHOWN
-                        if sizes[axis] > 1 or axis in ("dp", "pp"))
+                        if sizes[axis] > 1 or (axis == "pp" or (axis == "dp" and not unknown_dp)))
 
     def describe(self) -> str:
         """"tp=8,pp=4,dp=16 (512 ranks, order tp-cp-ep-dp-pp)"."""
@@ -148,3 +149,14 @@ def fit_world(parallelism: Parallelism, world: int) -> Parallelism:
         raise ValueError(f"{parallelism.named} is {parallelism.world} ranks but the job has "
                          f"{world}")
     return parallelism
+
+
+def for_job(parallelism: Parallelism | None, world: int) -> tuple[Parallelism | None, str]:
+    """The parallelism of a job of ``world`` ranks, else None and why, in one line for the
+    console, ``ranktop report`` and ``check-config`` alike ("" when none was given)."""
+    if parallelism is None:
+        return None, ""
+    try:
+        return fit_world(parallelism, world), ""
+    except ValueError as error:
+        return None, f"[layout] parallelism {error}: laid out by node"

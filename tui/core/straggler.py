@@ -20,7 +20,7 @@ from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.hotspots import MOVING_SECONDS, Grid, Shape, Wander
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
-from ranktop.tui.core.parallelism import Parallelism, fit_world
+from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.settings.config import DetectSettings
 
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
@@ -44,12 +44,7 @@ class Stragglers:
         """The rows and columns of the maps for ``rank_map`` (by node when the parallelism
         given is not this job's)."""
         if self._grid[0] is not rank_map:
-            parallelism = None
-            if self.parallelism is not None:
-                try:
-                    parallelism = fit_world(self.parallelism, len(rank_map))
-                except ValueError:
-                    parallelism = None
+            parallelism = for_job(self.parallelism, len(rank_map))[0]
             self._grid = (rank_map, Grid(rank_map, parallelism))
         return self._grid[1]
 

@@ -8,7 +8,7 @@ from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
-from ranktop.tui.core.parallelism import Parallelism, fit_world
+from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
@@ -341,10 +341,8 @@ class ClusterScreen(Screen):
         if parallelism is None:
             return None, ('No parallelism given: set [layout] parallelism, e.g. '
                           '"tp=8,pp=4,dp=16", to lay the maps out by stage and replica.')
-        try:
-            return arrangement_of(fit_world(parallelism, len(self.rank_map))), ""
-        except ValueError as error:
-            return None, f"The maps stay by node: [layout] parallelism {error}."
+        fitted, why = for_job(parallelism, len(self.rank_map))
+        return (arrangement_of(fitted), "") if fitted else (None, why)
 
     def _layout_refused(self) -> None:
         """Say why the maps are by node when the config asked for the parallelism view."""
