@@ -40,7 +40,7 @@ def causes(frame: Frame, rank: int, ledger: Sequence[LedgerEntry] = ()) -> list[
 
 
 def said(found: Sequence[str]) -> str:
-    return ", ".join(found) if found else "no sign on its GPU or links (its input, host or code?)"
+    return ", ".join(found) if found else "nothing on its GPU or links"
 
 
 def _value(frame: Frame, metric: str, rank: int) -> float:

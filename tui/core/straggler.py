@@ -24,6 +24,7 @@ from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.settings.config import DetectSettings
 
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
+MANY_SCATTERED = 8  # more scattered hot ranks than this are one anomaly of the job
 STAYS_HOT = 0.8  # a hot rank stays hot down to this share of the bar (no flicker at the bar)
 
 
@@ -95,7 +96,7 @@ class Stragglers:
         def text(rank: int, key: object, what: str, meaning: str) -> tuple[str, float]:
             value = hot[rank]
             held = now - self.hold.began.get(key, now)
-            same = f"the same for {held:.0f} s" if held >= 1 else "new"
+            same = f"steady {held:.0f} s" if held >= 1 else "new"
             meaning = f" ({meaning})" if meaning else ""
             distance = (value - middle) / spread if spread > 0 else float("inf")
             found = causes(frame, rank, ledger.of(rank) if ledger else ())
@@ -104,9 +105,14 @@ class Stragglers:
             return line, value / middle - 1
 
         what, meaning = shape.says(grid)
+        worst = max(shape.ranks, key=lambda r: hot[r])
         if shape.kind in ("row", "column"):
-            worst = max(shape.ranks, key=lambda r: hot[r])
             return {shape.anchor: text(worst, shape.anchor, f"{what}, worst {worst}", meaning)}
+        if len(shape.ranks) > MANY_SCATTERED:  # one line, not a panel full of them
+            places = len({grid.column_of[r] for r in shape.ranks})
+            hint = "" if grid.parallel else "a stage or a replica? [layout] parallelism tells"
+            return {None: text(worst, None, f"{len(shape.ranks)} slow GPUs in {places} "
+                                            f"{grid.column_name}s, worst {worst}", hint)}
         return {rank: text(rank, rank, what, meaning) for rank in shape.ranks}
 
     def _wandering(self, hot: dict[int, float], name: str, middle: float) -> tuple[str, float]:

@@ -47,7 +47,7 @@ def test_a_slow_stage_is_one_anomaly_on_its_first_rank():
     (found,) = stragglers(lambda i: dict.fromkeys(stage, 1.25))
     assert found.rank == min(stage)
     assert "stage 3 of 4: 16 ranks, worst" in found.summary
-    assert "(an imbalanced pipeline stage), the same for 40 s" in found.summary
+    assert "(an imbalanced pipeline stage), steady 40 s" in found.summary
 
 
 def test_a_slow_replica_is_one_column():
@@ -56,11 +56,15 @@ def test_a_slow_replica_is_one_column():
     assert found.rank == min(replica) and "replica 1: 16 ranks" in found.summary
 
 
-def test_without_parallelism_the_same_ranks_are_per_node():
+def test_without_parallelism_many_scattered_ranks_are_one_line_few_are_each_their_own():
     stage = [r for r in range(N) if P.stage(r) == 3]  # ranks 48-63: nodes 6 and 7
-    found = stragglers(lambda i: dict.fromkeys(stage, 1.25), parallelism=None)
-    assert {a.rank for a in found} == set(stage)
-    assert all("one of 16 slow GPUs" in a.summary for a in found)
+    (found,) = stragglers(lambda i: dict.fromkeys(stage, 1.25), parallelism=None)
+    assert found.rank is None  # one line for the job, not sixteen
+    assert "16 slow GPUs in 2 nodes, worst" in found.summary
+    assert "[layout] parallelism tells" in found.summary
+    few = stragglers(lambda i: {3: 1.25, 40: 1.3}, parallelism=None)
+    assert {a.rank for a in few} == {3, 40}
+    assert all("one of 2 slow GPUs" in a.summary for a in few)
 
 
 def test_a_parallelism_that_is_not_the_jobs_falls_back_to_nodes():
