@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.parallelism import Parallelism
 
-MOVING_SECONDS = 60.0  # how far back "moving between windows" looks
+MOVING_SECONDS = 30.0  # how far back "moving between windows" looks
 MOVING_RANKS = 3  # this many different passing hot ranks in that time: the hot spot wanders
 STEADY_POLLS = 3  # hot in each of this many polls in a row: a hot spot that stays
 
@@ -123,4 +123,6 @@ class Wander:
 
     @property
     def wandering(self) -> bool:
-        return len(self.passing()) >= MOVING_RANKS
+        """Hot ranks keep coming and going, and one came lately (so it ends soon after)."""
+        lately = any(hot for _, hot in list(self._polls)[-STEADY_POLLS:])
+        return lately and len(self.passing()) >= MOVING_RANKS

@@ -66,10 +66,11 @@ def test_a_hot_rank_that_changes_every_poll_wanders_and_none_stays():
     assert wander.passing() == {0, 7, 14, 21, 28}  # 35 is hot now: it may yet stay
 
 
-def test_a_wander_is_forgotten_once_its_window_has_passed():
+def test_a_wander_ends_a_few_polls_after_the_last_passing_hot_rank():
     wander = Wander()
     for t in range(6):
         wander.update(2.0 * t, {t * 7})
-    for t in range(6, 60):
+    for t in range(6, 6 + STEADY_POLLS):
+        assert wander.wandering
         wander.update(2.0 * t, ())
-    assert not wander.wandering
+    assert not wander.wandering and wander.passing()  # remembered, but no longer moving
