@@ -2,6 +2,7 @@
 console's own pipeline (simulated cluster -> Analyser), polled every 2 s of simulated time.
 
     .venv/bin/python bench/stragglers.py [--hours 24] [--nodes 64] [--seed 1]
+                                         [--noise 0.02] [--hiccups 0.05]
 
 The day: a fault every ~15 minutes with quiet time between, drawn from config/stragglers.toml's
 kinds (a throttling GPU, a slow GPU, a slow pipeline stage, a slow replica with InfiniBand
@@ -11,6 +12,11 @@ strengths, on a job of tensor parallel 8, pipeline 4 (``[layout] parallelism = "
 Reported: per kind, the seconds from the fault's onset to its verdict confirmed (median and
 worst), whether the verdict named the right shape, the precision of every confirmed straggler
 and fail-slow verdict (right kind and place while a fault runs), and the recall.
+
+The simulator's healthy job is quiet (compute time varies ±0.6 %). ``--noise`` adds that much
+more (a standard deviation, per rank and poll) to every compute and step time, ``--hiccups``
+is the chance per poll that one random rank's last step was 10-30 % slower (a page fault, a
+slow batch): neither is a fault, and a verdict on them counts against precision.
 """
 
 from __future__ import annotations
@@ -90,7 +96,28 @@ def expected(fault: Fault, n: int) -> tuple[str, int | None]:
     return "straggler", fault.rank
 
 
-def run(hours: float, nodes: int, seed: int) -> None:
+class Jittered(DemoSource):
+    """The simulated cluster with noise and one-step hiccups on top of its frames."""
+
+    def __init__(self, cluster: SimCluster, clock, started: float, noise: float,
+                 hiccups: float, seed: int) -> None:
+        super().__init__(cluster, clock, started)
+        self.noise, self.hiccups, self.rng = noise, hiccups, random.Random(seed)
+
+    def _read(self, t: float):
+        frame = super()._read(t)
+        if not (self.noise or self.hiccups):
+            return frame
+        values = dict(frame.values)
+        compute = [v * (1 + self.rng.gauss(0, self.noise)) for v in values["compute_time"]]
+        step = [v * (1 + self.rng.gauss(0, self.noise / 4)) for v in values["step_time"]]
+        if self.rng.random() < self.hiccups:
+            compute[self.rng.randrange(len(compute))] *= self.rng.uniform(1.1, 1.3)
+        values["compute_time"], values["step_time"] = compute, step
+        return replace(frame, values=values)
+
+
+def run(hours: float, nodes: int, seed: int, noise: float, hiccups: float) -> None:
     began = time.perf_counter()
     n = nodes * 8
     scenario = day(hours, n, seed)
@@ -100,7 +127,8 @@ def run(hours: float, nodes: int, seed: int) -> None:
     clock = FakeClock(start)
     settings = replace(load_settings(environ={}),
                        layout=LayoutSettings(parse(PARALLELISM), "node"))
-    pipeline = Pipeline(settings, DemoSource(cluster, clock, started=start))
+    source = Jittered(cluster, clock, start, noise, hiccups, seed)
+    pipeline = Pipeline(settings, source)
     onset = {i: cluster._throttle_onset(f) if f.effect == "thermal_throttle" else f.start
              for i, f in enumerate(scenario.faults)}
     want = {i: expected(f, n) for i, f in enumerate(scenario.faults)}
@@ -127,6 +155,7 @@ def run(hours: float, nodes: int, seed: int) -> None:
                     if anomaly.kind == "fail_slow":
                         fail_slow_since[i] = anomaly.since - start - onset[i]
     took = time.perf_counter() - began
+    print(f"noise {noise:.1%} per rank and poll, a one-step hiccup in {hiccups:.0%} of polls")
     report(scenario, confirmed_at, shape_right, fail_slow_since, episodes, n, polls, took,
            built)
 
@@ -175,8 +204,10 @@ def main() -> int:
     parser.add_argument("--hours", type=float, default=24)
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--noise", type=float, default=0.0)
+    parser.add_argument("--hiccups", type=float, default=0.0)
     args = parser.parse_args()
-    run(args.hours, args.nodes, args.seed)
+    run(args.hours, args.nodes, args.seed, args.noise, args.hiccups)
     return 0
 
 

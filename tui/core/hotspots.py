@@ -59,27 +59,38 @@ class Grid:
             self.row_of = [0] * n
             self.column_of = [rank.node for rank in rank_map.ranks]
             self.rows, self.column_name = 1, "node"
-        self._first = {}
+        self._first: dict[tuple[str, int], int] = {}
+        self._size: dict[tuple[str, int], int] = {}
         for rank in range(n):
-            self._first.setdefault(("row", self.row_of[rank]), rank)
-            self._first.setdefault(("column", self.column_of[rank]), rank)
+            for key in (("row", self.row_of[rank]), ("column", self.column_of[rank])):
+                self._first.setdefault(key, rank)
+                self._size[key] = self._size.get(key, 0) + 1
 
-    def shape(self, hot: Collection[int]) -> Shape | None:
-        """What ``hot`` forms; None when nothing is hot."""
-        ranks = tuple(sorted(hot))
-        if not ranks:
-            return None
-        if len(ranks) == 1:
-            return Shape("cell", ranks, anchor=ranks[0])
-        rows = {self.row_of[r] for r in ranks}
-        columns = {self.column_of[r] for r in ranks}
-        if len(columns) == 1 and (len(rows) > 1 or not self.parallel):
-            column = columns.pop()
-            return Shape("column", ranks, column, self._first[("column", column)])
-        if self.parallel and len(rows) == 1 and len(columns) > 1:
-            row = rows.pop()
-            return Shape("row", ranks, row, self._first[("row", row)])
-        return Shape("scattered", ranks)
+    def shapes(self, hot: Collection[int]) -> list[Shape]:
+        """What ``hot`` forms: each row (with the job's parallelism) and each column at least
+        half hot, then the hot ranks left as one cell or several scattered ones. A few hot
+        ranks elsewhere (noise, a second fault) do not hide a hot row or column."""
+        found: list[Shape] = []
+        left = set(hot)
+        lines = ("row", "column") if self.parallel else ("column",)
+        for line in lines:
+            index_of = self.row_of if line == "row" else self.column_of
+            across = self.column_of if line == "row" else self.row_of
+            members: dict[int, list[int]] = {}
+            for rank in left:
+                members.setdefault(index_of[rank], []).append(rank)
+            for index, ranks in sorted(members.items()):
+                spans = len({across[r] for r in ranks}) > 1 or not self.parallel
+                if len(ranks) >= 2 and 2 * len(ranks) >= self._size[(line, index)] and spans:
+                    found.append(Shape(line, tuple(sorted(ranks)), index,
+                                       self._first[(line, index)]))
+                    left -= set(ranks)
+        rest = tuple(sorted(left))
+        if len(rest) == 1:
+            found.append(Shape("cell", rest, anchor=rest[0]))
+        elif rest:
+            found.append(Shape("scattered", rest))
+        return found
 
 
 class Wander:

@@ -74,8 +74,10 @@ class Stragglers:
         wandering = self.wander.wandering
         staying = self.wander.steady & set(hot) if wandering else set(hot)
         grid = self.grid(rank_map)
-        conditions = self._conditions(frame, grid.shape(staying), grid, hot, name, middle,
-                                      spread, ledger)
+        conditions: dict[object, tuple[str, float]] = {}
+        for shape in grid.shapes(staying):
+            conditions.update(self._conditions(frame, shape, grid, hot, name, middle, spread,
+                                               ledger))
         if wandering:
             conditions[None] = self._wandering(hot, name, middle)
         return self._judged(frame.time, conditions)
@@ -85,12 +87,10 @@ class Stragglers:
         self.wander.clear(now)
         return self._judged(now, {})
 
-    def _conditions(self, frame: Frame, shape: Shape | None, grid: Grid,
-                    hot: dict[int, float], name: str, middle: float, spread: float,
-                    ledger: Ledger | None) -> dict[object, tuple[str, float]]:
+    def _conditions(self, frame: Frame, shape: Shape, grid: Grid, hot: dict[int, float],
+                    name: str, middle: float, spread: float, ledger: Ledger | None
+                    ) -> dict[object, tuple[str, float]]:
         """Each condition's text and impact: one per hot rank, or one for a row or column."""
-        if shape is None:
-            return {}
         now = frame.time
 
         def text(rank: int, key: object, what: str, meaning: str) -> tuple[str, float]:

@@ -22,33 +22,42 @@ def replica(d: int) -> list[int]:
 
 
 def test_one_hot_rank_is_one_bad_worker():
-    shape = PARALLEL.shape({37})
+    (shape,) = PARALLEL.shapes({37})
     assert (shape.kind, shape.anchor) == ("cell", 37)
     assert shape.says(PARALLEL) == ("one GPU", "a bad worker")
 
 
 def test_a_hot_stage_is_a_row_placed_on_its_first_rank():
-    shape = PARALLEL.shape(stage(3))
+    (shape,) = PARALLEL.shapes(stage(3))
     assert (shape.kind, shape.index, shape.anchor) == ("row", 3, min(stage(3)))
     assert shape.says(PARALLEL) == ("stage 3 of 4: 16 ranks", "an imbalanced pipeline stage")
 
 
 def test_a_hot_replica_is_a_column_often_a_node_or_link():
-    shape = PARALLEL.shape(replica(2)[::2])  # half of it is enough
+    (shape,) = PARALLEL.shapes(replica(2)[::2])  # half of it is enough
     assert (shape.kind, shape.index, shape.anchor) == ("column", 2, min(replica(2)))
     assert shape.says(PARALLEL)[1] == "often one node or link"
+    assert [s.kind for s in PARALLEL.shapes(replica(2)[:7])] == ["scattered"]  # under half
+
+
+def test_a_stray_hot_rank_does_not_hide_a_hot_row():
+    stray = next(r for r in stage(0) if P.replica(r) == 1)
+    found = PARALLEL.shapes({*stage(3)[1:], stray})
+    assert [(s.kind, s.ranks) for s in found] == [("row", tuple(stage(3)[1:])),
+                                                   ("cell", (stray,))]
 
 
 def test_hot_ranks_in_different_stages_and_replicas_are_scattered():
-    assert PARALLEL.shape({0, 63}).kind == "scattered"
+    (shape,) = PARALLEL.shapes({0, 63})
+    assert shape.kind == "scattered" and shape.says(PARALLEL)[0] == "one of 2 slow GPUs"
 
 
-def test_without_parallelism_a_column_is_one_node():
-    shape = BY_NODE.shape({17, 20})
+def test_without_parallelism_a_column_is_one_node_half_of_it_hot_or_more():
+    (shape,) = BY_NODE.shapes({17, 20, 21, 22})
     assert (shape.kind, shape.index, shape.anchor) == ("column", 2, 16)
-    assert shape.says(BY_NODE) == ("node 2: 2 ranks", "one node")
-    assert BY_NODE.shape({3, 20}).kind == "scattered"
-    assert BY_NODE.shape(set()) is None
+    assert shape.says(BY_NODE) == ("node 2: 4 ranks", "one node")
+    assert [s.kind for s in BY_NODE.shapes({3, 20})] == ["scattered"]
+    assert BY_NODE.shapes(set()) == []
 
 
 def test_a_rank_hot_poll_after_poll_stays_and_nothing_wanders():

@@ -57,10 +57,15 @@ def test_a_slow_replica_is_one_column():
 
 
 def test_without_parallelism_many_scattered_ranks_are_one_line_few_are_each_their_own():
-    stage = [r for r in range(N) if P.stage(r) == 3]  # ranks 48-63: nodes 6 and 7
-    (found,) = stragglers(lambda i: dict.fromkeys(stage, 1.25), parallelism=None)
+    stage = [r for r in range(N) if P.stage(r) == 3]  # ranks 48-63: all of nodes 6 and 7
+    by_node = stragglers(lambda i: dict.fromkeys(stage, 1.25), parallelism=None)
+    assert [a.rank for a in by_node] == [48, 56]
+    assert ["node 6: 8 ranks" in by_node[0].summary, "(one node)" in by_node[1].summary] == [
+        True, True]
+    scattered = range(0, N, 4)  # two GPUs of every node
+    (found,) = stragglers(lambda i: dict.fromkeys(scattered, 1.25), parallelism=None)
     assert found.rank is None  # one line for the job, not sixteen
-    assert "16 slow GPUs in 2 nodes, worst" in found.summary
+    assert "16 slow GPUs in 8 nodes, worst" in found.summary
     assert "[layout] parallelism tells" in found.summary
     few = stragglers(lambda i: {3: 1.25, 40: 1.3}, parallelism=None)
     assert {a.rank for a in few} == {3, 40}
@@ -68,9 +73,10 @@ def test_without_parallelism_many_scattered_ranks_are_one_line_few_are_each_thei
 
 
 def test_a_parallelism_that_is_not_the_jobs_falls_back_to_nodes():
-    found = stragglers(lambda i: {17: 1.3, 20: 1.3}, parallelism=parse("tp=8,pp=4,dp=4"))
+    slow = {17: 1.3, 20: 1.35, 21: 1.3, 22: 1.3}
+    found = stragglers(lambda i: slow, parallelism=parse("tp=8,pp=4,dp=4"))
     assert [a.rank for a in found] == [16]
-    assert "node 2: 2 ranks, worst 20 (one node)" in found[0].summary
+    assert "node 2: 4 ranks, worst 20 (one node)" in found[0].summary
 
 
 def test_a_slowest_rank_that_moves_every_poll_is_one_anomaly_of_the_job():
