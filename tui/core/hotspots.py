@@ -60,11 +60,13 @@ class Grid:
             self.column_of = [rank.node for rank in rank_map.ranks]
             self.rows, self.column_name = 1, "node"
         self._first: dict[tuple[str, int], int] = {}
-        self._size: dict[tuple[str, int], int] = {}
+        self.lines: dict[tuple[str, int], list[int]] = {}  # each row's and column's ranks
         for rank in range(n):
             for key in (("row", self.row_of[rank]), ("column", self.column_of[rank])):
                 self._first.setdefault(key, rank)
-                self._size[key] = self._size.get(key, 0) + 1
+                self.lines.setdefault(key, []).append(rank)
+        if not self.parallel:  # without the job's parallelism the map has no rows
+            self.lines = {k: v for k, v in self.lines.items() if k[0] == "column"}
 
     def shapes(self, hot: Collection[int]) -> list[Shape]:
         """What ``hot`` forms: each row (with the job's parallelism) and each column at least
@@ -81,7 +83,7 @@ class Grid:
                 members.setdefault(index_of[rank], []).append(rank)
             for index, ranks in sorted(members.items()):
                 spans = len({across[r] for r in ranks}) > 1 or not self.parallel
-                if len(ranks) >= 2 and 2 * len(ranks) >= self._size[(line, index)] and spans:
+                if len(ranks) >= 2 and 2 * len(ranks) >= len(self.lines[(line, index)]) and spans:
                     found.append(Shape(line, tuple(sorted(ranks)), index,
                                        self._first[(line, index)]))
                     left -= set(ranks)

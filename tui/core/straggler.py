@@ -12,7 +12,7 @@ changing are one anomaly of the whole job: data or sequence-length imbalance.
 from __future__ import annotations
 
 from dataclasses import replace
-from statistics import median
+from statistics import median, median_low
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
 from ranktop.tui.core.cause import causes, said
@@ -39,6 +39,7 @@ class Stragglers:
         self.wander = Wander()
         self._grid: tuple[RankMap | None, Grid | None] = (None, None)
         self._hot: set[int] = set()
+        self._lines: set[tuple[str, int]] = set()  # rows and columns hot at the last poll
         self._peak: dict[object, float] = {}  # the highest impact of each condition so far
 
     def grid(self, rank_map: RankMap) -> Grid:
@@ -62,18 +63,13 @@ class Stragglers:
             return self._none(frame.time)
         spread = MAD_TO_SIGMA * median(abs(v - middle) for v in present)
         floor = max(self.s.straggler_mads * spread, 1e-9)
-        hot = {}
-        for rank, value in enumerate(values):
-            bar = self.s.straggler_factor - 1
-            if rank in self._hot:
-                bar *= STAYS_HOT
-            if not is_missing(value) and value / middle - 1 >= bar and value - middle > floor:
-                hot[rank] = value
+        grid = self.grid(rank_map)
+        hot = self._hot_ranks(values, middle, floor)
+        hot.update(self._hot_lines(values, middle, grid))
         self._hot = set(hot)
         self.wander.update(frame.time, hot)
         wandering = self.wander.wandering
         staying = self.wander.steady & set(hot) if wandering else set(hot)
-        grid = self.grid(rank_map)
         conditions: dict[object, tuple[str, float]] = {}
         for shape in grid.shapes(staying):
             conditions.update(self._conditions(frame, shape, grid, hot, name, middle, spread,
@@ -82,8 +78,38 @@ class Stragglers:
             conditions[None] = self._wandering(hot, name, middle)
         return self._judged(frame.time, conditions)
 
+    def _hot_ranks(self, values: list[float], middle: float, floor: float
+                   ) -> dict[int, float]:
+        """Ranks over the bar and the MAD floor (a hot rank stays hot a little under both)."""
+        hot = {}
+        for rank, value in enumerate(values):
+            ease = STAYS_HOT if rank in self._hot else 1.0
+            if is_missing(value):
+                continue
+            if (value / middle - 1 >= ease * (self.s.straggler_factor - 1)
+                    and value - middle > ease * floor):
+                hot[rank] = value
+        return hot
+
+    def _hot_lines(self, values: list[float], middle: float, grid: Grid) -> dict[int, float]:
+        """Every rank of a row or column whose median is over the bar: the median of many
+        ranks is steady where each rank's own value, near the bar, comes and goes."""
+        hot: dict[int, float] = {}
+        lines = set()
+        for key, ranks in grid.lines.items():
+            mine = {r: values[r] for r in ranks if r < len(values) and not is_missing(values[r])}
+            if len(mine) < 2:
+                continue
+            ease = STAYS_HOT if key in self._lines else 1.0
+            # The lower median: a line half of whose ranks are slow is not hot as a whole.
+            if median_low(mine.values()) / middle - 1 >= ease * (self.s.straggler_factor - 1):
+                lines.add(key)
+                hot.update(mine)
+        self._lines = lines
+        return hot
+
     def _none(self, now: float) -> list[Anomaly]:
-        self._hot = set()
+        self._hot, self._lines = set(), set()
         self.wander.clear(now)
         return self._judged(now, {})
 

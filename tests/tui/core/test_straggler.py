@@ -103,3 +103,20 @@ def test_a_job_that_slowed_as_a_whole_is_fail_slow_not_a_straggler():
         found = detectors.update(f)
     assert [(a.kind, a.rank) for a in found] == [("fail_slow", None)]
     assert found[0].confirmed and found[0].since == 80.0
+
+
+def test_a_slow_stage_in_noise_stays_one_row_though_its_ranks_come_and_go():
+    import random
+
+    rng = random.Random(5)
+    stage = [r for r in range(N) if P.stage(r) == 0]
+    detectors = Detectors(SETTINGS, RANK_MAP, P)
+    seen = set()
+    for i in range(25):
+        f = frame(2.0 * i, {})
+        f.values["compute_time"][:] = [0.8 * (1.16 if r in stage else 1) * (1 + rng.gauss(0, 0.02))
+                                       for r in range(N)]
+        found = [a for a in detectors.update(f) if a.kind == "straggler"]
+        seen |= {a.key for a in found}
+    assert seen == {("straggler", 0)}
+    assert found[0].confirmed and "stage 0 of 4: 16 ranks" in found[0].summary
