@@ -17,7 +17,7 @@ from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.parallelism import Parallelism
 
 MOVING_SECONDS = 30.0  # how far back "moving between windows" looks
-MOVING_RANKS = 3  # this many different passing hot ranks in that time: the hot spot wanders
+MOVING_RANKS = 4  # this many different passing hot ranks in that time: the hot spot wanders
 STEADY_POLLS = 3  # hot in each of this many polls in a row: a hot spot that stays
 
 
@@ -137,5 +137,6 @@ class Wander:
     @property
     def wandering(self) -> bool:
         """Hot ranks keep coming and going, and one came lately (so it ends soon after)."""
-        lately = any(hot for _, hot in list(self._polls)[-STEADY_POLLS:])
+        stayed = self._stayed()
+        lately = any(hot - stayed for _, hot in list(self._polls)[-STEADY_POLLS:])
         return lately and len(self.passing()) >= MOVING_RANKS

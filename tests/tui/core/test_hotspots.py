@@ -83,3 +83,13 @@ def test_a_wander_ends_a_few_polls_after_the_last_passing_hot_rank():
         assert wander.wandering
         wander.update(2.0 * t, ())
     assert not wander.wandering and wander.passing()  # remembered, but no longer moving
+
+
+def test_a_rank_that_stays_hot_does_not_keep_a_past_wander_going():
+    wander = Wander()
+    for t in range(6):
+        wander.update(2.0 * t, {9, 10 + t})  # 9 stays; five others pass
+    assert wander.wandering
+    for t in range(6, 6 + STEADY_POLLS):
+        wander.update(2.0 * t, {9})
+    assert not wander.wandering and 9 in wander.steady
