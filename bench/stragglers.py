@@ -136,6 +136,7 @@ def run(hours: float, nodes: int, seed: int, noise: float, hiccups: float) -> No
     shape_right: dict[int, bool] = {}
     fail_slow_since: dict[int, float] = {}
     episodes: dict[tuple, bool] = {}  # (kind, rank, since) -> explained when confirmed
+    own: dict[int, set[float]] = defaultdict(set)  # each fault's verdicts, by their start
     polls = int(scenario.loop_seconds / POLL)
     for step in range(polls):
         clock.now = start + step * POLL
@@ -149,6 +150,8 @@ def run(hours: float, nodes: int, seed: int, noise: float, hiccups: float) -> No
             episode = (anomaly.kind, anomaly.rank, anomaly.since)
             episodes.setdefault(episode, anomaly.key in allowed)
             for i in running:
+                if anomaly.key == want[i]:
+                    own[i].add(anomaly.since)
                 if anomaly.key == want[i] and i not in confirmed_at:
                     confirmed_at[i] = t - onset[i]
                     shape_right[i] = SHAPE_WORDS[scenario.faults[i].effect] in anomaly.summary
@@ -156,12 +159,13 @@ def run(hours: float, nodes: int, seed: int, noise: float, hiccups: float) -> No
                         fail_slow_since[i] = anomaly.since - start - onset[i]
     took = time.perf_counter() - began
     print(f"noise {noise:.1%} per rank and poll, a one-step hiccup in {hiccups:.0%} of polls")
+    restarts = {scenario.faults[i].effect: len(s) - 1 for i, s in own.items() if len(s) > 1}
     report(scenario, confirmed_at, shape_right, fail_slow_since, episodes, n, polls, took,
-           built)
+           built, restarts)
 
 
 def report(scenario, confirmed_at, shape_right, fail_slow_since, episodes, n, polls, took,
-           built) -> None:
+           built, restarts) -> None:
     print(f"a simulated {scenario.loop_seconds / 3600:g} h day, {n} ranks ({PARALLELISM}), "
           f"{len(scenario.faults)} injected faults, {polls} polls every {POLL:g} s "
           f"({took:.0f} s to run, {built:.0f} s of it building the simulator)")
@@ -187,6 +191,8 @@ def report(scenario, confirmed_at, shape_right, fail_slow_since, episodes, n, po
         precision = right / len(outcomes) if outcomes else float("nan")
         print(f"{name} verdicts confirmed: {len(outcomes)}, right {right}, precision "
               f"{precision:.3f}")
+    print(f"verdicts that ended and came back while their fault ran: "
+          f"{sum(restarts.values())} {restarts or ''}")
     wrong = [e for e, ok in episodes.items() if not ok]
     if wrong:
         print(f"wrong verdicts (kind, rank, since): {wrong[:10]}")

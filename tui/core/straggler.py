@@ -26,6 +26,8 @@ from ranktop.tui.settings.config import DetectSettings
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
 MANY_SCATTERED = 8  # more scattered hot ranks than this are one anomaly of the job
 STAYS_HOT = 0.8  # a hot rank stays hot down to this share of the bar (no flicker at the bar)
+LAPSE_POLLS = 2  # a steady condition missing for up to this many polls goes on (noise)
+STEADY_SECONDS = 6.0  # held this long, a condition is steady (a one-poll blip is not)
 
 
 class Stragglers:
@@ -41,6 +43,8 @@ class Stragglers:
         self._hot: set[int] = set()
         self._lines: set[tuple[str, int]] = set()  # rows and columns hot at the last poll
         self._peak: dict[object, float] = {}  # the highest impact of each condition so far
+        self._last: dict[object, tuple[str, float]] = {}  # the conditions of the last poll
+        self._missed: dict[object, int] = {}  # polls in a row each condition has lapsed
 
     def grid(self, rank_map: RankMap) -> Grid:
         """The rows and columns of the maps for ``rank_map`` (by node when the parallelism
@@ -109,7 +113,7 @@ class Stragglers:
         return hot
 
     def _none(self, now: float) -> list[Anomaly]:
-        self._hot, self._lines = set(), set()
+        self._hot, self._lines, self._last = set(), set(), {}
         self.wander.clear(now)
         return self._judged(now, {})
 
@@ -151,7 +155,16 @@ class Stragglers:
 
     def _judged(self, now: float, conditions: dict[object, tuple[str, float]]
                 ) -> list[Anomaly]:
-        """Held conditions as anomalies, each as severe as the highest impact it reached."""
+        """Held conditions as anomalies, each as severe as the highest impact it reached. A
+        condition that lapses for a poll or two (a value dipping under the bar in noise)
+        goes on as it was: a straggler's verdict does not end and start over."""
+        missed = {}
+        for key, last in self._last.items():
+            steady = now - self.hold.began.get(key, now) >= STEADY_SECONDS
+            if key not in conditions and steady and self._missed.get(key, 0) < LAPSE_POLLS:
+                conditions[key] = last
+                missed[key] = self._missed.get(key, 0) + 1
+        self._last, self._missed = dict(conditions), missed
         self._peak = {key: max(impact, self._peak.get(key, 0.0))
                       for key, (_, impact) in conditions.items()}
         found = self.hold.update(now, {key: line for key, (line, _) in conditions.items()})

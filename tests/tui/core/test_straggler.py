@@ -120,3 +120,15 @@ def test_a_slow_stage_in_noise_stays_one_row_though_its_ranks_come_and_go():
         seen |= {a.key for a in found}
     assert seen == {("straggler", 0)}
     assert found[0].confirmed and "stage 0 of 4: 16 ranks" in found[0].summary
+
+
+def test_a_steady_straggler_dipping_under_the_bar_for_a_poll_keeps_its_verdict():
+    dips = {7, 12}  # polls where it reads only 5 % slower
+    (found,) = stragglers(lambda i: {9: 1.05 if i in dips else 1.14})
+    assert found.since == 0.0 and found.confirmed
+
+
+def test_a_one_poll_blip_is_gone_the_next_poll():
+    detectors = Detectors(SETTINGS, RANK_MAP, P)
+    assert [a.rank for a in detectors.update(frame(0.0, {9: 1.3}))] == [9]
+    assert detectors.update(frame(2.0, {})) == []
