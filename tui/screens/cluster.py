@@ -60,7 +60,7 @@ class ClusterScreen(Screen):
                 tooltip="Flip the step-time map to compute time and back (stragglers show there)"),
         Binding("z", "zoom", "Zoom", id="map.zoom",
                 tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
-        Binding("v", "switch_layout", "Layout", show=False, id="map.layout",
+        Binding("t", "switch_layout", "Layout", show=False, id="map.layout",
                 tooltip="Lay the maps out by node, or by the job's parallelism: pipeline "
                         "stages as rows, data-parallel replicas as columns"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",

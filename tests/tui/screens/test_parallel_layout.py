@@ -1,5 +1,5 @@
 """The maps laid out by the job's parallelism: pipeline stages as rows, data-parallel replicas
-as columns; `v` switches between that and the node layout."""
+as columns; `t` switches between that and the node layout."""
 
 from __future__ import annotations
 
@@ -40,13 +40,13 @@ def rows_and_columns(map_) -> tuple[dict[int, set], dict[int, set]]:
     return rows, columns
 
 
-async def test_v_lays_the_maps_out_with_stages_as_rows_and_replicas_as_columns():
+async def test_t_lays_the_maps_out_with_stages_as_rows_and_replicas_as_columns():
     app = app_with(PARALLELISM)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.poll_once()
         await pilot.pause()
         assert heatmap(app).arrangement is None  # the node layout stays the default
-        await pilot.press("v")
+        await pilot.press("t")
         await pilot.pause()
         for solo in (None, "1"):  # four maps (a cell per stage of a replica), then one
             if solo:
@@ -62,12 +62,12 @@ async def test_v_lays_the_maps_out_with_stages_as_rows_and_replicas_as_columns()
             assert "stages × replicas" in text
             assert all(f"pp{s} " in text for s in range(4)), solo
         assert map_.mode == "rank"  # full size: every rank its own cell, tp=8 inside a stage
-        await pilot.press("v")
+        await pilot.press("t")
         await pilot.pause()
         assert heatmap(app).arrangement is None and "pp0 " not in screen_text(app)
 
 
-async def test_v_without_a_parallelism_that_fits_says_why_and_stays_by_node():
+async def test_t_without_a_parallelism_that_fits_says_why_and_stays_by_node():
     for parallelism, says in [(None, "No parallelism given"),
                               (parse("tp=8,pp=4,dp=8"), "tp=8,pp=4,dp=8 is 256 ranks but the "
                                                         "job has 512")]:
@@ -75,7 +75,7 @@ async def test_v_without_a_parallelism_that_fits_says_why_and_stays_by_node():
         said = []
         async with app.run_test(size=(120, 40)) as pilot:
             app.notify = lambda message, said=said, **_: said.append(message)
-            await pilot.press("v")
+            await pilot.press("t")
             await pilot.pause()
             assert heatmap(app).arrangement is None
         assert any(says in message for message in said), said
