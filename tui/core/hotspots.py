@@ -134,6 +134,11 @@ class Wander:
             stayed |= {rank for rank, run in runs.items() if run >= STEADY_POLLS}
         return stayed
 
+    def began(self) -> float:
+        """When the first of the passing hot ranks in the window was hot: the wander's start."""
+        passing = self.passing()
+        return next((when for when, hot in self._polls if hot & passing), self._polls[-1][0])
+
     @property
     def wandering(self) -> bool:
         """Hot ranks keep coming and going, and one came lately (so it ends soon after)."""

@@ -71,7 +71,7 @@ def test_a_hot_rank_that_changes_every_poll_wanders_and_none_stays():
     wander = Wander()
     for t in range(6):
         wander.update(2.0 * t, {t * 7})
-    assert wander.wandering and wander.steady == frozenset()
+    assert wander.wandering and wander.steady == frozenset() and wander.began() == 0.0
     assert wander.passing() == {0, 7, 14, 21, 28}  # 35 is hot now: it may yet stay
 
 
