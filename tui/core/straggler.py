@@ -12,10 +12,10 @@ changing are one anomaly of the whole job: data or sequence-length imbalance.
 from __future__ import annotations
 
 from dataclasses import replace
-from statistics import median, median_low
+from statistics import median
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
-from ranktop.tui.core.cause import causes, said
+from ranktop.tui.core.cause import Medians, causes, said
 from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.hotspots import MOVING_SECONDS, Grid, Shape, Wander
 from ranktop.tui.core.metrics import present_median
@@ -61,7 +61,7 @@ class Stragglers:
         name, values = _measure(frame, self.s.sm_active_pct)
         if values is None or not progressing:
             return self._none(frame.time)
-        present = [v for v in values if not is_missing(v)]
+        present = [v for v in values if v == v]  # not NaN
         middle = median(present) if len(present) >= 3 else float("nan")
         if is_missing(middle) or middle <= 0:
             return self._none(frame.time)
@@ -75,9 +75,10 @@ class Stragglers:
         wandering = self.wander.wandering
         staying = self.wander.steady & set(hot) if wandering else set(hot)
         conditions: dict[object, tuple[str, float]] = {}
+        medians = Medians(frame)
         for shape in grid.shapes(staying):
             conditions.update(self._conditions(frame, shape, grid, hot, name, middle, spread,
-                                               ledger))
+                                               ledger, medians))
         if wandering:
             conditions[None] = self._wandering(hot, name, middle)
             # It began with its first passing hot rank, not when enough had passed to tell.
@@ -86,31 +87,33 @@ class Stragglers:
 
     def _hot_ranks(self, values: list[float], middle: float, floor: float
                    ) -> dict[int, float]:
-        """Ranks over the bar and the MAD floor (a hot rank stays hot a little under both)."""
-        hot = {}
-        for rank, value in enumerate(values):
-            ease = STAYS_HOT if rank in self._hot else 1.0
-            if is_missing(value):
-                continue
-            if (value / middle - 1 >= ease * (self.s.straggler_factor - 1)
-                    and value - middle > ease * floor):
+        """Ranks over the bar and the MAD floor (a hot rank stays hot a little under both).
+        A missing value (NaN) compares false: it is never hot."""
+        bar = middle * (self.s.straggler_factor - 1)
+        hot = {r: v for r, v in enumerate(values) if v - middle >= bar and v - middle > floor}
+        for rank in self._hot:
+            value = values[rank] if rank < len(values) else float("nan")
+            if value - middle >= STAYS_HOT * bar and value - middle > STAYS_HOT * floor:
                 hot[rank] = value
         return hot
 
     def _hot_lines(self, values: list[float], middle: float, grid: Grid) -> dict[int, float]:
-        """Every rank of a row or column whose median is over the bar: the median of many
-        ranks is steady where each rank's own value, near the bar, comes and goes."""
+        """Every rank of a row or column whose lower median is over the bar (a line half
+        of whose ranks are slow is not hot as a whole): the median of many ranks is steady
+        where each rank's own value, near the bar, comes and goes."""
+        bar = self.s.straggler_factor - 1
         hot: dict[int, float] = {}
         lines = set()
+        n = len(values)
         for key, ranks in grid.lines.items():
-            mine = {r: values[r] for r in ranks if r < len(values) and not is_missing(values[r])}
+            mine = [r for r in ranks if r < n and values[r] == values[r]]  # not NaN
             if len(mine) < 2:
                 continue
-            ease = STAYS_HOT if key in self._lines else 1.0
-            # The lower median: a line half of whose ranks are slow is not hot as a whole.
-            if median_low(mine.values()) / middle - 1 >= ease * (self.s.straggler_factor - 1):
+            least = middle * (1 + (STAYS_HOT if key in self._lines else 1.0) * bar)
+            # The lower median is over the bar when this many of the values are.
+            if sum(values[r] >= least for r in mine) >= len(mine) - (len(mine) - 1) // 2:
                 lines.add(key)
-                hot.update(mine)
+                hot.update((r, values[r]) for r in mine)
         self._lines = lines
         return hot
 
@@ -120,8 +123,8 @@ class Stragglers:
         return self._judged(now, {})
 
     def _conditions(self, frame: Frame, shape: Shape, grid: Grid, hot: dict[int, float],
-                    name: str, middle: float, spread: float, ledger: Ledger | None
-                    ) -> dict[object, tuple[str, float]]:
+                    name: str, middle: float, spread: float, ledger: Ledger | None,
+                    medians: Medians) -> dict[object, tuple[str, float]]:
         """Each condition's text and impact: one per hot rank, or one for a row or column."""
         now = frame.time
 
@@ -131,7 +134,7 @@ class Stragglers:
             same = f"steady {held:.0f} s" if held >= 1 else "new"
             meaning = f" ({meaning})" if meaning else ""
             distance = (value - middle) / spread if spread > 0 else float("inf")
-            found = causes(frame, rank, ledger.of(rank) if ledger else ())
+            found = causes(frame, rank, ledger.of(rank) if ledger else (), medians)
             line = (f"{name} {value / middle:.2f}x median (+{value / middle - 1:.0%}, "
                     f"{_mads(distance)}) · {what}{meaning}, {same} · {said(found)}")
             return line, value / middle - 1
