@@ -105,7 +105,13 @@ class Stragglers:
         hot: dict[int, float] = {}
         lines = set()
         n = len(values)
-        for key, ranks in grid.lines.items():
+        eased = middle * (1 + STAYS_HOT * bar)
+        over = [r for r, v in enumerate(values) if v >= eased]  # only their lines can be hot
+        keys = {("column", grid.column_of[r]) for r in over}
+        if grid.parallel:
+            keys |= {("row", grid.row_of[r]) for r in over}
+        for key in sorted(keys):
+            ranks = grid.lines[key]
             mine = [r for r in ranks if r < n and values[r] == values[r]]  # not NaN
             if len(mine) < 2:
                 continue
