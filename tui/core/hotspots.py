@@ -17,8 +17,9 @@ from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.parallelism import Parallelism
 
 MOVING_SECONDS = 30.0  # how far back "moving between windows" looks
-MOVING_RANKS = 4  # this many different passing hot ranks in that time: the hot spot wanders
+MOVING_RANKS = 3  # this many different passing hot ranks in that time: the hot spot wanders
 STEADY_POLLS = 3  # hot in each of this many polls in a row: a hot spot that stays
+BUSY_POLLS, BUSY_OF = 3, 5  # a wander has a passing hot rank in 3 of the latest 5 polls
 
 
 @dataclass(frozen=True)
@@ -134,14 +135,10 @@ class Wander:
             stayed |= {rank for rank, run in runs.items() if run >= STEADY_POLLS}
         return stayed
 
-    def began(self) -> float:
-        """When the first of the passing hot ranks in the window was hot: the wander's start."""
-        passing = self.passing()
-        return next((when for when, hot in self._polls if hot & passing), self._polls[-1][0])
-
     @property
     def wandering(self) -> bool:
-        """Hot ranks keep coming and going, and one came lately (so it ends soon after)."""
+        """Hot ranks keep coming and going, one in most of the latest polls (a hiccup now
+        and then is not a wander, and a wander ends soon after its last passing rank)."""
         stayed = self._stayed()
-        lately = any(hot - stayed for _, hot in list(self._polls)[-STEADY_POLLS:])
-        return lately and len(self.passing()) >= MOVING_RANKS
+        busy = sum(1 for _, hot in list(self._polls)[-BUSY_OF:] if hot - stayed)
+        return busy >= BUSY_POLLS and len(self.passing()) >= MOVING_RANKS

@@ -81,8 +81,6 @@ class Stragglers:
                                                ledger, medians))
         if wandering:
             conditions[None] = self._wandering(hot, name, middle)
-            # It began with its first passing hot rank, not when enough had passed to tell.
-            self.hold.began.setdefault(None, self.wander.began())
         return self._judged(frame.time, conditions)
 
     def _hot_ranks(self, values: list[float], middle: float, floor: float
