@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from ranktop.widgets import palette
-from ranktop.widgets.layout import GridLayout, cut_to_fit, fit, fit_nodes
+from ranktop.widgets.layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -75,6 +75,8 @@ class Heatmap(Widget):
         self._x_offset = 0
         self._y_offset = 0
         self.marked: frozenset[int] = frozenset()  # ranks with an active anomaly
+        self.arrangement: Arrangement | None = None  # None: rank order, a node per column
+        self._position: list[int] = []  # the arrangement's position of each rank
         self._marks: dict[int, set[int]] = {}  # marker row -> x of each marked column
 
     # -- what the app calls ------------------------------------------------------------
@@ -112,6 +114,20 @@ class Heatmap(Widget):
             self._rows.pop(y, None)
             self.refresh(Region(0, y + self._y_offset, self.size.width, 1))
 
+    def arrange(self, arrangement: Arrangement | None) -> None:
+        """Lay the cells out in ``arrangement`` (None: rank order, by node) from now on."""
+        self.arrangement = arrangement
+        self._position = [0] * self.n_ranks
+        for position, rank in enumerate(arrangement.order if arrangement else ()):
+            self._position[rank] = position
+        self.zoom_node = None
+        if self.is_mounted:
+            self._relayout()
+
+    def column_of(self, rank: int) -> int:
+        """The column ``rank`` lies in, at full resolution (its node, by default)."""
+        return self._pos(rank) // self._column
+
     def forget_levels(self) -> None:
         """Drop the remembered levels (the map now shows another metric)."""
         self._rank_levels = [palette.MISSING] * self.n_ranks
@@ -146,9 +162,9 @@ class Heatmap(Widget):
         item = self._item_of(self.cursor_rank)
         target = self.layout_grid.move(max(item, 0), dx, dy)
         if self.mode in ("node", "cut"):
-            within = self.cursor_rank % self._ranks_per_cell
-            return min(target * self._ranks_per_cell + within, self.n_ranks - 1)
-        return min(self.window_start + target, self.n_ranks - 1)
+            within = self._pos(self.cursor_rank) % self._ranks_per_cell
+            return self._rank_at(min(target * self._ranks_per_cell + within, self.n_ranks - 1))
+        return self._rank_at(min(self.window_start + target, self.n_ranks - 1))
 
     # -- layout ------------------------------------------------------------------------
 
@@ -171,7 +187,7 @@ class Heatmap(Widget):
 
     def _relayout(self) -> None:
         width, height = self.size
-        g = self.gpus_per_node
+        g = self._unit
         n_nodes = -(-self.n_ranks // g)
         self.window_start = 0
         grid = None
@@ -186,7 +202,7 @@ class Heatmap(Widget):
         while grid is None and self.nodes_per_cell <= n_nodes:
             self.mode = "node"
             cells = -(-n_nodes // self.nodes_per_cell)
-            grid = fit_nodes(cells, self._shapes(), width, height)
+            grid = self._fit_groups(cells, width, height)
             if grid is None:
                 self.nodes_per_cell *= 2
         if grid is None:
@@ -205,14 +221,26 @@ class Heatmap(Widget):
     def _fit_ranks(self, width: int, height: int) -> GridLayout | None:
         """Every rank in its own cell, in the biggest cell shape that fits."""
         for cell_width, per_row in self._shapes():
-            grid = fit(self.n_ranks, self.gpus_per_node, per_row, width, height, cell_width)
+            grid = fit(self.n_ranks, self._column, per_row, width, height, cell_width)
             if grid is not None:
                 return grid
         return None
 
+    def _fit_groups(self, cells: int, width: int, height: int) -> GridLayout | None:
+        """Aggregated cells: whole nodes, or in an arrangement one column per column of it
+        (one cell per ``unit``, e.g. per stage of a replica) where that fits."""
+        arranged = self.arrangement
+        if arranged is not None and self.nodes_per_cell == 1:
+            for cell_width, per_row in self._shapes():
+                grid = fit(cells, arranged.column // arranged.unit, per_row, width, height,
+                           cell_width)
+                if grid is not None:
+                    return grid
+        return fit_nodes(cells, self._shapes(), width, height)
+
     def _zoom_window(self, width: int, height: int) -> GridLayout | None:
         """The most whole nodes around ``zoom_node`` that fit at full resolution."""
-        g = self.gpus_per_node
+        g = self._column
         cell_width, per_row = self._shapes()[-1]
         nodes = 0
         while nodes * g < self.n_ranks and fit((nodes + 1) * g, g, per_row, width, height):
@@ -226,26 +254,46 @@ class Heatmap(Widget):
     # -- mapping between ranks and cells -------------------------------------------------
 
     def _node_of(self, rank: int) -> int:
-        return rank // self.gpus_per_node
+        return self.column_of(rank)
+
+    @property
+    def _column(self) -> int:
+        """Cells in one column at full resolution: a node's GPUs, or the arrangement's."""
+        return self.arrangement.column if self.arrangement else self.gpus_per_node
+
+    @property
+    def _unit(self) -> int:
+        """Ranks behind one aggregated cell before cells merge: a node, or the arrangement's."""
+        return self.arrangement.unit if self.arrangement else self.gpus_per_node
+
+    def _pos(self, rank: int) -> int:
+        return self._position[rank] if self.arrangement and 0 <= rank < self.n_ranks else rank
+
+    def _rank_at(self, position: int) -> int:
+        return self.arrangement.order[position] if self.arrangement else position
 
     @property
     def _ranks_per_cell(self) -> int:
         """Ranks behind one aggregated cell: its nodes' GPUs."""
-        return self.gpus_per_node * self.nodes_per_cell
+        return self._unit * self.nodes_per_cell
 
     def _in_window(self, rank: int) -> bool:
-        return self.window_start <= rank < self.window_start + self.item_count()
+        return self.window_start <= self._pos(rank) < self.window_start + self.item_count()
 
     def _item_of(self, rank: int) -> int:
         if self.mode in ("node", "cut"):
-            return rank // self._ranks_per_cell
-        return rank - self.window_start if self._in_window(rank) else -1
+            return self._pos(rank) // self._ranks_per_cell
+        return self._pos(rank) - self.window_start if self._in_window(rank) else -1
 
-    def ranks_of_item(self, item: int) -> range:
+    def ranks_of_item(self, item: int) -> Sequence[int]:
         if self.mode in ("node", "cut"):
             start = item * self._ranks_per_cell
-            return range(start, min(start + self._ranks_per_cell, self.n_ranks))
-        return range(self.window_start + item, self.window_start + item + 1)
+            positions = range(start, min(start + self._ranks_per_cell, self.n_ranks))
+        else:
+            positions = range(self.window_start + item, self.window_start + item + 1)
+        if self.arrangement is None:
+            return positions
+        return [self.arrangement.order[p] for p in positions]
 
     def _refresh_items(self) -> None:
         levels = self._rank_levels
@@ -317,10 +365,23 @@ class Heatmap(Widget):
         """The first node of a band, right-aligned in the left margin of its first row."""
         band, row = divmod(y, grid.column_rows + 1)
         label = ""
-        if row == 0:
+        if self.arrangement is not None and self.arrangement.labels:
+            label = self._row_label(grid, row)
+        elif row == 0:
             first_item = band * grid.columns_per_band * grid.column_cells
             label = f"n{self.ranks_of_item(first_item)[0] // self.gpus_per_node} "
         return label.rjust(self._x_offset) if len(label) <= self._x_offset else " " * self._x_offset
+
+    def _row_label(self, grid: GridLayout, row: int) -> str:
+        """The arrangement's name of the block (e.g. the pipeline stage) that starts in this
+        text row of a band, if one does."""
+        unit = 1 if self.mode in ("node", "cut") else self.arrangement.unit
+        if self.mode in ("node", "cut") and self.nodes_per_cell > 1:
+            return ""
+        first, last = row * grid.cells_per_row, (row + 1) * grid.cells_per_row
+        block = -(-first // unit)
+        labels = self.arrangement.labels
+        return f"{labels[block]} " if block * unit < last and block < len(labels) else ""
 
     def _cell(self, items: tuple[int, ...], cursor: int) -> tuple[str, Style]:
         if not items:

@@ -18,6 +18,19 @@ from math import ceil
 GAP_EVERY = 8
 
 
+@dataclass(frozen=True)
+class Arrangement:
+    """Cells in another order than the ranks': ``order[i]`` is the rank at position i.
+    Positions fill columns of ``column`` cells; ``unit`` neighbouring positions make one cell
+    when the map is aggregated (a column is then ``column // unit`` cells); ``labels`` name
+    each ``unit``-cell block of a column, top to bottom, in the left margin."""
+
+    order: tuple[int, ...]
+    column: int
+    unit: int
+    labels: tuple[str, ...] = ()
+
+
 def columns_fitting(width: int, cell_width: int = 1) -> int:
     """How many columns fit in ``width`` characters, counting the separating gaps."""
     columns = max(0, width // cell_width)

@@ -61,8 +61,12 @@ class MetricPanel(Vertical):
     def _show_title(self) -> None:
         # Setting a border title repaints the whole panel, so only a real change sets it.
         note = MODE_NOTES.get(self.heatmap.mode, "")
+        unit = "node" if self.heatmap.arrangement is None else "group"
         if note.startswith("per node") and self.heatmap.nodes_per_cell > 1:
-            note = note.replace("per node", f"per {self.heatmap.nodes_per_cell} nodes")
+            note = note.replace("per node", f"per {self.heatmap.nodes_per_cell} {unit}s")
+        note = note.replace("per node", f"per {unit}")
+        if self.heatmap.arrangement is not None:  # the job's parallelism lays it out
+            note = "stages × replicas" + (f", {note}" if note else "")
         title = f"{self.title} · {note}" if note else self.title
         if title != self._shown_title:
             self._shown_title = title

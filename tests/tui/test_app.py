@@ -410,16 +410,16 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
             app.clock.now = START + seconds
             await started(app, pilot)
         text = screen_text(app)
-        assert "anomalies (2 critical, 3 major)" in text
-        assert "● 2 critical ● 3 major" in text  # the header counts them too
+        assert "anomalies (3 critical, 2 major)" in text
+        assert "● 3 critical ● 2 major" in text  # the header counts them too
         assert "rank 128 gpu-node-016 GPU 0  ecc: 1 uncorrectable (double-bit) ECC" in text
         assert "rank 201 gpu-node-025 GPU 1  straggler: compute 1.45x median" in text
         assert "rank 296 gpu-node-037 GPU 0  nvlink: NVLink of node gpu-node-037" in text
-        await pilot.press("n")  # the most severe first: the ECC error
-        assert app.cluster.cursor == 128
-        assert "▶● critical" in screen_text(app)
-        await pilot.press("n", "n")  # its remapped row, then the straggler
+        await pilot.press("n")  # the most severe first, oldest first: the straggler
         assert app.cluster.cursor == 201
+        assert "▶● critical" in screen_text(app)
+        await pilot.press("n", "n")  # the ECC error, then its remapped row
+        assert app.cluster.cursor == 128
         await pilot.press("n", "n")  # the NVLink drop, then that node's CRC errors
         assert app.cluster.cursor == 296
         assert "▶● major    rank 296 gpu-node-037 GPU 0  nvlink errors:" in screen_text(app)

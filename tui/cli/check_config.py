@@ -66,10 +66,21 @@ def _print_settings(settings: Settings, out: TextIO) -> None:
             ", requests on" if settings.request_dumps else ", requests off")),
         ("alertmanager", settings.alertmanager_url or "(none)"),
         ("keys", ", ".join(f"{k} = {v}" for k, v in settings.keymap.items()) or "(defaults)"),
+        ("layout", _layout(settings)),
     ]
     print("configuration", file=out)
     for name, value in rows:
         print(f"  {name:<14} {value}", file=out)
+
+
+def _layout(settings: Settings) -> str:
+    """The parallelism given, as read (the job's size is checked once its ranks are known)."""
+    parallelism = settings.layout.parallelism
+    if parallelism is None:
+        return "by node (no [layout] parallelism)"
+    size = "dp from the job's ranks" if parallelism.dp_inferred else f"{parallelism.world} ranks"
+    return (f"{parallelism.named} ({size}, order {'-'.join(parallelism.order)}); "
+            f"maps start by {settings.layout.view}")
 
 
 def _backend(settings: Settings) -> str:

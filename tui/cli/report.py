@@ -15,6 +15,7 @@ from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.parallelism import for_job
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
@@ -129,6 +130,9 @@ def as_text(findings: Findings, settings: Settings) -> str:
     lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
     lines.append("job: " + _job_line(findings.analysis))
+    if settings.layout.parallelism is not None:
+        fitted, why = for_job(settings.layout.parallelism, len(rank_map))
+        lines.append(f"layout: {fitted.describe() if fitted else why}")
     confirmed, pending = findings.analysis.confirmed, findings.analysis.pending
     counts = f"{len(confirmed)} active" + (f", {len(pending)} pending" if pending else "")
     lines += ["", f"anomalies ({counts}):" if findings.active else "anomalies: none active"]

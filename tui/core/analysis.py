@@ -116,7 +116,7 @@ class Analyser:
         self.settings = settings
         self.hang = HangWatch(triage)
         self.journal = Journal(job, event_log)
-        self.detectors = Detectors(settings.detect)
+        self.detectors = Detectors(settings.detect, parallelism=settings.layout.parallelism)
         self.history = History()
         self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)

@@ -17,16 +17,17 @@ from statistics import median
 from ranktop.tui.core.anomaly import Anomaly, Hold
 from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
 from ranktop.tui.core.down import Liveness
+from ranktop.tui.core.failslow import FailSlow
 from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.parallelism import Parallelism
+from ranktop.tui.core.straggler import Stragglers
 from ranktop.tui.settings.config import DetectSettings
 
-MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
 HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
 NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down
 SM_STALL_OUTLIER = 0.75  # a stalled rank's SM activity is under this share of the median
-WAITS_LESS = 0.75  # a straggler's collective time under this share of the median: it waits less
 WARMUP_POLLS = 3  # before this many polls, "no anomalies" means "still checking"
 
 __all__ = ["Anomaly", "Detectors"]
@@ -35,7 +36,8 @@ __all__ = ["Anomaly", "Detectors"]
 class Detectors:
     """Every built-in detector; ``update`` returns the anomalies active in a frame."""
 
-    def __init__(self, settings: DetectSettings, rank_map: RankMap | None = None) -> None:
+    def __init__(self, settings: DetectSettings, rank_map: RankMap | None = None,
+                 parallelism: Parallelism | None = None) -> None:
         self.s = settings
         self.rank_map = rank_map or RankMap((), (), 1, "not known yet")
         s = settings
@@ -43,7 +45,6 @@ class Detectors:
             "thermal": Hold("thermal", "major", s.thermal_seconds),
             "sm_stall": Hold("sm_stall", "major", s.sm_stall_seconds),
             "job_stall": Hold("job_stall", "critical", s.job_stall_seconds),
-            "straggler": Hold("straggler", "major", s.straggler_seconds),
             "nvlink": Hold("nvlink", "major", s.nvlink_seconds),
             "throughput": Hold("throughput", "major", s.throughput_seconds),
             "loss": Hold("loss", "critical", 0),
@@ -51,6 +52,8 @@ class Detectors:
             "xid": Hold("xid", "major", 0),
             "xid_critical": Hold("xid", "critical", 0),
         }
+        self.stragglers = Stragglers(s, parallelism)
+        self.fail_slow = FailSlow(s.failslow_shift, s.failslow_seconds)
         self.liveness = Liveness()
         self.ledger = Ledger()
         self._nodes: tuple[RankMap | None, dict[int, list[int]]] = (None, {})
@@ -72,11 +75,12 @@ class Detectors:
             if fault.rank is not None:
                 self.liveness.note_fault(fault.rank, fault.since, fault.summary,
                                          fault.severity)
-        thermal = self._thermal(frame)
+        stragglers = self.stragglers.update(frame, self.rank_map, progressing, self.ledger)
+        step = present_median(frame.values.get("step_time", ()))
+        fail_slow = self.fail_slow.update(frame.time, step, bool(stragglers) or not progressing)
         found = [
-            *self.liveness.update(frame, up), *thermal, *self._sm_stall(frame, up),
-            *self._straggler(frame, progressing, {a.rank for a in thermal}),
-            *self._nvlink(frame), *hardware,
+            *self.liveness.update(frame, up), *self._thermal(frame), *self._sm_stall(frame, up),
+            *stragglers, *fail_slow, *self._nvlink(frame), *hardware,
             *self._loss_divergence(frame), *self._throughput(frame),
         ]
         return sorted(found, key=lambda a: a.order)
@@ -131,34 +135,6 @@ class Detectors:
         stalled = {r: f"{text} (median {typical:.0f} %)" for r, text in low.items()
                    if sm[r] < SM_STALL_OUTLIER * typical}
         return self.holds["sm_stall"].update(frame.time, stalled)
-
-    def _straggler(self, frame: Frame, progressing: bool, hot: set[int | None]
-                   ) -> list[Anomaly]:
-        """A rank whose compute time (else SM activity) stands out above the others'. A job
-        that is not computing has no straggler: while its step does not move, its per-step
-        times are the last step's, frozen."""
-        compute = frame.values.get("compute_time")
-        name, values = ("compute", compute) if compute is not None else (
-            "SM activity", frame.values.get("sm_active"))
-        idle = name == "SM activity" and present_median(values) < self.s.sm_active_pct
-        if values is None or idle or not progressing:
-            return self.holds["straggler"].update(frame.time, {})
-        present = [v for v in values if not is_missing(v)]
-        if len(present) < 3:
-            return self.holds["straggler"].update(frame.time, {})
-        middle = median(present)
-        spread = MAD_TO_SIGMA * median(abs(v - middle) for v in present)
-        floor = max(self.s.straggler_mads * spread, 1e-9)
-        holding: dict[object, str] = {}
-        for rank, value in enumerate(values):
-            if is_missing(value) or middle <= 0:
-                continue
-            if value > self.s.straggler_factor * middle and value - middle > floor:
-                holding[rank] = (f"{name} {value / middle:.2f}x median "
-                                 f"({_short(value)} vs {_short(middle)})"
-                                 + (": its GPU is throttling" if rank in hot else "")
-                                 + _waits_less(frame.values.get("collective_time"), rank))
-        return self.holds["straggler"].update(frame.time, holding)
 
     def nodes(self) -> dict[int, list[int]]:
         """Each node's ranks, by the node's first rank (kept while the rank map is)."""
@@ -246,18 +222,3 @@ def _push(window: deque[tuple[float, float]], now: float, value: float, seconds:
     window.append((now, value))
     while window and window[0][0] < now - seconds:
         window.popleft()
-
-
-def _waits_less(collective: Sequence[float] | None, rank: int) -> str:
-    """Evidence from NCCL Inspector's collective times, where exported: the straggler's
-    peers wait for it inside collectives, so its own collectives are the shortest."""
-    mine, typical = _at(collective, rank), present_median(collective)
-    if collective is None or is_missing(mine) or not mine < WAITS_LESS * typical:
-        return ""
-    least = mine <= min(v for v in collective if not is_missing(v))
-    return (f"; it waits {'least' if least else 'less'} in collectives "
-            f"({_short(mine)} vs {_short(typical)} median)")
-
-
-def _short(value: float) -> str:
-    return f"{value:.2f} s" if value < 20 else f"{value:.0f}"

@@ -8,6 +8,7 @@ from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
@@ -18,6 +19,7 @@ from ranktop.tui.settings.config import MetricDef, Settings
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.key_footer import KeyFooter
+from ranktop.widgets.layout import Arrangement
 from ranktop.widgets.panel import MetricPanel
 from textual import events, on
 from textual.app import ComposeResult
@@ -58,6 +60,9 @@ class ClusterScreen(Screen):
                 tooltip="Flip the step-time map to compute time and back (stragglers show there)"),
         Binding("z", "zoom", "Zoom", id="map.zoom",
                 tooltip="Zoom into the selected node's neighbours, rank by rank; again: out"),
+        Binding("t", "switch_layout", "Layout", show=False, id="map.layout",
+                tooltip="Lay the maps out by node, or by the job's parallelism: pipeline "
+                        "stages as rows, data-parallel replicas as columns"),
         Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
                 tooltip="Jump to a rank number, host name, host:gpu or node (n37)"),
         Binding("enter", "open_rank", "Rank", id="cursor.open",
@@ -96,20 +101,25 @@ class ClusterScreen(Screen):
         self.anomalies: tuple[Anomaly, ...] = ()
         self.current_anomaly: int | None = None
         self._status_lines = 0
+        self.layout_view = settings.layout.view  # "node" or "parallelism"
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
+        arrangement = self._arrangement()[0]
         with Grid(id="maps"):
             for index, metric_id in enumerate(self.map_metrics):
                 metric = self.settings.metrics[metric_id]
-                yield MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
-                                  self.rank_map.gpus_per_node, id=f"map-{index}")
+                panel = MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
+                                    self.rank_map.gpus_per_node, id=f"map-{index}")
+                panel.heatmap.arrange(arrangement)
+                yield panel
         yield AnomalyList(id="anomalies")
         yield Static(id="rank-status", markup=False)
         yield TooSmall("cluster screen", MIN_SIZE)
         yield KeyFooter(first=("help", "app.quit"))
 
     def on_mount(self) -> None:
+        self._layout_refused()
         self.set_interval(1.0, self._tick)
         self.query_one(TooSmall).check(self, self.app.size)
         self._refresh_header()
@@ -127,6 +137,7 @@ class ClusterScreen(Screen):
         # The maps are about to be built anew: set the cursor quietly, then show it on them.
         self.set_reactive(ClusterScreen.cursor, self.validate_cursor(self.cursor))
         await self.recompose()
+        self._layout_refused()
         self.watch_solo()
         self.watch_cursor()
 
@@ -313,13 +324,42 @@ class ClusterScreen(Screen):
                             f"{key_for(self, 'map.zoom')} zooms when the maps show a cell "
                             "per node.", timeout=5)
             return
-        node = None if zoomed else self.rank_map.ranks[self.cursor].node
+        node = None if zoomed else lead.column_of(self.cursor)
         for panel in self.panels:
             panel.heatmap.zoom(node)
             if self.frame is not None:
                 self._draw_panel(panel, self.analysis)
 
     # -- views -------------------------------------------------------------------------
+
+    def _arrangement(self) -> tuple[Arrangement | None, str]:
+        """The maps' arrangement in the current layout view, and why it is by node when the
+        parallelism view cannot be had ("" when nothing stands in the way)."""
+        parallelism = self.settings.layout.parallelism
+        if self.layout_view != "parallelism" or not self.rank_map.ranks:
+            return None, ""
+        if parallelism is None:
+            return None, ('No parallelism given: set [layout] parallelism, e.g. '
+                          '"tp=8,pp=4,dp=16", to lay the maps out by stage and replica.')
+        fitted, why = for_job(parallelism, len(self.rank_map))
+        return (arrangement_of(fitted), "") if fitted else (None, why)
+
+    def _layout_refused(self) -> None:
+        """Say why the maps are by node when the config asked for the parallelism view."""
+        why = self._arrangement()[1]
+        if why:
+            self.layout_view = "node"
+            self.app.notify(why, timeout=8, markup=False)
+
+    def action_switch_layout(self) -> None:
+        self.layout_view = "parallelism" if self.layout_view == "node" else "node"
+        arrangement, why = self._arrangement()
+        if why:
+            self.layout_view = "node"
+            self.app.notify(why, timeout=6, markup=False)
+            return
+        for panel in self.panels:
+            panel.heatmap.arrange(arrangement)
 
     def action_solo(self, index: int) -> None:
         self.solo = index
@@ -350,6 +390,15 @@ class ClusterScreen(Screen):
             analysis, self.pending = self.pending, None
             self.show_analysis(analysis)
         self._refresh_header()
+
+
+def arrangement_of(parallelism: Parallelism) -> Arrangement:
+    """The maps' cells for ``parallelism``: a column per data-parallel replica, its pipeline
+    stages top to bottom (labelled pp0, pp1, ...), each stage's tensor-parallel ranks
+    together."""
+    return Arrangement(tuple(parallelism.display_order()),
+                       parallelism.stages * parallelism.group, parallelism.group,
+                       tuple(f"pp{stage}" for stage in range(parallelism.stages)))
 
 
 def summary_texts(metric: MetricDef, summary: tuple[float, float, float] | None,

@@ -14,6 +14,7 @@ from typing import Any
 
 from ranktop.tui.flight.dump_paths import PatternError, check_pattern
 from ranktop.tui.logs.discovery import check_spec
+from ranktop.tui.settings.layout import LayoutSettings, layout_settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
 from ranktop.tui.settings.sources import (
@@ -69,9 +70,10 @@ class DetectSettings:
     sm_stall_seconds: float = 60
     job_stall_share: float = 0.5
     job_stall_seconds: float = 20
-    straggler_factor: float = 1.25
+    straggler_factor: float = 1.10
+    straggler_critical_factor: float = 1.20
     straggler_mads: float = 5
-    straggler_seconds: float = 30
+    straggler_seconds: float = 20
     nvlink_fraction: float = 0.5
     nvlink_seconds: float = 20
     loss_rise: float = 0.25
@@ -79,6 +81,8 @@ class DetectSettings:
     throughput_fraction: float = 0.5
     throughput_seconds: float = 20
     throughput_window_seconds: float = 300
+    failslow_shift: float = 0.10
+    failslow_seconds: float = 20
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ class Settings:
     alertmanager_url: str = ""
     ranks: RankSettings | None = None
     config_file: Path | None = None
+    layout: LayoutSettings = field(default_factory=LayoutSettings)
 
 
 def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -156,6 +161,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         alertmanager_url=http_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
+        layout=layout_settings(top.child("layout")),
     )
 
 

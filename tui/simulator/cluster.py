@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.domain import THERMAL_BITS
 from ranktop.tui.core.model import MISSING, Frame, RankMap
+from ranktop.tui.core.parallelism import fit_world
+from ranktop.tui.core.parallelism import parse as parse_parallelism
 from ranktop.tui.simulator.hardware import COUNTERS, ErrorCounters
 from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 
@@ -40,6 +42,7 @@ NVLINK_DROP_SLOWDOWN = 1.08
 FIRST_STEP = 120_000  # the demo joins a job already well into pretraining
 TICKS_PER_SECOND = 10
 HANG_EFFECTS = ("rank_death", "collective_hang", "job_stall")
+IB_ERRORS = (40, 200)  # InfiniBand errors in the window, on a replica whose link is bad
 
 METRICS = (
     "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
@@ -57,6 +60,8 @@ class _JobState:
     pace: float  # seconds per step of progress; inf while hung or stalled
     slowdown: dict[int, float] = field(default_factory=dict)  # compute multiplier per slow rank
     since: float = 0.0  # seconds since the hang or stall began
+    job_factor: float = 1.0  # the whole job's step is this much slower (fail-slow)
+    imbalance: float = 1.0  # one rank per step, a different one each, computes this much longer
 
 
 class SimCluster:
@@ -88,9 +93,37 @@ class SimCluster:
             f if f.rank is None else replace(f, rank=f.rank % self._n)
             for f in self.scenario.faults
         )
+        self._groups = self._parallel_groups()
+        self._exports_ib = any(f.effect == "replica_slow" for f in self._faults)
         self._make_offsets(random.Random(seed))
         self._counters = ErrorCounters(self.rank_map, self._faults, self._loop, seed)
         self._progress = self._integrate_steps()
+
+    def _parallel_groups(self) -> dict[str, list[list[int]]]:
+        """The ranks of each pipeline stage and each data-parallel replica, by the
+        scenario's parallelism (none without one)."""
+        if not self.scenario.parallelism:
+            return {"stage": [], "replica": []}
+        p = fit_world(parse_parallelism(self.scenario.parallelism), self._n)
+        stages: list[list[int]] = [[] for _ in range(p.stages)]
+        replicas: list[list[int]] = [[] for _ in range(p.replicas)]
+        for rank in range(self._n):
+            stages[p.stage(rank)].append(rank)
+            replicas[p.replica(rank)].append(rank)
+        for fault in self._faults:
+            if fault.effect == "stage_imbalance" and fault.params["stage"] >= p.stages:
+                raise ValueError(f"stage_imbalance: stage {fault.params['stage']} is past the "
+                                 f"job's {p.stages} stages")
+        return {"stage": stages, "replica": replicas}
+
+    def _fault_ranks(self, fault: Fault) -> list[int]:
+        """The ranks a fault slows: its rank, its stage or its rank's replica."""
+        if fault.effect == "stage_imbalance":
+            return self._groups["stage"][fault.params["stage"]]
+        if fault.effect == "replica_slow":
+            replicas = self._groups["replica"]
+            return next(ranks for ranks in replicas if fault.rank in ranks)
+        return [fault.rank]
 
     def _make_offsets(self, rng: random.Random) -> None:
         """Per-GPU quirks that last the whole run: some GPUs run warmer, busier, hungrier."""
@@ -119,6 +152,8 @@ class SimCluster:
         values = self._running(gauges, state) if running else self._idle(gauges, state)
         values.update(self._step_metrics(per_step, state))
         values.update(self._counters.values(t))
+        if self._exports_ib:
+            values["ib_errors"] = [0.0] * self._n
         for fault in sorted(faults, key=lambda f: f.effect == "rank_death"):
             self._apply(fault, values, loop_time, gauges)
         return Frame(time=t, values=values, job=self._job(per_step, step, state, loop_time))
@@ -133,39 +168,46 @@ class SimCluster:
             frozen, slowdown = self._running_step(max(0.0, hang.start - 0.01))
             return _JobState(mode, frozen, math.inf, slowdown, since=loop_time - hang.start)
         slowdown = self._slowdown(loop_time, faults)
-        pace = self._step_for(slowdown, faults)
+        job_factor = math.prod(f.params["factor"] for f in faults if f.effect == "job_slowdown")
+        imbalance = max((f.params["factor"] for f in faults if f.effect == "data_imbalance"),
+                        default=1.0)
+        pace = self._step_for(slowdown, faults, job_factor, imbalance)
         step_time = pace
         for stall in self._faults:
             # The first step after a stall took the whole stall to finish.
             if stall.effect == "job_stall" and stall.end <= loop_time < stall.end + pace:
                 step_time = stall.duration + pace
-        return _JobState("running", step_time, pace, slowdown)
+        return _JobState("running", step_time, pace, slowdown, job_factor=job_factor,
+                         imbalance=imbalance)
 
     def _slowdown(self, loop_time: float, faults: list[Fault]) -> dict[int, float]:
         slow: dict[int, float] = {}
         for f in faults:
             if f.effect == "thermal_throttle" and loop_time >= self._throttle_onset(f):
                 factor = THROTTLED_SLOWDOWN
-            elif f.effect == "straggler":
+            elif f.effect in ("straggler", "stage_imbalance", "replica_slow"):
                 factor = f.params["factor"]
             else:
                 continue
-            slow[f.rank] = max(slow.get(f.rank, 1.0), factor)
+            for rank in self._fault_ranks(f):
+                slow[rank] = max(slow.get(rank, 1.0), factor)
         return slow
 
-    def _step_for(self, slowdown: dict[int, float], faults: list[Fault]) -> float:
+    def _step_for(self, slowdown: dict[int, float], faults: list[Fault],
+                  job_factor: float = 1.0, imbalance: float = 1.0) -> float:
         # Synchronous: the step waits for the slowest rank's compute, then communicates.
-        slowest = max(1.0, *slowdown.values()) if slowdown else 1.0
-        step = self._compute * slowest + (self._base - self._compute)
+        slowest = max(1.0, imbalance, *slowdown.values()) if slowdown else max(1.0, imbalance)
+        step = job_factor * (self._compute * slowest + (self._base - self._compute))
         if any(f.effect == "nvlink_drop" for f in faults):
             step *= NVLINK_DROP_SLOWDOWN
         return step
 
     def _running_step(self, loop_time: float) -> tuple[float, dict[int, float]]:
         """A running job's step time at loop_time, and its slow ranks."""
-        faults = [f for f in self._faults if f.active_at(loop_time)]
-        slowdown = self._slowdown(loop_time, faults)
-        return self._step_for(slowdown, faults), slowdown
+        state = self._job_state(loop_time, [f for f in self._faults
+                                            if f.active_at(loop_time) and
+                                            f.effect not in HANG_EFFECTS])
+        return state.pace, state.slowdown
 
     def _integrate_steps(self) -> list[float]:
         """Steps completed since the loop began, at every tick of the loop."""
@@ -198,7 +240,7 @@ class SimCluster:
     def _running(self, rng: random.Random, state: _JobState) -> dict[str, list[float]]:
         r = rng.random
         # Ranks that finish early wait in collectives: less SM activity, power and bandwidth.
-        busy = self._base / state.pace
+        busy = self._base * state.job_factor / state.pace
         sm = [min(99.0, (SM_ACTIVE + off) * busy + 2 * r() - 1) for off in self._sm_off]
         for rank, factor in state.slowdown.items():  # the slow ranks are the ones not waiting
             sm[rank] = min(99.0, SM_ACTIVE * factor * busy + 2 * r() - 1)
@@ -246,9 +288,11 @@ class SimCluster:
     def _step_metrics(self, rng: random.Random, state: _JobState) -> dict[str, list[float]]:
         r = rng.random
         step = state.step_time * (1 + 0.02 * (r() - 0.5))
-        compute = [c * (1 + 0.012 * (r() - 0.5)) for c in self._compute_off]
+        compute = [c * state.job_factor * (1 + 0.012 * (r() - 0.5)) for c in self._compute_off]
         for rank, factor in state.slowdown.items():
             compute[rank] *= factor
+        if state.imbalance > 1:  # this step's long sequences fell on one rank
+            compute[rng.randrange(self._n)] *= state.imbalance
         steps = [step * (1 + 0.004 * (r() - 0.5)) for _ in compute]
         # The rest of a step is spent in collectives, waiting for the slowest rank: a
         # straggler waits least, and its peers' collectives (bytes over time) look slower.
@@ -276,6 +320,9 @@ class SimCluster:
             for other in range(node * per_node, (node + 1) * per_node):
                 for key in ("nvlink_tx", "nvlink_rx", "nvlink", "bus_bandwidth"):
                     values[key][other] *= fault.params["factor"]
+        elif fault.effect == "replica_slow":
+            for other in self._fault_ranks(fault):
+                values["ib_errors"][other] = float(rng.randint(*IB_ERRORS))
         elif fault.effect == "ecc_dbe":
             values["ecc_dbe"][rank] = 1.0
         elif fault.effect == "xid":

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ranktop.tui.core.parallelism import parse as parse_parallelism
 from ranktop.tui.settings.paths import shipped_config_dir
 from ranktop.tui.simulator.rotation import MODES as ROTATION_MODES
 
@@ -53,6 +54,7 @@ class Scenario:
     base_step_seconds: float
     tokens_per_step: int
     faults: tuple[Fault, ...]
+    parallelism: str = ""  # "tp=8,pp=4": where stage and replica faults fall
 
 
 def _positive_number(value: object) -> float | None:
@@ -67,6 +69,11 @@ def _positive_int(value: object) -> int | None:
 
 def _boolean(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
+
+
+def _stage(value: object) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    return value if ok and value >= -1 else None
 
 
 def _rotation_mode(value: object) -> str | None:
@@ -97,6 +104,13 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
     "ecc_dbe": (True, {"remap_failure": (False, _boolean, "true or false")}),
     "xid": (True, {"code": (79, _positive_int, "a whole number > 0")}),
     "job_stall": (False, {}),
+    "stage_imbalance": (False, {
+        "stage": (-1, _stage, "a whole number >= 0, or -1 for the last stage"),
+        "factor": (1.25, _positive_number, "a number > 0"),
+    }),
+    "replica_slow": (True, {"factor": (1.3, _positive_number, "a number > 0")}),
+    "data_imbalance": (False, {"factor": (1.3, _positive_number, "a number > 0")}),
+    "job_slowdown": (False, {"factor": (1.2, _positive_number, "a number > 0")}),
     "loss_divergence": (False, {}),
     "log_rotation": (True, {
         "mode": ("copytruncate", _rotation_mode, '"copytruncate" or "rename"'),
@@ -104,7 +118,9 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
     }),
 }
 
-_TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault")
+_TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault",
+             "parallelism")
+NEEDS_PARALLELISM = ("stage_imbalance", "replica_slow")
 _FAULT_KEYS = ("effect", "rank", "start", "duration")
 
 
@@ -172,7 +188,18 @@ class _Checker:
         if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
             raise self.fail("fault", "must be a list of [[fault]] tables")
         faults = tuple(self.fault(table, i, loop) for i, table in enumerate(tables))
-        return Scenario(name.strip(), loop, base_step, tokens, faults)
+        parallelism = data.get("parallelism", "")
+        try:
+            if not isinstance(parallelism, str):
+                raise ValueError(f"must be a string like \"tp=8,pp=4\", got {parallelism!r}")
+            parse_parallelism(parallelism)
+        except ValueError as error:
+            raise self.fail("parallelism", str(error)) from None
+        needing = next((f.effect for f in faults if f.effect in NEEDS_PARALLELISM), None)
+        if needing and not parallelism.strip():
+            raise self.fail("parallelism", f"{needing} needs the job's parallelism, "
+                                           'e.g. parallelism = "tp=8,pp=4"')
+        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism)
 
     def fault(self, table: dict[str, Any], index: int, loop: float) -> Fault:
         prefix = f"fault[{index}]."

@@ -228,3 +228,26 @@ def test_the_console_waits_less_on_esc_unless_the_user_says_how_long():
     environ = {"ESCDELAY": "200"}
     terminal_environment("auto", environ)
     assert environ == {"ESCDELAY": "200"}
+
+
+def test_a_bad_parallelism_is_the_same_line_and_exit_2_in_every_command(tmp_path, capsys):
+    config = tmp_path / "layout.toml"
+    config.write_text('[layout]\nparallelism = "tp=8,pq=4"\n')
+    said = set()
+    for command in ([], ["report"], ["check-config"]):
+        assert main([*command, "--demo", "--config", str(config)] if command != ["check-config"]
+                    else [*command, "--config", str(config)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "layout.parallelism: 'pq=4' is not axis=size" in err
+        said.add(err)
+    assert len(said) == 1
+
+
+def test_report_says_the_layout_and_why_a_parallelism_is_not_the_jobs(tmp_path, capsys):
+    config = tmp_path / "layout.toml"
+    for text, says in [('"tp=8,pp=4"', "layout: tp=8,pp=4,dp=4 (128 ranks"),
+                       ('"tp=8,pp=4,dp=8"', "layout: [layout] parallelism tp=8,pp=4,dp=8 is "
+                                            "256 ranks but the job has 128: laid out by node")]:
+        config.write_text(f"[layout]\nparallelism = {text}\n")
+        main(["report", "--demo", "--nodes", "16", "--config", str(config)])
+        assert says in capsys.readouterr().out

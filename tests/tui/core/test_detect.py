@@ -101,7 +101,8 @@ def test_a_straggler_is_named_by_its_compute_factor_not_flagged_by_noise():
         last = anomalies.update(healthy(t, compute_time={9: 1.16}))
     straggler = next(a for a in last if a.kind == "straggler")
     assert straggler.rank == 9
-    assert "compute 1.44x median (1.16 s vs 0.80 s)" in straggler.summary
+    assert straggler.summary.startswith("compute 1.44x median (+44%, ")
+    assert "one GPU (a bad worker), steady 40 s" in straggler.summary
     assert run(healthy(t, compute_time={9: 0.84}) for t in times(60)) == {}
 
 
@@ -215,11 +216,17 @@ def test_no_straggler_while_the_job_makes_no_progress_its_times_are_frozen():
         assert not any(a.kind == "straggler" for a in found)
 
 
-def test_a_throttling_straggler_says_its_gpu_is_throttling():
+def test_a_throttling_straggler_says_its_clock_throttle_and_temperature():
     detectors = Detectors(SETTINGS, RANK_MAP)
-    frame = healthy(0, compute_time={9: 1.16}, temperature={9: 88.0})
+    frame = healthy(0, compute_time={9: 1.16}, temperature={9: 88.0}, sm_clock={9: 1400.0},
+                    throttle_reasons={9: 0x20 | 0x01})
     straggler = next(a for a in detectors.update(frame) if a.kind == "straggler")
-    assert straggler.summary.endswith(": its GPU is throttling")
+    assert straggler.summary.endswith(
+        "· clock 1400/1980 MHz, throttle: SW thermal, 88 °C (med 62)")
+
+
+def test_a_straggler_with_nothing_on_its_gpu_says_so():
+    assert _straggler_summary().endswith("· nothing on its GPU or links")
 
 
 def _straggler_summary(**changes) -> str:
@@ -231,12 +238,12 @@ def _straggler_summary(**changes) -> str:
 def test_a_straggler_that_waits_least_in_collectives_says_so():
     waits = {**dict.fromkeys(range(N), 0.31), 9: 0.12}
     summary = _straggler_summary(collective_time=waits)
-    assert summary.endswith("; it waits least in collectives (0.12 s vs 0.31 s median)")
+    assert summary.endswith("· waits least in collectives (0.12/0.31 s)")
 
 
 def test_collective_time_is_evidence_only_where_the_straggler_waits_less():
     waits = {**dict.fromkeys(range(N), 0.31), 9: 0.12, 4: 0.05}
-    assert "waits less in collectives (0.12 s" in _straggler_summary(collective_time=waits)
+    assert "waits less in collectives (0.12/0.31 s)" in _straggler_summary(collective_time=waits)
     usual = {**dict.fromkeys(range(N), 0.31), 9: 0.30}
     assert "collectives" not in _straggler_summary(collective_time=usual)
     assert "collectives" not in _straggler_summary()

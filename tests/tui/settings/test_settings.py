@@ -177,3 +177,16 @@ def test_bad_backend_settings_are_refused_with_their_key(tmp_path, line, says):
     path.write_text(f"[prometheus]\n{line}\n")
     with pytest.raises(ConfigError, match=re.escape(says)):
         load_settings(path, environ={})
+
+
+def test_layout_parallelism_is_read_and_bad_values_name_the_key(tmp_path):
+    settings = load_settings(write(tmp_path, '[layout]\nparallelism = "tp=8, pp=4"\n'))
+    assert settings.layout.parallelism.stages == 4 and settings.layout.view == "node"
+    for text, says in [
+        ('parallelism = "tp=8,pp=four"', "layout.parallelism: pp=four: the size must be"),
+        ('parallelism = "tp=8"\norder = "tp-dp-pp"', "layout.order: order 'tp-dp-pp' must name"),
+        ('view = "parallelism"', "layout.view: is \"parallelism\" but parallelism is not given"),
+        ('parallelism = "tp=8"\nview = "stages"', 'layout.view: must be "node" or "parallelism"'),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            load_settings(write(tmp_path, f"[layout]\n{text}\n"))

@@ -35,7 +35,10 @@ def test_shipped_scenario_loads_with_every_effect() -> None:
     assert scenario.base_step_seconds == pytest.approx(1.12)
     assert scenario.tokens_per_step == 4194304
     # The demo's hang is a rank dying; a hang a live rank causes is for scripted cases.
-    assert {f.effect for f in scenario.faults} == set(EFFECTS) - {"collective_hang"}
+    stragglers = load_scenario(SHIPPED.parent / "stragglers.toml")
+    assert stragglers.parallelism == "tp=8,pp=4"
+    shipped = {f.effect for f in (*scenario.faults, *stragglers.faults)}
+    assert shipped == set(EFFECTS) - {"collective_hang"}
     assert scenario.faults[0] == Fault("thermal_throttle", 37, 6.0, 60.0, {})
     assert min(f.start for f in scenario.faults) < 10  # a first-time user sees a fault soon
     xid = next(f for f in scenario.faults if f.effect == "xid")
@@ -43,6 +46,16 @@ def test_shipped_scenario_loads_with_every_effect() -> None:
     assert [f.rank for f in scenario.faults if f.effect in ("job_stall", "loss_divergence")] == [
         None, None,
     ]
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (fault('effect = "stage_imbalance"\nstart = 1\nduration = 2'),
+     "parallelism: stage_imbalance needs the job's parallelism"),
+    ('parallelism = "tp=eight"\n' + HEADER, "parallelism: tp=eight: the size must be"),
+])
+def test_stage_and_replica_faults_need_a_valid_parallelism(tmp_path, text, says) -> None:
+    with pytest.raises(ScenarioError, match=says):
+        load_scenario(write(tmp_path, text))
 
 
 def test_default_path_is_the_shipped_config(monkeypatch: pytest.MonkeyPatch) -> None:
