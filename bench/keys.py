@@ -8,6 +8,7 @@ key); five rounds (--rounds), then the median and the worst of each key. The loa
 is printed, as the figures depend on what else runs.
 
     .venv/bin/python bench/keys.py [--rounds 5] [--escdelay MS]
+    .venv/bin/python bench/keys.py --polling 2048 --rounds 2   # 16,384 ranks, polling
 """
 
 from __future__ import annotations
@@ -59,6 +60,39 @@ def one_round(app: PtyApp, timeout: float, gap: float) -> dict[str, float]:
     return times
 
 
+def jump_latencies(app: PtyApp, presses: int, n_ranks: int, timeout: float,
+                   gap: float) -> list[float]:
+    """Keypress to frame, ``presses`` times, at whatever point of the poll cycle each key
+    lands (polls keep running): "/" until the jump box is drawn, then Enter on a rank number
+    until the status line shows that rank. Seconds, both kinds together."""
+    times = []
+    for i in range(presses):
+        rank = (1009 + 7919 * i) % n_ranks  # spread over the job, clear of the demo's faults
+        time.sleep(gap)
+        times.append(app.press("/", "Go to rank", timeout))
+        app.send(str(rank))
+        time.sleep(0.1)  # the digits echo in the box; not what is timed
+        times.append(app.press("\r", f"rank {rank} gpu-node-", timeout))
+    return times
+
+
+def measure_while_polling(nodes: int, presses: int = 10, timeout: float = 120.0,
+                          gap: float = 0.37) -> dict:
+    """Keypress to frame at ``nodes`` x 8 ranks with the demo polling every 2 s: median,
+    p90 and worst in milliseconds. ``gap`` is not a divisor of the refresh, so the keys
+    land all over the poll cycle, many while a poll is in flight."""
+    ranks = nodes * 8
+    with PtyApp(["--demo", "--nodes", str(nodes)], cols=120, rows=40) as app:
+        first = app.wait_for_text(f"ranks {ranks}/{ranks} up", timeout)
+        times = [t * 1000 for t in jump_latencies(app, presses, ranks, timeout, gap)]
+        # A big demo quits once its log files are written and removed: minutes at 100,000.
+        app.quit(timeout + ranks / 100)
+    ordered = sorted(times)
+    return {"ranks": ranks, "first_ms": first * 1000, "median_ms": statistics.median(times),
+            "p90_ms": ordered[int(0.9 * (len(ordered) - 1))], "max_ms": ordered[-1],
+            "samples": len(times)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -67,7 +101,14 @@ def main() -> int:
                         help="seconds between one key's frame and the next key")
     parser.add_argument("--escdelay", type=int, default=None,
                         help="ESCDELAY for the app, in ms (how long a lone Esc is waited on)")
+    parser.add_argument("--polling", type=int, metavar="NODES", default=None,
+                        help="instead: jump keys at NODES x 8 ranks while the demo polls")
     args = parser.parse_args()
+    if args.polling:
+        r = measure_while_polling(args.polling, presses=10 * args.rounds, timeout=args.timeout)
+        print(f"{r['ranks']} ranks, polling: keypress to frame median {r['median_ms']:.0f} ms, "
+              f"p90 {r['p90_ms']:.0f} ms, worst {r['max_ms']:.0f} ms ({r['samples']} keys)")
+        return 0
     env = {} if args.escdelay is None else {"ESCDELAY": str(args.escdelay)}
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"on {os.cpu_count()} cores")

@@ -21,6 +21,7 @@ from ranktop.tui.screens.help import HelpScreen
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
+from ranktop.widgets.map_levels import MapLevels
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -30,9 +31,10 @@ from textual.message import Message
 class AnalysisReady(Message):
     """A poll was analysed (or failed); a newer one waiting in the queue replaces it."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysis, planned: dict[str, MapLevels] | None = None) -> None:
         super().__init__()
         self.analysis = analysis
+        self.planned = planned  # the cluster maps' levels, worked out off the UI thread
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, AnalysisReady)
@@ -117,8 +119,16 @@ class RanktopApp(App[None]):
             await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed, asked))
 
     async def poll_once(self) -> None:
-        """Fetch one frame, analyse it off the UI's path, and post the analysis."""
-        self.post_message(AnalysisReady(await self.pipeline.poll()))
+        """Fetch one frame, analyse it and plan the maps off the UI's path, and post it."""
+        analysis = await self.pipeline.poll()
+        planned = await asyncio.to_thread(self._plan_maps, analysis)
+        self.post_message(AnalysisReady(analysis, planned))
+
+    def _plan_maps(self, analysis: Analysis) -> dict[str, MapLevels] | None:
+        try:
+            return self.cluster.plan_maps(analysis)
+        except Exception:  # the screen then plans them itself: a poll must never stop here
+            return None
 
     async def on_analysis_ready(self, message: AnalysisReady) -> None:
         analysis = message.analysis
@@ -129,7 +139,7 @@ class RanktopApp(App[None]):
             if had and was != analysis.rank_map.source:
                 self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
                             timeout=8, markup=False)
-        self.cluster.show_analysis(analysis)
+        self.cluster.show_analysis(analysis, message.planned)
         if isinstance(self.screen, RankScreen):
             self.screen.show_analysis(analysis)
 

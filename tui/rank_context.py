@@ -7,6 +7,7 @@ configured, no file matching it, no Alertmanager configured, Prometheus unreacha
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.history import HISTORY_METRICS
@@ -15,15 +16,9 @@ from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.alerts import (
-    NO_ALERTS,
-    AlertRecord,
-    alertmanager_alerts,
-    merge,
-    prometheus_history,
-    ranktop_history,
-)
-from ranktop.tui.sources.prom_client import QueryError
+
+if TYPE_CHECKING:
+    from ranktop.tui.sources.alerts import AlertRecord
 
 ALERT_WINDOW_SECONDS = 3600.0
 BACKFILL_SECONDS = 600.0
@@ -50,6 +45,15 @@ class RankContext:
 
     def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
         """This rank's alerts of the last hour, newest first, and why any source is absent."""
+        # Imported here: the alert sources bring the HTTP client, which a demo never needs
+        # before the rank screen opens (it costs the launch tens of milliseconds).
+        from ranktop.tui.sources.alerts import (
+            alertmanager_alerts,
+            merge,
+            prometheus_history,
+            ranktop_history,
+        )
+
         now = time.time()
         notes: list[str] = []
         found: list[list[AlertRecord]] = []
@@ -82,6 +86,8 @@ class RankContext:
         fetch = getattr(self.source, "backfill", None)
         if fetch is None:
             return {}, ""
+        from ranktop.tui.sources.prom_client import QueryError  # a source that backfills has it
+
         try:
             return fetch(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP), ""
         except QueryError as error:
@@ -94,6 +100,9 @@ class RankContext:
 
     @staticmethod
     def _try(name: str, notes: list[str], read) -> list[AlertRecord]:
+        from ranktop.tui.sources.alerts import NO_ALERTS
+        from ranktop.tui.sources.prom_client import QueryError
+
         try:
             return read()
         except QueryError as error:

@@ -1,8 +1,10 @@
 """What is wrong, one line per anomaly, most severe first, with one line highlighted.
 
 Nothing active is ever hidden: each anomaly takes exactly one line (cut with … when long;
-the details are in the status line and the rank screen), the list grows with the count up
-to its maximum height, then scrolls, saying how many more lie above and below. The
+the details are in the status line and the rank screen). Given a fixed height (the cluster
+screen reserves one, so that a change in the count never lays the maps out again) or a
+maximum one, it scrolls when the rows do not fit, saying how many more lie above and below
+and how severe those below are. The
 highlighted line is always in view. It never takes focus: the arrows stay with the
 heatmaps; ``n`` / ``N`` (the screen's keys) move the highlight, and a click selects a line.
 """
@@ -63,7 +65,9 @@ class AnomalyList(Widget):
         rows = tuple(Row(*row) for row in rows)
         if (rows, current, empty) == (self.rows, self.current, self.empty):
             return
-        resized = len(rows) != len(self.rows)
+        height = self.styles.height
+        grows = height is None or height.is_auto  # its height follows the row count
+        resized = grows and len(rows) != len(self.rows)
         self.rows, self.current, self.empty = rows, current, empty
         self.refresh(layout=resized)
 

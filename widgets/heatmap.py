@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ranktop.widgets import palette
+from ranktop.widgets import map_levels, palette
 from ranktop.widgets.layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
 from rich.segment import Segment
 from rich.style import Style
@@ -85,13 +85,23 @@ class Heatmap(Widget):
                       stale: Collection[int] = ()) -> None:
         """Show a new frame of values (NaN for no data) on a ``low``..``high`` scale;
         ``stale`` ranks are drawn as stale whatever their value."""
-        values = list(values[:self.n_ranks])
-        values += [float("nan")] * (self.n_ranks - len(values))
-        self._rank_levels = palette.quantise_all(values, low, high, self.bad, self._rank_levels)
-        for rank in stale:
-            if 0 <= rank < self.n_ranks and self._rank_levels[rank] != palette.MISSING:
-                self._rank_levels[rank] = palette.STALE
-        self._refresh_items()
+        self.show_levels(map_levels.plan(self.view(), values, low, high, stale))
+
+    def view(self) -> map_levels.MapView:
+        """What the map shows now, to plan a frame's levels against (on any thread)."""
+        return map_levels.MapView(self.bad, self._rank_levels, self._item_levels,
+                                  self.layout_grid, self._cell_ranks(), self.window_start,
+                                  self._order())
+
+    def show_levels(self, levels: map_levels.MapLevels) -> bool:
+        """Draw levels planned against this map; False (nothing drawn) if the map has
+        changed since: plan them again."""
+        if not levels.based_on(self.view()):
+            return False
+        self._rank_levels = levels.rank_levels
+        self._item_levels = levels.cell_levels
+        self._repaint_rows(levels.rows)
+        return True
 
     def set_marks(self, ranks: frozenset[int]) -> None:
         """Mark the columns of ``ranks`` (an active anomaly) with a ▲ in the row beneath."""
@@ -211,9 +221,10 @@ class Heatmap(Widget):
         self.layout_grid = grid
         self._x_offset = max(0, (width - grid.width) // 2) if grid else 0
         self._y_offset = max(0, (height - grid.rows) // 2) if grid else 0
-        self._item_levels = []
+        self._item_levels = map_levels.cell_levels(self._rank_levels, self._cell_ranks(),
+                                                   self.window_start, self.item_count(),
+                                                   self._order())
         self._rows.clear()
-        self._refresh_items()
         self._place_marks()
         self.refresh()
         self.post_message(self.Relaid(self.mode))
@@ -295,18 +306,17 @@ class Heatmap(Widget):
             return positions
         return [self.arrangement.order[p] for p in positions]
 
-    def _refresh_items(self) -> None:
-        levels = self._rank_levels
-        new = [max(levels[r] for r in self.ranks_of_item(i)) for i in range(self.item_count())]
-        old = self._item_levels
-        changed = [i for i, level in enumerate(new) if i >= len(old) or old[i] != level]
-        self._item_levels = new
-        self._repaint_items(changed)
+    def _order(self) -> tuple[int, ...] | None:
+        return self.arrangement.order if self.arrangement else None
+
+    def _cell_ranks(self) -> int:
+        """Ranks behind each cell: 1, or whole nodes' when aggregated."""
+        return self._ranks_per_cell if self.mode in ("node", "cut") else 1
 
     def _repaint_items(self, items: Sequence[int]) -> None:
-        if self.layout_grid is None:
-            return
-        rows = {self.layout_grid.position(i)[1] for i in items if 0 <= i < self.item_count()}
+        self._repaint_rows(map_levels.rows_of(self.layout_grid, items))
+
+    def _repaint_rows(self, rows: Collection[int]) -> None:
         for y in rows:
             self._rows.pop(y, None)
             self.refresh(Region(0, y + self._y_offset, self.size.width, 1))

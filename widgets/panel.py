@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.legend import Legend
+from ranktop.widgets.map_levels import MapLevels
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -37,10 +38,13 @@ class MetricPanel(Vertical):
 
     def show(self, metric_id: str, title: str, bad: str, values: Sequence[float],
              scale: tuple[float, float] | None, summaries: Sequence[str],
-             ends: tuple[str, str], stale: Collection[int] = ()) -> None:
+             ends: tuple[str, str], stale: Collection[int] = (),
+             levels: MapLevels | None = None) -> None:
         """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against).
 
-        ``summaries`` are the min / median / max line from longest to shortest form.
+        ``summaries`` are the min / median / max line from longest to shortest form;
+        ``levels``, the map's levels planned from the same values away from the UI thread
+        (worked out here if missing or planned against what the map no longer shows).
         """
         if metric_id != self.metric_id:
             self.metric_id = metric_id
@@ -49,7 +53,8 @@ class MetricPanel(Vertical):
             self.legend.refresh()
         self.title = title
         low, high = scale if scale is not None else (0.0, 1.0)
-        self.heatmap.update_values(values, low, high, stale)
+        if levels is None or not self.heatmap.show_levels(levels):
+            self.heatmap.update_values(values, low, high, stale)
         self.legend.set_stale_key(bool(stale))
         self.legend.set_scale(*ends)
         self.legend.set_summary(*summaries)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
@@ -63,10 +62,26 @@ REFRESH = number(float, 0.2, 3600, "a number of seconds from 0.2 to 3600")
 
 
 def _version() -> str:
+    # Read only when asked: importlib.metadata costs every launch ~25 ms of CPU otherwise.
+    from importlib import metadata
+
     try:
         return metadata.version("ranktop")
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """--version: prints ranktop's version and exits."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=default,
+                         help=help or "show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"ranktop {_version()}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def console_parser() -> Parser:
@@ -78,7 +93,7 @@ def console_parser() -> Parser:
         epilog=f"subcommands (each has its own --help):\n{listed}\n\n"
                "Try it on the embedded demo cluster: ranktop --demo",
     )
-    parser.add_argument("--version", action="version", version=f"ranktop {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     _source_flags(parser, alertmanager=True)
     _demo_flags(parser)
     _common_flags(parser)

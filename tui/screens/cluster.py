@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
@@ -16,10 +16,12 @@ from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import MetricDef, Settings
+from ranktop.widgets import map_levels
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.key_footer import KeyFooter
 from ranktop.widgets.layout import Arrangement
+from ranktop.widgets.map_levels import MapLevels
 from ranktop.widgets.panel import MetricPanel
 from textual import events, on
 from textual.app import ComposeResult
@@ -102,17 +104,20 @@ class ClusterScreen(Screen):
         self.current_anomaly: int | None = None
         self._status_lines = 0
         self.layout_view = settings.layout.view  # "node" or "parallelism"
+        self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
         arrangement = self._arrangement()[0]
+        self._maps = tuple(
+            MetricPanel(metric_id, self.settings.metrics[metric_id].title,
+                        self.settings.metrics[metric_id].bad, len(self.rank_map),
+                        self.rank_map.gpus_per_node, id=f"map-{index}")
+            for index, metric_id in enumerate(self.map_metrics))
+        for panel in self._maps:
+            panel.heatmap.arrange(arrangement)
         with Grid(id="maps"):
-            for index, metric_id in enumerate(self.map_metrics):
-                metric = self.settings.metrics[metric_id]
-                panel = MetricPanel(metric_id, metric.title, metric.bad, len(self.rank_map),
-                                    self.rank_map.gpus_per_node, id=f"map-{index}")
-                panel.heatmap.arrange(arrangement)
-                yield panel
+            yield from self._maps
         yield AnomalyList(id="anomalies")
         yield Static(id="rank-status", markup=False)
         yield TooSmall("cluster screen", MIN_SIZE)
@@ -145,8 +150,22 @@ class ClusterScreen(Screen):
     def frame(self) -> Frame | None:
         return self.analysis.frame
 
-    def show_analysis(self, analysis: Analysis) -> None:
-        """A new poll was analysed; drawn at once unless paused (its status always is)."""
+    def plan_maps(self, analysis: Analysis) -> dict[str, MapLevels]:
+        """Each map's levels for ``analysis``, by panel id: the per-rank work of drawing it,
+        done in the poll worker's thread so that the UI thread only repaints rows."""
+        planned = {}
+        for index, panel in enumerate(self._maps):
+            metric, values = self._map_values(index, analysis)
+            if values is not None:
+                low, high = analysis.scales.get(metric.id) or (0.0, 1.0)
+                planned[panel.id] = map_levels.plan(panel.heatmap.view(), values, low, high,
+                                                    analysis.frame.stale)
+        return planned
+
+    def show_analysis(self, analysis: Analysis,
+                      planned: Mapping[str, MapLevels] | None = None) -> None:
+        """A new poll was analysed; drawn at once unless paused (its status always is).
+        ``planned``: the maps' levels from ``plan_maps``, if the caller has them."""
         self.status = analysis.status
         self.set_class(analysis.status.health is Health.STALE, "-stale")
         if self.paused:
@@ -158,7 +177,7 @@ class ClusterScreen(Screen):
         with self.app.batch_update():
             if analysis.frame is not None:
                 for panel in self.panels:
-                    self._draw_panel(panel, analysis)
+                    self._draw_panel(panel, analysis, (planned or {}).get(panel.id))
             self._refresh_header()
             self._refresh_rank_status()
 
@@ -166,11 +185,18 @@ class ClusterScreen(Screen):
     def panels(self) -> list[MetricPanel]:
         return list(self.query(MetricPanel))
 
-    def _draw_panel(self, panel: MetricPanel, analysis: Analysis) -> None:
-        index = int(panel.id.rsplit("-", 1)[1])
+    def _map_values(self, index: int, analysis: Analysis,
+                    ) -> tuple[MetricDef, Sequence[float] | None]:
+        """The metric map ``index`` shows, and its values in ``analysis`` (None: absent)."""
         metric = self.settings.metrics[self.map_metrics[index]]
         frame = analysis.frame
-        values = frame.values.get(metric.id) if frame is not None else None
+        return metric, frame.values.get(metric.id) if frame is not None else None
+
+    def _draw_panel(self, panel: MetricPanel, analysis: Analysis,
+                    levels: MapLevels | None = None) -> None:
+        index = int(panel.id.rsplit("-", 1)[1])
+        metric, values = self._map_values(index, analysis)
+        frame = analysis.frame
         shows = frame.shows.get(metric.id) if frame is not None else None
         title = f"{key_for(self, f'map.{index + 1}')} {metric.title}" + (
             f" ({shows})" if shows else "")
@@ -183,7 +209,8 @@ class ClusterScreen(Screen):
         scale = analysis.scales.get(metric.id)
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale,
-                   summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale)
+                   summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale,
+                   levels)
 
     def _tick(self) -> None:
         # The header's clock; while the maps are laid out anew (a recompose) it has no

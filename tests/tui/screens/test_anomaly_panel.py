@@ -87,3 +87,20 @@ async def test_e_before_a_verdict_says_what_triage_waits_for():
         said = [str(n.message) for n in app._notifications]
         assert said and said[-1].startswith("No verdict yet: no progress for")
         assert "watchdog timeout so far" in said[-1]
+
+
+async def test_the_maps_keep_their_layout_as_the_panel_fills_and_empties():
+    app = make_app(at=20.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause(0.1)  # the first frame's own layout settles
+        heatmaps = [panel.heatmap for panel in app.cluster.panels]
+        regions = [heatmap.region for heatmap in heatmaps]
+        grids = [heatmap.layout_grid for heatmap in heatmaps]
+        for count in (14, 1, 0):
+            app.cluster.show_analysis(replace(app.analysis, anomalies=many(count)))
+            await pilot.pause()
+            assert [heatmap.region for heatmap in heatmaps] == regions
+            assert [heatmap.layout_grid for heatmap in heatmaps] == grids
+            if count == 14:
+                assert "+" in screen_text(app) and "more below" in screen_text(app)
