@@ -170,6 +170,8 @@ class Analyser:
         """The newest verdict from the ranks' logs, a new read asked for now and then while
         the job looks stuck."""
         stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
+        if self._moved and progress.still_since is None and not is_missing(progress.step):
+            stuck = False  # the step moved in this frame: whatever hung is over
         down = self.detectors.liveness.down
 
         def ask(ask_id: int) -> TriageAsk:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,12 +57,14 @@ Cache = MutableMapping[tuple[str, int, int], "RankDump | str"]
 
 
 def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
-               cache: Cache | None = None, since: float | None = None) -> DumpSet:
+               cache: Cache | None = None, since: float | None = None,
+               earlier: Collection[tuple[str, int, int]] = ()) -> DumpSet:
     """Each rank's dump that ``pattern`` finds, read within ``budget`` (see the module).
 
     Files last written before ``since`` (seconds since the epoch) are left out: a dump of an
-    earlier hang says nothing of this one. ``cache`` keeps what each file gave between calls,
-    so a file is parsed again only once it changes."""
+    earlier hang says nothing of this one; so are the files of ``earlier`` (cache keys read
+    during an earlier hang, unchanged since). ``cache`` keeps what each file gave between
+    calls, so a file is parsed again only once it changes."""
     paths = find_dumps(pattern, world_size)
     dumps: dict[int, RankDump] = {}
     errors: dict[int, str] = {}
@@ -79,6 +81,9 @@ def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
             stale += 1
             continue
         key = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key in earlier:
+            stale += 1
+            continue
         seen.add(key)
         known = cache.get(key) if cache is not None else None
         if known is None:

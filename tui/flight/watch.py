@@ -21,6 +21,7 @@ WAIT_SECONDS = 1.0
 # Dump files are dated by the clock of the machine that stores them, not ranktop's: a dump
 # dated this much before the stall still counts (a watchdog dumps minutes after it).
 CLOCK_SKEW_SECONDS = 15.0
+EARLIER_KEPT = 100_000  # files of earlier hangs remembered (a few hangs of a large job)
 
 
 class FlightDumps:
@@ -32,6 +33,10 @@ class FlightDumps:
         self.budget = budget
         self.wait_seconds = wait_seconds
         self.cache: Cache = {}  # touched only by the reading thread
+        # Files read during an earlier hang, unchanged since: never this hang's evidence,
+        # however close their dates (clock skew is allowed for) come to its start.
+        self._earlier: set[tuple[str, int, int]] = set()
+        self._read_since: float | None = None  # the ``since`` of the last read
         self._lock = threading.Lock()
         self._reading: threading.Thread | None = None
         self._last: tuple[tuple[int, float | None], FlightVerdict | None] | None = None
@@ -53,10 +58,14 @@ class FlightDumps:
 
     def _read(self, key: tuple[int, float | None]) -> None:
         world_size, since = key
+        if since is not None and since != self._read_since:  # another hang than last read's
+            self._earlier = set(self.cache) if len(self._earlier) > EARLIER_KEPT \
+                else self._earlier | set(self.cache)
+        self._read_since = since
         try:
             oldest = None if since is None else since - CLOCK_SKEW_SECONDS
             dumps = read_dumps(self.pattern, world_size, self.budget, cache=self.cache,
-                               since=oldest)
+                               since=oldest, earlier=self._earlier)
             found = analyse_dumps(dumps)
         except PatternError:  # checked with the configuration: cannot happen there
             found = None

@@ -79,3 +79,23 @@ def test_started_during_a_hang_it_reads_the_dumps_already_there(tmp_path: Path) 
     hang = analyse_until(cluster, analyser, writer, 62.0, 76.0).hang
     assert hang is not None and hang.behind == [CULPRIT]
     assert hang.flight.written[1] < 62.0
+
+
+def test_a_stall_soon_after_a_hang_is_not_blamed_on_that_hangs_dumps(tmp_path: Path) -> None:
+    # The dumps land at ~45 s; the job recovers at 62 s and a storage stall starts at 66 s,
+    # within the clock skew allowed for the dumps' dates: they are still the earlier hang's.
+    hang = Fault("collective_hang", CULPRIT, 15.0, 47.0, {"cause": "mismatch", "dumps": "json"})
+    stall = Fault("job_stall", None, 66.0, 30.0, {})
+    cluster = SimCluster(2, 4, seed=1, scenario=Scenario("fr", 200.0, 1.12, 1, (hang, stall)))
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    analyser = Analyser(load_settings(environ={}), "fr", triage=dumps_only(writer.spec))
+    during = analyse_until(cluster, analyser, writer, 0.0, 60.0)
+    assert during.hang is not None and during.hang.behind == [CULPRIT]
+    t, moved = 62.0, False
+    while t <= 96.0:
+        stalled = analyse_until(cluster, analyser, writer, t, t)
+        moved = moved or stalled.progress.step != during.progress.step
+        if moved:  # from the first step after the hang, nothing blames the culprit
+            assert stalled.hang is None or CULPRIT not in stalled.hang.behind, t
+        t += 2.0
+    assert moved and stalled.progress.stalled(96.0)
