@@ -122,7 +122,9 @@ def measure(ranks: int, polls: int) -> dict:
 
 
 def _polls(url: str, ranks: int, polls: int) -> dict:
-    settings = load_settings(overrides={"prometheus": {"url": url}}, environ={})
+    # a shared machine may take long to answer at 16k: a time-out is no figure
+    settings = load_settings(overrides={"prometheus": {"url": url, "timeout_seconds": 300}},
+                             environ={})
     source = PrometheusSource(settings)
     analyser = Analyser(settings, source.job_name)
     queries = list(source.queries().values())
@@ -131,7 +133,7 @@ def _polls(url: str, ranks: int, polls: int) -> dict:
     raw: dict[str, list[float]] = {"wall": [], "cpu": []}
     sizes: tuple[int, int] = (0, 0)
     try:
-        with httpx.Client(timeout=120) as client:
+        with httpx.Client(timeout=300) as client:
             source.poll_now()  # learn the ranks
             raw_poll(client, url, queries)
             for _ in range(polls):
