@@ -26,6 +26,7 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -118,7 +119,17 @@ def measure(ranks: int, polls: int) -> dict:
             finally:
                 prometheus.stop()
         finally:
-            simulator.stop()
+            _stop(simulator)
+
+
+def _stop(simulator: Simulator) -> None:
+    """Stopped, however long its last scrape takes to render on a loaded machine."""
+    simulator.process.terminate()
+    try:
+        simulator.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        simulator.process.kill()
+        simulator.process.wait()
 
 
 def _polls(url: str, ranks: int, polls: int) -> dict:
