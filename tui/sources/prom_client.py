@@ -11,8 +11,9 @@ whose ``kind`` is the short word the console shows ("connection refused", "timed
 "HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Everything from
 outside is plain text once it is past this module: label values and label names (whoever
 runs a job sets its labels), alert texts and error bodies lose their control characters
-(``logs.text.plain``), so no escape sequence reaches the terminal. Nothing is retried:
-the next poll is the retry, and a poll must stay short. A request has one deadline, its
+(``logs.text.plain``), so no escape sequence reaches the terminal; an instant vector that is
+plain already is decoded fast, without looking at its labels again (prom_decode). Nothing
+is retried: the next poll is the retry, and a poll must stay short. A request has one deadline, its
 timeout, for the whole answer: a server that trickles its body (slowloris) times out like
 one that never answers, and a body past ``MAX_BODY_BYTES`` is refused. A 429 or 503 that
 says ``Retry-After`` carries it (``QueryError.retry_after``) for the poller to honour. Calls
