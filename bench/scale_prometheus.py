@@ -138,16 +138,18 @@ def _polls(url: str, ranks: int, polls: int) -> dict:
                              environ={})
     source = PrometheusSource(settings)
     analyser = Analyser(settings, source.job_name)
-    queries = list(source.queries().values())
     probe = StallProbe()
     ours: dict[str, list[float]] = {"wall": [], "cpu": [], "analysis": [], "stall": []}
     raw: dict[str, list[float]] = {"wall": [], "cpu": []}
-    sizes: tuple[int, int] = (0, 0)
+    sizes = (0, 0)
     try:
         with httpx.Client(timeout=300) as client:
-            source.poll_now()  # learn the ranks
+            source.poll_now()  # learn the ranks: the queries may change with them
+            queries = list(source.queries().values())
             raw_poll(client, url, queries)
-            for _ in range(polls):
+            for round_ in range(polls):
+                if round_ % 2:  # each goes first as often: neither always meets a scrape
+                    sizes = _raw(client, url, queries, raw)
                 probe.take()
                 probe.armed = True
                 wall, cpu, frame = timed(source.poll_now)
@@ -158,15 +160,14 @@ def _polls(url: str, ranks: int, polls: int) -> dict:
                 took, _, _ = timed(lambda f=frame: analyser.analyse(
                     f, source.status(), source.rank_map))
                 ours["analysis"].append(took)
-                wall, cpu, sizes = timed(lambda: raw_poll(client, url, queries))
-                raw["wall"].append(wall)
-                raw["cpu"].append(cpu)
+                if not round_ % 2:
+                    sizes = _raw(client, url, queries, raw)
     finally:
         probe.stop()
     med = {f"{k}": statistics.median(v) * 1000 for k, v in ours.items()}
     raw_wall, raw_cpu = (statistics.median(raw[k]) * 1000 for k in ("wall", "cpu"))
     return {
-        "ranks": ranks, "polls": polls, "queries": len(queries),
+        "ranks": ranks, "polls": polls, "queries": len(source.queries()),
         "mapped_ranks": len(source.rank_map),
         "poll_wall_ms": med["wall"], "poll_cpu_ms": med["cpu"],
         "raw_wall_ms": raw_wall, "raw_cpu_ms": raw_cpu,
@@ -175,6 +176,14 @@ def _polls(url: str, ranks: int, polls: int) -> dict:
         "analysis_ms": med["analysis"], "ui_stall_ms": med["stall"],
         "ui_stall_max_ms": max(ours["stall"]) * 1000,
     }
+
+
+def _raw(client: httpx.Client, url: str, queries: list[str], raw: dict[str, list[float]]
+         ) -> tuple[int, int]:
+    wall, cpu, sizes = timed(lambda: raw_poll(client, url, queries))
+    raw["wall"].append(wall)
+    raw["cpu"].append(cpu)
+    return sizes
 
 
 @contextlib.contextmanager
