@@ -104,7 +104,8 @@ class Vector:
             raise QueryError("bad answer", "a sample without labels or value") from None
 
     def pairs(self) -> Iterator[tuple[Mapping[str, str], float]]:
-        """Each sample's labels and value: what a poll reads, without making Samples."""
+        """Each sample's labels and value: what a poll reads, without making Samples (nor a
+        list of them: pairs that die at once leave the garbage collector nothing to do)."""
         if not (self._result and isinstance(self._result[0], Record)):
             for sample in self:
                 yield sample.labels, sample.value

@@ -22,7 +22,7 @@ _Name = Annotated[str, msgspec.Meta(max_length=LABEL_NAME_CHARS)]
 _Value = Annotated[str, msgspec.Meta(max_length=LABEL_VALUE_CHARS)]
 
 
-class Record(msgspec.Struct):
+class Record(msgspec.Struct, gc=False):
     """One sample of an instant vector: its labels, and (time, value as Prometheus writes
     it: "1.5", "NaN", "+Inf")."""
 

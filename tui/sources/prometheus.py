@@ -80,8 +80,13 @@ class PrometheusSource:
         self.rank_settings = settings.ranks
         self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
         self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
-        self._join = ranks.DcgmJoin(self.rank_map, self.rank_settings.rank_label)
         self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
+        self._join_ranks(self.rank_map)
+
+    def _join_ranks(self, rank_map: RankMap) -> None:
+        """Read series through ``rank_map`` from now on (the queries ask for its labels)."""
+        self._join = ranks.DcgmJoin(rank_map, self.rank_settings.rank_label)
+        self._queries = self._make_queries()
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -120,9 +125,12 @@ class PrometheusSource:
     # -- querying ----------------------------------------------------------------------
 
     def queries(self) -> dict[str, str]:
-        """Every query of a poll, by what it is for; each answer carries only the labels
-        that place its series on a rank (and, for the two the rank map is learned from,
-        the labels it is learned from)."""
+        """Every query of a poll, by what it is for."""
+        return dict(self._queries)
+
+    def _make_queries(self) -> dict[str, str]:
+        """Each answer carries only the labels that place its series on a rank (and, for the
+        two the rank map is learned from, the labels it is learned from)."""
         joined = (self.rank_settings.rank_label, *self._join.labels)
         metrics = {
             f"metric:{m.id}": promql.keep(
@@ -153,7 +161,7 @@ class PrometheusSource:
     def _run_queries(self) -> tuple[Answers, list[QueryError]]:
         answers: Answers = {}
         failures: list[QueryError] = []
-        for key, expression in self.queries().items():
+        for key, expression in self._queries.items():
             try:
                 answers[key] = self.client.query(expression)
             except QueryError as error:
@@ -230,7 +238,7 @@ class PrometheusSource:
             merged, _ = rank_merge.merge(self.rank_map, learned)
             if merged is not self.rank_map:
                 self.rank_map = merged
-                self._join = ranks.DcgmJoin(merged, rs.rank_label)
+                self._join_ranks(merged)
         return True
 
     def _fallback_ranks(self, dcgm: list[ranks.Labels]) -> RankMap | None:
@@ -310,7 +318,7 @@ class PrometheusSource:
         detail = "; ".join(note for note in notes if note)
         if failures:
             health, message = Health.SLOW, (f"partial: {len(failures)} of "
-                                            f"{len(self.queries())} queries failed "
+                                            f"{len(self._queries)} queries failed "
                                             f"({failures[0]}); those maps keep their last values")
         elif warnings:
             health, message = Health.SLOW, (f"partial answer: the backend warns "
@@ -340,7 +348,8 @@ class PrometheusSource:
 
 def _newest(answers: Answers) -> float:
     """The time of the newest sample the freshness queries saw (-inf: none)."""
-    return max((s.value for key in FRESH_KEYS for s in answers.get(key, [])), default=-math.inf)
+    return max((value for key in FRESH_KEYS if key in answers
+                for _, value in answers[key].pairs()), default=-math.inf)
 
 
 def _warnings(answers: Answers) -> list[str]:
