@@ -224,7 +224,7 @@ class PrometheusSource:
         by_pod = any(rs.host_label not in labels and labels.get(rs.pod_label)
                      for labels in step) if rs.pod_label else False
         dcgm = [labels for labels, _ in _pairs(answers, PROBE_METRIC)] if (
-            by_pod or guessed or not self.rank_map.ranks) else []
+            by_pod or guessed) else []
         seen = (_label_sets(step), _label_sets(dcgm))
         if seen == self._seen and self.rank_map.ranks:
             return False
@@ -233,7 +233,8 @@ class PrometheusSource:
         learned = ranks.from_job_series(step, rs.rank_label, rs.host_label,
                                         rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods)
         if learned is None and (guessed or not self.rank_map.ranks):
-            learned = self._fallback_ranks(dcgm)
+            learned = self._fallback_ranks(
+                dcgm or [labels for labels, _ in _pairs(answers, PROBE_METRIC)])
         if learned is not None:
             merged, _ = rank_merge.merge(self.rank_map, learned)
             if merged is not self.rank_map:
