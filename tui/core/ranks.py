@@ -41,6 +41,7 @@ MAX_FILE_BYTES = 20_000_000  # a rank-map file of MAX_RANKS lines is ~8 MB
 
 
 Labels = Mapping[str, str]
+_UUID, _OLD_UUID = DCGM_UUID_LABELS  # dcgm-exporter's label, and its old name
 Found = Mapping[int, tuple[str, int, str, str]]  # rank -> (host, gpu, uuid, pod)
 
 
@@ -201,23 +202,54 @@ def _expand_item(item: str) -> list[str]:
 
 
 class DcgmJoin:
-    """Finds the rank of a DCGM series: by GPU UUID, else by host (or pod) and GPU index."""
+    """Finds the rank of a series: by its rank label, else (DCGM's series) by GPU UUID,
+    else by host (or pod) and GPU index; one dictionary lookup for nearly every series."""
 
-    def __init__(self, rank_map: RankMap) -> None:
+    def __init__(self, rank_map: RankMap, rank_label: str = "") -> None:
+        self.size = len(rank_map)
+        self.rank_label = rank_label
+        self.by_number = {str(r.rank): r.rank for r in rank_map.ranks}
         self.by_uuid = {r.uuid: r.rank for r in rank_map.ranks if r.uuid}
-        self.by_place = {(r.pod, r.gpu): r.rank for r in rank_map.ranks if r.pod}
-        self.by_place.update({(r.host, r.gpu): r.rank for r in rank_map.ranks})
+        # GPU indexes as the label writes them, so that a lookup parses nothing
+        self.by_place = {(r.pod, str(r.gpu)): r.rank for r in rank_map.ranks if r.pod}
+        self.by_place.update({(r.host, str(r.gpu)): r.rank for r in rank_map.ranks})
+        self._gpus = {gpu for _, gpu in self.by_place}
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The labels a DCGM series needs for this join: its UUID where the job named its
+        GPUs, else its host and GPU index; all of them while no rank is known."""
+        if self.by_uuid:
+            return DCGM_UUID_LABELS
+        place = (DCGM_GPU_LABEL, *DCGM_HOST_LABELS)
+        return place if self.size else (*DCGM_UUID_LABELS, *place)
 
     def rank_of(self, labels: Labels) -> int | None:
-        uuid = next((labels[k] for k in DCGM_UUID_LABELS if labels.get(k)), "")
-        if uuid and self.by_uuid:
-            # The job named its GPUs: a GPU it did not name is another job's, wherever it is.
-            return self.by_uuid.get(uuid)
-        gpu = _whole(labels.get(DCGM_GPU_LABEL))
+        """The rank of the map that the series belongs to; None for none."""
+        number = labels.get(self.rank_label)
+        if number is not None:
+            rank = self.by_number.get(number)
+            if rank is None:  # "007", or a rank past the map
+                rank = _whole(number)
+            if rank is not None:
+                return rank if rank < self.size else None
+        if self.by_uuid:
+            uuid = labels.get(_UUID) or labels.get(_OLD_UUID)
+            if uuid:
+                # The job named its GPUs: a GPU it did not name is another job's.
+                return self.by_uuid.get(uuid)
+        return self._by_place(labels)
+
+    def _by_place(self, labels: Labels) -> int | None:
+        gpu = labels.get(DCGM_GPU_LABEL)
+        if gpu not in self._gpus:  # " 3" or "03": the index as the map writes it
+            gpu = str(_whole(gpu))
         for key in DCGM_HOST_LABELS:
             host = labels.get(key)
-            if host and (host, gpu) in self.by_place:
-                return self.by_place[(host, gpu)]
+            if host:
+                rank = self.by_place.get((host, gpu))
+                if rank is not None:
+                    return rank
         return None
 
 

@@ -11,12 +11,13 @@ whose ``kind`` is the short word the console shows ("connection refused", "timed
 "HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Everything from
 outside is plain text once it is past this module: label values and label names (whoever
 runs a job sets its labels), alert texts and error bodies lose their control characters
-(``logs.text.plain``), so no escape sequence reaches the terminal. Nothing is retried:
-the next poll is the retry, and a poll must stay short. A request has one deadline, its
-timeout, for the whole exchange: a server that trickles its headers or its body
-(slowloris) times out like one that never answers, and a body past ``MAX_BODY_BYTES`` is
-refused. A 429 or 503 that says ``Retry-After`` carries it (``QueryError.retry_after``) for
-the poller to honour. Calls block: run them in a thread.
+(``logs.text.plain``), so no escape sequence reaches the terminal; an instant vector that is
+plain already is decoded fast, without looking at its labels again (prom_decode). Nothing
+is retried: the next poll is the retry, and a poll must stay short. A request has one
+deadline, its timeout, for the whole exchange: a server that trickles its headers or its
+body (slowloris) times out like one that never answers, and a body past ``MAX_BODY_BYTES``
+is refused. A 429 or 503 that says ``Retry-After`` carries it (``QueryError.retry_after``)
+for the poller to honour. Calls block: run them in a thread.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ from urllib.parse import urlparse
 import httpx
 from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.sources import PrometheusSettings
+from ranktop.tui.sources.prom_decode import (
+    LABEL_NAME_CHARS,
+    LABEL_VALUE_CHARS,
+    Record,
+    instant_vector,
+)
 
 USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
@@ -76,7 +83,7 @@ class Vector:
     ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy)."""
 
     def __init__(self, result: list, warnings: tuple[str, ...] = ()) -> None:
-        self._result = result
+        self._result = result  # Records (prom_decode's fast path), or dicts as JSON reads
         self.warnings = warnings
 
     def __len__(self) -> int:
@@ -88,10 +95,26 @@ class Vector:
     def __iter__(self) -> Iterator[Sample]:
         try:
             for item in self._result:
-                stamp, text = item["value"]
-                yield Sample(item["metric"], float(text), float(stamp))
+                if isinstance(item, Record):
+                    yield Sample(item.metric, float(item.value[1]), item.value[0])
+                else:
+                    stamp, text = item["value"]
+                    yield Sample(item["metric"], float(text), float(stamp))
         except (KeyError, TypeError, ValueError):
             raise QueryError("bad answer", "a sample without labels or value") from None
+
+    def pairs(self) -> Iterator[tuple[Mapping[str, str], float]]:
+        """Each sample's labels and value: what a poll reads, without making Samples (nor a
+        list of them: pairs that die at once leave the garbage collector nothing to do)."""
+        if not (self._result and isinstance(self._result[0], Record)):
+            for sample in self:
+                yield sample.labels, sample.value
+            return
+        try:
+            for item in self._result:
+                yield item.metric, float(item.value[1])
+        except ValueError:
+            raise QueryError("bad answer", "a sample value that is not a number") from None
 
 
 class PromClient:
@@ -121,7 +144,12 @@ class PromClient:
 
     def query(self, promql: str) -> Vector:
         """The instant vector ``promql`` evaluates to now."""
-        payload = self._prometheus("query", {"query": promql, **self._freshness()})
+        answer = self._ask("query", {"query": promql, **self._freshness()})
+        fast = instant_vector(answer.content)
+        if fast is not None:
+            result, warnings = fast
+            return Vector(result, _warnings({"warnings": warnings}))
+        payload = self._payload(answer, "POST")
         result = payload["data"].get("result")
         if not isinstance(result, list):
             raise QueryError("bad answer", "expected an instant vector")
@@ -184,11 +212,18 @@ class PromClient:
 
     def _prometheus(self, endpoint: str, form: dict[str, str], method: str = "POST") -> dict:
         """The whole answer (``data``, and ``warnings`` where the server gave them)."""
+        return self._payload(self._ask(endpoint, form, method), method)
+
+    def _ask(self, endpoint: str, form: dict[str, str], method: str = "POST"
+             ) -> httpx.Response:
         if not self.settings.url:
             raise QueryError("not configured", "no Prometheus URL")
         sent = {"data": form} if method == "POST" else {"params": form}
-        answer = self._send(method, self.settings.url, f"/api/v1/{endpoint}",
-                            self.settings.timeout_seconds, **sent)
+        return self._send(method, self.settings.url, f"/api/v1/{endpoint}",
+                          self.settings.timeout_seconds, **sent)
+
+    def _payload(self, answer: httpx.Response, method: str) -> dict:
+        """The answer read as any JSON, checked to be a Prometheus one, its labels plain."""
         payload = _json(answer, PROMETHEUS_ANSWER)
         if isinstance(payload, dict) and payload.get("status") == "error":
             raise QueryError("query failed", self.clean(str(payload.get("error", ""))[:2000]))
@@ -319,10 +354,10 @@ def retry_after(value: str | None) -> float | None:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
-def plain_labels(labels: Mapping, max_chars: int = 256) -> dict[str, str]:
+def plain_labels(labels: Mapping, max_chars: int = LABEL_VALUE_CHARS) -> dict[str, str]:
     """Label names and values from outside as plain, short text (any JSON value a string)."""
-    return {plain(str(name), 128): plain(value if isinstance(value, str) else str(value),
-                                         max_chars)
+    return {plain(str(name), LABEL_NAME_CHARS):
+            plain(value if isinstance(value, str) else str(value), max_chars)
             for name, value in labels.items()}
 
 
@@ -330,8 +365,9 @@ def _plain_series(labels: dict) -> dict:
     """``labels`` as they are when already plain and short (nearly always: checked at a
     fifth of the cost of decoding them), else made so."""
     for name, value in labels.items():
-        if not (isinstance(value, str) and len(value) <= 256 and value.isprintable()
-                and isinstance(name, str) and len(name) <= 128 and name.isprintable()):
+        if not (isinstance(value, str) and len(value) <= LABEL_VALUE_CHARS
+                and value.isprintable() and isinstance(name, str)
+                and len(name) <= LABEL_NAME_CHARS and name.isprintable()):
             return plain_labels(labels)
     return labels
 

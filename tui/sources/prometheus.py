@@ -2,10 +2,14 @@
 
 The job's own per-rank metrics name the ranks (or a rank-map file, the Slurm node list, or
 the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else by host and
-GPU. A poll that fails keeps the last good frame on screen, marked stale, and says why;
-so does one whose answers turn out unreadable after they came. A server that is struggling
-(429, 503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``.
-While the job's metrics or DCGM's come back empty, the finder looks for them and asks why
+GPU. Each answer carries only the labels the join reads; the rank map, and the join made
+from it, are kept until the labels they were learned from change, so a poll costs one lookup
+per series whatever the number of ranks.
+
+A poll that fails keeps the last good frame on screen, marked stale, and says why; so does
+one whose answers turn out unreadable after they came. A server that is struggling (429,
+503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. While
+the job's metrics or DCGM's come back empty, the finder looks for them and asks why
 (finder.py); an unambiguous find is used at once, and said so.
 """
 
@@ -17,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 
 from ranktop.tui.core import rank_merge, ranks
+from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL_LABELS
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
@@ -32,7 +37,7 @@ from ranktop.tui.sources.prom_client import (
 )
 
 # DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
-DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)
+DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)  # past DCGM_FP_BLANK: one test finds both
 DCGM_FP_BLANK = 140737488355328.0
 SLOW_SECONDS = 5.0
 # Failures after which the rest of a poll's queries are not sent: the server is not there,
@@ -41,6 +46,9 @@ GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HT
                  "HTTP 503")
 OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 FRESH_KEYS = ("fresh:dcgm", "fresh:job")
+STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
+PROBE_METRIC = "temperature"  # the DCGM metric whose labels name hosts, pods and models
+_MODEL, _OLD_MODEL = DCGM_MODEL_LABELS
 Answers = dict[str, Vector]  # query key -> what it returned
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
@@ -55,12 +63,12 @@ class PrometheusSource:
         self.name = f"Prometheus {shown_url(settings.prometheus.url)}"
         self.job_name = settings.prometheus.job or "all jobs"
         self.configured = settings  # as the user's config says (finds may add to it)
-        self._use(settings)
         self.rank_map = UNKNOWN
-        self._join = ranks.DcgmJoin(UNKNOWN)
+        self._use(settings)
         self.finder = Finder(self.client, clock)
         self._last: Frame | None = None
         self._models: dict[int, str] = {}  # rank -> DCGM's modelName
+        self._models_read = False  # whether DCGM's labels were read for them yet
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
@@ -72,6 +80,13 @@ class PrometheusSource:
         self.rank_settings = settings.ranks
         self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
         self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
+        self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
+        self._join_ranks(self.rank_map)
+
+    def _join_ranks(self, rank_map: RankMap) -> None:
+        """Read series through ``rank_map`` from now on (the queries ask for its labels)."""
+        self._join = ranks.DcgmJoin(rank_map, self.rank_settings.rank_label)
+        self._queries = self._make_queries()
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -91,13 +106,14 @@ class PrometheusSource:
                                default=None)
         if not answers:
             self._fail(failures[0] if failures else QueryError("no queries", ""))
-        found = self.finder.after_poll(self.settings, _empty(answers, "metric:step_time"),
-                                       _empty(answers, "metric:temperature"))
+        found = self.finder.after_poll(self.settings, _empty(answers, f"metric:{STEP_METRIC}"),
+                                       _empty(answers, f"metric:{PROBE_METRIC}"))
         if found is not None:  # an unambiguous find: read the job through it from now on
             self._use(found)
             answers, failures = self._run_queries()
         try:
-            self._learn_ranks(answers)
+            if self._learn_ranks(answers) or not self._models_read:
+                self._learn_models(answers)
             frame = self._frame(answers, started)
         except QueryError as error:  # an answer that came but cannot be read
             self._fail(error)
@@ -110,8 +126,17 @@ class PrometheusSource:
 
     def queries(self) -> dict[str, str]:
         """Every query of a poll, by what it is for."""
+        return dict(self._queries)
+
+    def _make_queries(self) -> dict[str, str]:
+        """Each answer carries only the labels that place its series on a rank (and, for the
+        two the rank map is learned from, the labels it is learned from)."""
+        joined = (self.rank_settings.rank_label, *self._join.labels)
         metrics = {
-            f"metric:{m.id}": promql.metric_query(m.queries, self._dcgm, self._job)
+            f"metric:{m.id}": promql.keep(
+                promql.metric_query(m.queries, self._dcgm, self._job),
+                (*joined, *self._learned_from(m.id), promql.WAY_LABEL if len(m.queries) > 1
+                 else ""))
             for m in self.settings.metrics.values() if m.queries
         }
         jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
@@ -120,12 +145,23 @@ class PrometheusSource:
             "fresh:dcgm": promql.freshness_query(promql.DCGM_PROBE_METRIC, self._dcgm),
             "fresh:job": promql.freshness_query(self.rank_settings.step_metric, self._job),
         }
-        return {**metrics, **jobs, **fresh}
+        return {**metrics, **jobs, **{k: promql.keep(q, joined) for k, q in fresh.items()}}
+
+    def _learned_from(self, metric_id: str) -> tuple[str, ...]:
+        """The labels the rank map (and each GPU's model) is read from, on the metrics
+        they are read from."""
+        rs = self.rank_settings
+        if metric_id == STEP_METRIC:
+            return (rs.rank_label, rs.host_label, rs.local_gpu_label, rs.uuid_label,
+                    rs.pod_label)
+        if metric_id == PROBE_METRIC:
+            return (DCGM_GPU_LABEL, *DCGM_HOST_LABELS, *DCGM_MODEL_LABELS)
+        return ()
 
     def _run_queries(self) -> tuple[Answers, list[QueryError]]:
         answers: Answers = {}
         failures: list[QueryError] = []
-        for key, expression in self.queries().items():
+        for key, expression in self._queries.items():
             try:
                 answers[key] = self.client.query(expression)
             except QueryError as error:
@@ -176,24 +212,37 @@ class PrometheusSource:
 
     # -- ranks -------------------------------------------------------------------------
 
-    def _learn_ranks(self, answers: Answers) -> None:
-        """Resolve the rank map, again whenever a better source for it appears."""
-        step_series = [s.labels for s in answers.get("metric:step_time", [])]
+    def _learn_ranks(self, answers: Answers) -> bool:
+        """Resolve the rank map, again whenever the labels it is learned from change (a
+        better source for it appears, ranks come or go), and say whether they did; else
+        keep it as it is."""
+        step = [labels for labels, _ in _pairs(answers, STEP_METRIC)]
         rs = self.rank_settings
-        pods = ranks.nodes_of_pods(s.labels for s in answers.get("metric:temperature", []))
-        learned = ranks.from_job_series(step_series, rs.rank_label, rs.host_label,
-                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods)
         guessed = self.rank_map.source.startswith(ranks.FROM_DCGM)
+        # Each rank's node comes from DCGM's series only where the job's series name a pod
+        # and no host; the guessed map comes from DCGM's series alone.
+        by_pod = any(rs.host_label not in labels and labels.get(rs.pod_label)
+                     for labels in step) if rs.pod_label else False
+        dcgm = [labels for labels, _ in _pairs(answers, PROBE_METRIC)] if (
+            by_pod or guessed) else []
+        seen = (_label_sets(step), _label_sets(dcgm))
+        if seen == self._seen and self.rank_map.ranks:
+            return False
+        self._seen = seen
+        pods = ranks.nodes_of_pods(dcgm) if by_pod else {}
+        learned = ranks.from_job_series(step, rs.rank_label, rs.host_label,
+                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods)
         if learned is None and (guessed or not self.rank_map.ranks):
-            learned = self._fallback_ranks(answers)
-        if learned is None:
-            return
-        merged, _ = rank_merge.merge(self.rank_map, learned)
-        if merged is not self.rank_map:
-            self.rank_map = merged
-            self._join = ranks.DcgmJoin(merged)
+            learned = self._fallback_ranks(
+                dcgm or [labels for labels, _ in _pairs(answers, PROBE_METRIC)])
+        if learned is not None:
+            merged, _ = rank_merge.merge(self.rank_map, learned)
+            if merged is not self.rank_map:
+                self.rank_map = merged
+                self._join_ranks(merged)
+        return True
 
-    def _fallback_ranks(self, answers: Answers) -> RankMap | None:
+    def _fallback_ranks(self, dcgm: list[ranks.Labels]) -> RankMap | None:
         rs = self.rank_settings
         try:
             if rs.rank_map_file is not None:
@@ -202,13 +251,7 @@ class PrometheusSource:
                 return ranks.from_slurm(rs.slurm_nodelist, rs.gpus_per_node)
         except ranks.RankMapError as error:
             raise QueryError("rank map", str(error)) from None
-        return ranks.from_dcgm(s.labels for s in answers.get("metric:temperature", []))
-
-    def _rank_of(self, labels: dict[str, str]) -> int | None:
-        rank_text = labels.get(self.rank_settings.rank_label)
-        if rank_text is not None and rank_text.isdecimal():
-            return int(rank_text)
-        return self._join.rank_of(labels)
+        return ranks.from_dcgm(dcgm)
 
     # -- the frame ---------------------------------------------------------------------
 
@@ -231,42 +274,52 @@ class PrometheusSource:
         return Frame(time=now, values=values, job=job, stale=self._stale(answers, now, n),
                      shows=shows, absent=self.finder.notes(self.settings, values))
 
-    def _per_rank(self, samples: Iterable[Sample], metric, n: int) -> tuple[list[float], str]:
+    def _per_rank(self, answer: Vector, metric, n: int) -> tuple[list[float], str]:
         values = [MISSING] * n
         ways: dict[str, int] = {}
-        for sample in samples:
-            rank = self._rank_of(sample.labels)
-            if rank is None or rank >= n:
+        rank_of = self._join.rank_of
+        several = len(metric.queries) > 1
+        for labels, value in answer.pairs():
+            rank = rank_of(labels)
+            if rank is None:
                 continue
-            values[rank] = _clean(sample.value)
-            model = sample.labels.get("modelName") or sample.labels.get("model_name")
-            if model:
-                self._models[rank] = model
-            way = sample.labels.get(promql.WAY_LABEL, "0")
-            ways[way] = ways.get(way, 0) + 1
+            values[rank] = _clean(value)
+            if several:
+                way = labels.get(promql.WAY_LABEL, "0")
+                ways[way] = ways.get(way, 0) + 1
         return values, _ways_shown(metric.queries, ways)
+
+    def _learn_models(self, answers: Answers) -> None:
+        """Each rank's GPU model, as DCGM's labels name it (read again when they change)."""
+        for labels, _ in _pairs(answers, PROBE_METRIC):
+            self._models_read = True
+            model = labels.get(_MODEL) or labels.get(_OLD_MODEL)
+            if model:
+                rank = self._join.rank_of(labels)
+                if rank is not None:
+                    self._models[rank] = model
 
     def _stale(self, answers: Answers, now: float, n: int) -> frozenset[int]:
         newest = [-math.inf] * n
+        rank_of = self._join.rank_of
         for key in FRESH_KEYS:
-            for sample in answers.get(key, []):
-                rank = self._rank_of(sample.labels)
-                if rank is not None and rank < n:
-                    newest[rank] = max(newest[rank], sample.value)
+            for labels, value in answers[key].pairs() if key in answers else ():
+                rank = rank_of(labels)
+                if rank is not None and value > newest[rank]:
+                    newest[rank] = value
         limit = now - self.rank_settings.stale_after_seconds
         return frozenset(r for r, t in enumerate(newest) if -math.inf < t < limit)
 
     def _report(self, frame: Frame, failures: list[QueryError], took: float, newest: float,
                 warnings: list[str]) -> None:
-        matched = sum(1 for r in range(len(self.rank_map))
-                      if not math.isnan(frame.value("temperature", r)))
+        matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
         now = self.clock()
         notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
                  self._age_note(now - newest), self.finder.status_note()]
         detail = "; ".join(note for note in notes if note)
         if failures:
             health, message = Health.SLOW, (f"partial: {len(failures)} of "
-                                            f"{len(self.queries())} queries failed "
+                                            f"{len(self._queries)} queries failed "
                                             f"({failures[0]}); those maps keep their last values")
         elif warnings:
             health, message = Health.SLOW, (f"partial answer: the backend warns "
@@ -296,12 +349,25 @@ class PrometheusSource:
 
 def _newest(answers: Answers) -> float:
     """The time of the newest sample the freshness queries saw (-inf: none)."""
-    return max((s.value for key in FRESH_KEYS for s in answers.get(key, [])), default=-math.inf)
+    return max((value for key in FRESH_KEYS if key in answers
+                for _, value in answers[key].pairs()), default=-math.inf)
 
 
 def _warnings(answers: Answers) -> list[str]:
     """What the backend warned of (a partial answer), from every query."""
     return [w for answer in answers.values() for w in getattr(answer, "warnings", ())]
+
+
+def _pairs(answers: Answers, metric_id: str) -> Iterable[tuple[ranks.Labels, float]]:
+    """The labels and value of each series of a metric's answer (none if it failed)."""
+    answer = answers.get(f"metric:{metric_id}")
+    return answer.pairs() if answer is not None else ()
+
+
+def _label_sets(series: list[ranks.Labels]) -> frozenset[tuple[tuple[str, str], ...]]:
+    """The series' label sets, whatever the order of the series (the labels of each come
+    in the order the server keeps them: the same every poll)."""
+    return frozenset(tuple(labels.items()) for labels in series)
 
 
 def _empty(answers: Answers, key: str) -> bool:
@@ -310,10 +376,8 @@ def _empty(answers: Answers, key: str) -> bool:
 
 
 def _clean(value: float) -> float:
-    """NaN for DCGM's blank sentinels and for infinities."""
-    if math.isinf(value) or value >= DCGM_FP_BLANK or value >= DCGM_INT_BLANK:
-        return MISSING
-    return value
+    """NaN for DCGM's blank sentinels (the integer one is the larger) and for infinities."""
+    return value if -math.inf < value < DCGM_FP_BLANK else MISSING
 
 
 def _scalar(samples: Iterable[Sample]) -> float:

@@ -1,5 +1,9 @@
 """PromQL for one poll: one query per metric, whatever the number of ranks.
 
+Each answer carries only the labels ranktop reads (``keep``): dcgm-exporter labels every
+series with a dozen more (PCI bus, device, driver, instance, ...), two thirds of the bytes
+of a poll, that nobody uses.
+
 A metric with several ways of being read (SM activity: SM active, else graphics engine
 active, else GPU utilisation) becomes one query that takes, GPU by GPU, the first way that
 has data, and labels each answer with the way it used, so the screen can say which it shows.
@@ -67,6 +71,16 @@ def metric_query(queries: Sequence[MetricQuery], dcgm: str, job: str) -> str:
         for index, q in enumerate(queries)
     ]
     return f" {JOIN} ".join(marked)
+
+
+def keep(expression: str, labels: Iterable[str]) -> str:
+    """``expression`` with only ``labels`` left on its series (those that have them), or as
+    it is when one of them cannot be named in PromQL. Series that differ only in what is
+    dropped become one, with the largest value."""
+    kept = list(dict.fromkeys(label for label in labels if label))
+    if not kept or not all(is_label_name(label) for label in kept):
+        return expression
+    return f"max by ({', '.join(kept)}) ({expression})"
 
 
 def rank_query(queries: Sequence[MetricQuery], rank: Rank, dcgm_extra: str,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ranktop.tui.core import ranks
+from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.ranks import DcgmJoin, RankMapError
 
 
@@ -109,6 +110,32 @@ def test_without_uuids_dcgm_series_join_by_host_or_pod_and_gpu():
     assert join.rank_of({"UUID": "GPU-x", "hostname": "host1", "gpu": "3"}) == 7
     assert join.rank_of({"exported_pod": "host0", "gpu": "1"}) == 1  # Kubernetes pod names
     assert join.rank_of({"Hostname": "elsewhere", "gpu": "0"}) is None
+
+
+def test_a_series_with_a_rank_label_is_that_rank_when_the_map_has_it():
+    join = DcgmJoin(from_job(job_series()), "rank")
+    assert join.rank_of({"rank": "6", "UUID": "GPU-0-0"}) == 6  # its own rank first
+    assert join.rank_of({"rank": "007"}) == 7
+    assert join.rank_of({"rank": "8"}) is None  # past the map
+    assert join.rank_of({"rank": "x", "UUID": "GPU-1-0"}) == 4  # no number: joined by GPU
+
+
+def test_a_gpu_index_written_otherwise_still_joins():
+    series = [{k: v for k, v in labels.items() if k != "gpu_uuid"} for labels in job_series()]
+    join = DcgmJoin(from_job(series))
+    assert join.rank_of({"Hostname": "host1", "gpu": "03"}) == 7
+    assert join.rank_of({"Hostname": "host1", "gpu": " 2"}) == 6
+    assert join.rank_of({"Hostname": "host1"}) is None
+
+
+def test_the_join_asks_for_the_labels_it_reads():
+    by_uuid = DcgmJoin(from_job(job_series()))
+    assert by_uuid.labels == ("UUID", "uuid")
+    series = [{k: v for k, v in labels.items() if k != "gpu_uuid"} for labels in job_series()]
+    by_place = DcgmJoin(from_job(series))
+    assert set(by_place.labels) == {"gpu", "Hostname", "hostname", "exported_pod", "pod"}
+    nothing_yet = DcgmJoin(RankMap(ranks=(), hosts=(), gpus_per_node=1, source=""))
+    assert set(nothing_yet.labels) == {*by_uuid.labels, *by_place.labels}
 
 
 # -- Kubernetes: the job's series name their pod; DCGM names the pod's node --------------

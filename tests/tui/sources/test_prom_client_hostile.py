@@ -116,3 +116,28 @@ def test_a_url_with_a_password_is_shown_without_it():
     assert shown_url(url) == "http://***@prometheus.example:9090"
     source = PrometheusSource(load_settings(overrides={"prometheus": {"url": url}}, environ={}))
     assert "pw-secret" not in source.name and "pw-secret" not in source.status().name
+
+
+@pytest.mark.parametrize("name", sorted(set(ESCAPES) - {"surrogate"}))  # no UTF-8 for it
+def test_labels_sent_unescaped_come_out_plain_or_not_at_all(server, name):
+    """The same labels as raw UTF-8 in the JSON, as a server may send them: plain, or a bad
+    answer where the JSON itself is broken (a raw control character in a string)."""
+    hostile = ESCAPES[name]
+    result = [{"metric": {"Hostname": f"gpu-{hostile}-1", f"x{hostile}": "v"}, "value": [1, "1"]}]
+    Scripted.reply = (200, "application/json", json.dumps(
+        {"status": "success", "data": {"resultType": "vector", "result": result}},
+        ensure_ascii=False))
+    try:
+        [sample] = list(client(server).query("up"))
+    except QueryError as error:
+        assert error.kind == "bad answer"
+        return
+    for key, value in sample.labels.items():
+        assert_plain(key)
+        assert_plain(value)
+
+
+def test_a_long_plain_label_value_is_cut_with_a_note_too(server):
+    Scripted.reply = (200, "application/json", vector(({"Hostname": "x" * 100_000}, 1)))
+    [sample] = list(client(server).query("up"))
+    assert sample.labels["Hostname"].endswith("more characters]")

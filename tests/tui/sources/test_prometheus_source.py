@@ -8,7 +8,7 @@ import pytest
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_client import QueryError, Sample, Series
+from ranktop.tui.sources.prom_client import QueryError, Sample, Series, Vector
 from ranktop.tui.sources.prometheus import DCGM_FP_BLANK, PrometheusSource
 
 NOW = 1_800_000_000.0
@@ -22,19 +22,20 @@ class ScriptedClient:
 
     def __init__(self) -> None:
         self.answers: dict[str, list[Sample] | QueryError] = {}
-        self.by_expression: dict[str, str] = {}
+        self.source: PrometheusSource | None = None  # whose poll's queries are known by key
         self.asked: list[str] = []
         self.ranged: list[str] = []
         self.names: list[str] = []  # what discovery is told the backend holds
 
-    def query(self, expression: str) -> list[Sample]:
+    def query(self, expression: str) -> Vector:
         # The poll's queries by their key; discovery's and diagnosis's by their PromQL.
-        key = self.by_expression.get(expression, expression)
+        keys = {expr: key for key, expr in self.source.queries().items()} if self.source else {}
+        key = keys.get(expression, expression)
         self.asked.append(key)
         answer = self.answers.get(key, [])
         if isinstance(answer, QueryError):
             raise answer
-        return answer
+        return as_vector(answer)
 
     def metric_names(self, since: float) -> list[str]:
         self.asked.append("metric names")
@@ -50,6 +51,12 @@ class ScriptedClient:
         base = 60.0 if expression.startswith("quantile") else 70.0
         times = [start + i * step for i in range(int((end - start) / step) + 1)]
         return [Series({}, [(t, base + i) for i, t in enumerate(times)])]
+
+
+def as_vector(samples: list[Sample]) -> Vector:
+    """Samples as the client gives them, read the general way (with any warnings)."""
+    items = [{"metric": s.labels, "value": [s.time, repr(s.value)]} for s in samples]
+    return Vector(items, getattr(samples, "warnings", ()))
 
 
 def dcgm(rank: int, value: float, **extra: str) -> Sample:
@@ -82,7 +89,7 @@ def source(tmp_path, monkeypatch):
                              environ={})
     client = ScriptedClient()
     made = PrometheusSource(settings, client=client, clock=lambda: NOW)
-    client.by_expression = {expr: key for key, expr in made.queries().items()}
+    client.source = made
     client.answers.update(healthy())
     return made
 
@@ -179,7 +186,7 @@ def test_without_job_metrics_ranks_come_from_the_slurm_node_list(tmp_path, monke
                              environ={"SLURM_JOB_NODELIST": "h[0-1]"})
     client = ScriptedClient()
     made = PrometheusSource(settings, client=client, clock=lambda: NOW)
-    client.by_expression = {expr: key for key, expr in made.queries().items()}
+    client.source = made
     client.answers["metric:temperature"] = [dcgm(r, 60.0 + r) for r in range(4)]
     frame = made.poll_now()
     assert made.rank_map.source == ranks.FROM_SLURM

@@ -115,3 +115,14 @@ def test_the_alerts_of_a_rank_firing_or_pending():
 
 def test_candidates_join_on_every_uuid_label():
     assert promql.JOIN == "or on(UUID, uuid)"
+
+
+def test_keep_leaves_only_the_labels_asked_for():
+    kept = promql.keep("100 * DCGM_FI_PROF_SM_ACTIVE{}", ["rank", "UUID", "", "rank"])
+    assert kept == "max by (rank, UUID) (100 * DCGM_FI_PROF_SM_ACTIVE{})"
+
+
+def test_keep_leaves_alone_what_it_cannot_name():
+    # a label Prometheus 3 allows under UTF-8 names: better every label than a broken query
+    assert promql.keep("up", ["rank", "k8s.pod"]) == "up"
+    assert promql.keep("up", []) == "up"
