@@ -171,14 +171,18 @@ class Analyser:
         the job looks stuck."""
         stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
         if self._moved and progress.still_since is None and not is_missing(progress.step):
-            stuck = False  # the step moved in this frame: whatever hung is over
+            # The step moved in this frame: whatever hung before is over (its verdict goes);
+            # if something is stuck now, it began now.
+            self.hang.end()
+            since = frame.time
+        else:
+            since = progress.still_since if self._moved else None
         down = self.detectors.liveness.down
 
         def ask(ask_id: int) -> TriageAsk:
             flagged = [a.rank for a in anomalies if a.rank is not None]
             suspects = dict.fromkeys([*sorted(down), *flagged])
-            # Dumps older than a stall we saw begin are of an earlier hang.
-            since = progress.still_since if self._moved else None
+            # Dumps older than a stall we saw begin (``since``) are of an earlier hang.
             return TriageAsk(ask_id, frame.time, rank_map, tuple(suspects), tuple(sorted(down)),
                              since)
 

@@ -76,7 +76,7 @@ class HangWatch:
                ) -> HangVerdict | None:
         """The verdict to show now; ``ask`` makes the ask with the id given, when one is due."""
         if not stuck or self.triage is None:
-            self._first, self.since = None, None
+            self.end()
             return None
         if self._first is None or now - self._asked_at >= TRIAGE_EVERY_SECONDS:
             self._asks += 1
@@ -84,6 +84,10 @@ class HangWatch:
             self._asked_at = now
             self.triage.request(ask(self._asks))
         return self.current()
+
+    def end(self) -> None:
+        """The hang is over: its verdicts, even late ones, are no longer shown."""
+        self._first, self.since = None, None
 
     def current(self) -> HangVerdict | None:
         """The newest finished verdict of this hang, without asking for another."""
