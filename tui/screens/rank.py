@@ -39,7 +39,10 @@ MIN_SIZE = (60, 20)  # below it the trends and the log tail do not both fit
 ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8 lines
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
-ALERT_COLUMNS = ("time", "alert", "severity", "state", "source", "summary")  # rank_context's rows
+# rank_context's rows, each column as wide as its usual content: fixed, because a width
+# worked out from the rows waits for the app to be idle, which a busy console may not be.
+ALERT_COLUMNS = (("time", 8), ("alert", 22), ("severity", 8), ("state", 8), ("source", 12),
+                 ("summary", 160))
 OTHER_METRICS = ("power", "sm_clock", "throttle_reasons", "memory_used", "ecc_dbe", "xid",
                  "gpu_util", "collective_time", "bus_bandwidth")
 
@@ -109,7 +112,8 @@ class RankScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#rank-alerts", DataTable)
-        table.add_columns(*ALERT_COLUMNS)
+        for label, width in ALERT_COLUMNS:
+            table.add_column(label, width=width)
         self.query_one("#log-search").display = False
         self.query_one(LogView).focus()
         self._fit(self.app.size)
