@@ -40,9 +40,9 @@ SHOTS = [
     ("cluster-compute-120x40.svg", (120, 40), 90.0, ["c", "slash", *"201", "enter"]),
     ("help-120x40.svg", (120, 40), 60.0, ["question_mark"]),
     # Enter on a cell: the rank the others are waiting for, its log tail and alerts
-    ("rank-455-hang-120x40.svg", (120, 40), 210.0, ["slash", *"455", "enter", "enter"]),
+    ("rank-455-hang-120x40.svg", (120, 40), 216.0, ["slash", *"455", "enter", "enter"]),
     # the evidence behind the hang verdict
-    ("hang-evidence-120x40.svg", (120, 40), 210.0, ["e"]),
+    ("hang-evidence-120x40.svg", (120, 40), 216.0, ["e"]),
     # the throttling rank in a 16-colour terminal, and a rank down without colour
     ("cluster-16-colours-120x40.svg", (120, 40), 60.0, ["slash", *"37", "enter"], "standard"),
     ("cluster-no-color-120x40.svg", (120, 40), 200.0, [], "none"),
@@ -73,11 +73,14 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
     app = RanktopApp(settings, source, clock=clock, poll=False)
     os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=size) as pilot:
-        # Polls over the last 20 s, as a live session would have had them.
-        for offset in (-20.0, -10.0, 0.0):
+        # Polls over the last 40 s, as a live session would have had them; each waits for
+        # the hang triage it asked for, which the next poll shows.
+        for offset in (-40.0, -30.0, -20.0, -10.0, 0.0):
             clock.now = START + at + offset
             await app.poll_once()
             await asyncio.to_thread(source.flush_logs)
+            if app.pipeline.triage is not None:
+                await asyncio.to_thread(app.pipeline.triage.wait, 30.0)
             await pilot.pause()
         await pilot.press(*keys)
         await pilot.pause(0.5)  # the rank screen reads its logs in a worker
