@@ -16,6 +16,7 @@ from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 from ranktop.widgets.log_view import LogView
 
+from tests.special_files import fifo, folder, loop, zero
 from tests.tui.conftest import START, FakeClock, screen_text
 
 # More than the rank screen's follow interval (1 s): the pane has had its chance to say.
@@ -54,23 +55,6 @@ async def assert_keys_answered(app, pilot) -> None:
         before = log.following
         await pilot.press("f")
         assert log.following != before
-
-
-def fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
-def loop(path: Path) -> None:
-    path.symlink_to(path.with_name("other"))
-    path.with_name("other").symlink_to(path)
-
-
-def zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
-
-
-def folder(path: Path) -> None:
-    path.mkdir()
 
 
 @pytest.mark.parametrize("make", [fifo, loop, zero, folder],

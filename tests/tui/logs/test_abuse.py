@@ -13,24 +13,9 @@ from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.tail import FileLog
 
+from tests.special_files import fifo, folder, loop, zero
+
 GRID = RankMap.grid(["host-1"], 2, source="test")
-
-
-def fifo(path: Path) -> None:
-    os.mkfifo(path)
-
-
-def loop(path: Path) -> None:
-    path.symlink_to(path.with_name("other"))
-    path.with_name("other").symlink_to(path)
-
-
-def zero(path: Path) -> None:
-    path.symlink_to("/dev/zero")
-
-
-def folder(path: Path) -> None:
-    path.mkdir()
 
 
 ABUSES = pytest.mark.parametrize("make,says", [
