@@ -123,6 +123,8 @@ class Analyser:
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
         self._moved = False  # the step has moved while we watched
+        self._moved_now = False  # ... in the frame being analysed
+        self._last_step: float | None = None  # the last step seen, kept across gaps
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
@@ -156,11 +158,15 @@ class Analyser:
 
     def _progress(self, frame: Frame) -> Progress:
         step = frame.job.get("step", float("nan"))
+        self._moved_now = False
         if is_missing(step):
             self._step = None
             return Progress()
+        # A step back after a gap in its series has moved only if its value changed.
+        self._moved_now = self._last_step is not None and step != self._last_step
+        self._moved = self._moved or self._moved_now
+        self._last_step = step
         if self._step is None or step != self._step[0]:
-            self._moved = self._moved or self._step is not None
             self._step = (step, frame.time)
         moved_at = self._step[1]
         return Progress(step, moved_at if frame.time > moved_at else None)
@@ -170,7 +176,7 @@ class Analyser:
         """The newest verdict from the ranks' logs, a new read asked for now and then while
         the job looks stuck."""
         stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
-        if self._moved and progress.still_since is None and not is_missing(progress.step):
+        if self._moved_now:
             # The step moved in this frame: whatever hung before is over (its verdict goes);
             # if something is stuck now, it began now.
             self.hang.end()

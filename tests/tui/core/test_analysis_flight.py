@@ -3,6 +3,7 @@ culprit from the dumps alone (no logs configured), and leaves out an earlier han
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ranktop.tui.core.analysis import Analyser
@@ -99,3 +100,24 @@ def test_a_stall_soon_after_a_hang_is_not_blamed_on_that_hangs_dumps(tmp_path: P
             assert stalled.hang is None or CULPRIT not in stalled.hang.behind, t
         t += 2.0
     assert moved and stalled.progress.stalled(96.0)
+
+
+def test_a_gap_in_the_step_series_does_not_end_the_hang(tmp_path: Path) -> None:
+    cluster = hung_job()  # hung from 20 s to 80 s
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    analyser = Analyser(load_settings(environ={}), "fr", triage=dumps_only(writer.spec))
+    before = analyse_until(cluster, analyser, writer, 0.0, 70.0)
+    assert before.hang is not None and before.hang.behind == [CULPRIT]
+    status = SourceStatus("sim", Health.OK, since=0.0)
+    frame = cluster.frame_at(72.0)
+    gap = replace(frame, job={k: v for k, v in frame.job.items() if k != "step"})
+    analyser.analyse(gap, status, cluster.rank_map)  # the step's series blinks
+    after = analyser.analyse(cluster.frame_at(74.0), status, cluster.rank_map)
+    assert after.progress.step == before.progress.step  # back, and still where it was
+    assert after.hang is not None and after.hang.behind == [CULPRIT]
+    assert hang_since(after) == hang_since(before)  # the same hang, not a new one
+
+
+def hang_since(analysis) -> float:
+    [hang] = [a for a in analysis.anomalies if a.kind == "hang"]
+    return hang.since
