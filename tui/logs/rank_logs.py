@@ -9,6 +9,7 @@ from pathlib import Path
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
 from ranktop.tui.logs.discovery import find_logs, not_logs
+from ranktop.tui.logs.split import local_rank
 from ranktop.tui.logs.tail import FileLog
 
 TRIAGE_TAIL_LINES = 200
@@ -88,5 +89,4 @@ class RankLogs:
 
 def _placed(rank_map: RankMap, rank: int) -> tuple[Rank, int]:
     """The rank, and its local rank (its GPU where known)."""
-    found = rank_map.ranks[rank]
-    return found, found.gpu if found.gpu >= 0 else rank % rank_map.gpus_per_node
+    return rank_map.ranks[rank], local_rank(rank_map, rank)

@@ -105,7 +105,9 @@ def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
 def _health(view: JobView, style: Styles) -> Text:
     """● ok, or what is wrong and for how long: "● STALE for 45 s: connection refused"."""
     status = view.status
-    if view.late_for:  # a poll overdue is news now, not at its timeout
+    if view.late_for and status.health in (Health.OK, Health.SLOW):
+        # A poll overdue is news now, not at its timeout; a source already stale or down
+        # keeps saying so, with its reason.
         late = style(Health.SLOW.value)
         return Text(f"● LATE: no answer for {_age(view.late_for)}", late)
     health = style(status.health.value)

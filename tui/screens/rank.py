@@ -274,7 +274,8 @@ class RankScreen(Screen):
         if log.search:
             log.next_match(step)
             if not log.matches:
-                self.app.notify(f"Nothing in this log matches {log.search!r}.", timeout=3)
+                self.app.notify(f"Nothing in this log matches {log.search!r}.", timeout=3,
+                                markup=False)
             return
         ranks = sorted({a.rank for a in self.anomalies if a.rank is not None})
         if not ranks:
