@@ -399,7 +399,7 @@ def _warnings(payload: dict) -> tuple[str, ...]:
     found = payload.get("warnings")
     if not isinstance(found, list):
         return ()
-    return tuple(str(w)[:160] for w in found[:MAX_WARNINGS])
+    return tuple(plain(str(w), 160) for w in found[:MAX_WARNINGS])
 
 
 def _reason(answer: httpx.Response) -> str:

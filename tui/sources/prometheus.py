@@ -328,6 +328,10 @@ class PrometheusSource:
             why = "; ".join(w for w in (self.finder.why.job, self.finder.why.dcgm) if w)
             health, message = Health.ERROR, f"no series for job {self.job_name!r}" + (
                 f": {why}" if why else "")
+        elif len(frame.stale) >= len(self.rank_map) > 0:  # answers, but nothing new in them
+            health, message = Health.STALE, (
+                f"no rank has a sample newer than {self.rank_settings.stale_after_seconds:.0f} s:"
+                f" are the exporters running?")
         elif took > max(SLOW_SECONDS, self.settings.refresh_seconds):
             health, message = Health.SLOW, f"slow: the poll took {took:.1f} s"
         else:

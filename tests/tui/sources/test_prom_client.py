@@ -106,6 +106,14 @@ def test_a_partial_answer_keeps_the_servers_warnings(server):
     assert client(server).query("up").warnings == ()
 
 
+def test_a_warning_from_the_server_is_plain_text(server):
+    body = json.loads(vector(({"gpu": "0"}, 61)))
+    body["warnings"] = ["store \x1b]52;c;b3duZWQ=\x07 down"]
+    Scripted.reply = (200, "application/json", json.dumps(body))
+    [warning] = client(server).query("up").warnings
+    assert "\x1b" not in warning and "\x07" not in warning and warning.startswith("store ")
+
+
 def test_a_tenant_is_sent_as_the_scope_header_under_a_path_prefix(server):
     Scripted.reply = (200, "application/json", vector())
     client(f"{server}/prometheus", tenant="team-a").query("up")

@@ -149,6 +149,13 @@ def test_ranks_whose_newest_sample_is_old_are_stale(source):
     assert source.poll_now().stale == frozenset({1})
 
 
+def test_answers_with_no_new_sample_from_any_rank_are_stale_not_ok(source):
+    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - 600) for r in range(4)]
+    assert source.poll_now().stale == frozenset(range(4))
+    status = source.status()
+    assert status.health is Health.STALE and "exporters" in status.message
+
+
 def test_a_failed_query_keeps_that_maps_last_values_and_says_partial(source):
     source.poll_now()
     source.client.answers["metric:temperature"] = QueryError("HTTP 503", "query timed out")
