@@ -71,6 +71,7 @@ class HangWatch:
         self._asks = 0
         self._first: int | None = None  # this hang's first ask; None while not stuck
         self._asked_at = 0.0
+        self._kept: HangVerdict | None = None  # this hang's last verdict
 
     def update(self, now: float, stuck: bool, ask: Callable[[int], TriageAsk]
                ) -> HangVerdict | None:
@@ -87,17 +88,25 @@ class HangWatch:
 
     def end(self) -> None:
         """The hang is over: its verdicts, even late ones, are no longer shown."""
-        self._first, self.since = None, None
+        self._first, self.since, self._kept = None, None, None
 
     def current(self) -> HangVerdict | None:
         """The newest finished verdict of this hang, without asking for another."""
         if self._first is None or self.triage is None:
             return None
         result = self.triage.latest()
-        if result is None or result.ask_id < self._first or result.verdict is None:
+        if result is None or result.ask_id < self._first:
             return None
+        if result.verdict is None:
+            # A run that read every rank and found no hang clears the verdict; one that broke
+            # or ran out of budget first says nothing new: the last verdict stays, its age
+            # shown once it is old.
+            if result.complete:
+                self._kept = None
+            return self._kept
         if self.since is None:
             self.since = result.as_of
+        self._kept = result.verdict
         return result.verdict
 
     def anomaly(self, verdict: HangVerdict, now: float) -> Anomaly:

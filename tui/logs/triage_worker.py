@@ -114,13 +114,14 @@ class TriageWorker:
 
     def _serve(self) -> None:
         while True:
-            time.sleep(max(0.0, self._rested_at - time.monotonic()))
             with self._lock:
-                ask, self._asked = self._asked, None
-                if ask is None:
+                if self._asked is None:  # nothing to do: end now, not after a rest
                     self._thread = None
                     self._lock.notify_all()
                     return
+            time.sleep(max(0.0, self._rested_at - time.monotonic()))
+            with self._lock:  # the newest ask, which may have replaced one during the rest
+                ask, self._asked = self._asked, None
             began = time.monotonic()
             try:
                 result = self.run(ask)

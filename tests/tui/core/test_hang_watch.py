@@ -96,3 +96,18 @@ def test_a_verdict_of_an_earlier_hang_is_not_shown_for_the_next() -> None:
     assert watch.current() is None
     recorder.finish(recorder.asks[1], hung_job(16, dead=9))
     assert watch.current() is not None
+
+
+def test_a_run_that_broke_or_read_nothing_keeps_the_last_verdict() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0))
+    recorder.finish(recorder.asks[0], hung_job(16, dead=9))
+    assert watch.update(102.0, True, asker(102.0)).behind == [9]
+    watch.update(100.0 + TRIAGE_EVERY_SECONDS, True, asker(110.0))
+    broke = recorder.asks[-1]
+    recorder.result = TriageResult(broke.ask_id, broke.as_of, None, 0, 16)  # what a crash gives
+    kept = watch.update(112.0, True, asker(112.0))
+    assert kept is not None and kept.behind == [9] and kept.as_of == 100.0  # shown with its age
+    recorder.result = TriageResult(broke.ask_id, broke.as_of, None, 16, 16)  # all read, no hang
+    assert watch.update(114.0, True, asker(114.0)) is None

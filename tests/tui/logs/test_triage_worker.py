@@ -135,3 +135,12 @@ def test_slow_file_lookups_leave_time_to_read_the_suspects(tmp_path: Path) -> No
     result = worker.run(ask(suspects=(27,), gone=(27,)))
     assert 0 < result.ranks_read <= 6 and result.bytes_read > 0
     assert result.verdict.sure and result.verdict.behind == [27]
+
+
+def test_with_nothing_asked_the_worker_ends_at_once_not_after_its_rest(monkeypatch) -> None:
+    from ranktop.tui.logs import triage_worker
+    monkeypatch.setattr(triage_worker, "REST_PER_RUN_SECOND", 1e6)  # a rest longer than WAIT
+    worker = TriageWorker(lambda rank_map, order, budget, batch: [{r: [] for r in order}])
+    worker.request(ask())
+    assert worker.wait(WAIT)  # `report` waits for this: it must not wait out a rest
+    assert worker.runs == 1
