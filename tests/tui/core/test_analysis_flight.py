@@ -47,7 +47,7 @@ def test_the_dumps_alone_name_the_culprit_once_they_land(tmp_path: Path) -> None
     analyser = Analyser(load_settings(environ={}), "fr",
                         triage=dumps_only(writer.spec))
     before = analyse_until(cluster, analyser, writer, 0.0, 48.0)
-    assert before.hang is None or not before.hang.behind  # stuck, but no dump yet
+    assert before.hang is None  # stuck, but no dump yet: nothing to say
     after = analyse_until(cluster, analyser, writer, 50.0, 70.0)
     hang = after.hang
     assert hang is not None and hang.behind == [CULPRIT] and hang.flight.kind == "mismatch"
@@ -63,7 +63,7 @@ def test_an_earlier_hangs_dumps_are_not_this_hangs_evidence(tmp_path: Path) -> N
     analyser = Analyser(load_settings(environ={}), "fr",
                         triage=dumps_only(writer.spec))
     later = analyse_until(cluster, analyser, _Silent(), 120.0, 168.0)
-    assert later.hang is None or later.hang.flight is None or not later.hang.behind
+    assert later.hang is None  # only last loop's dumps, and they are of another hang
 
 
 class _Silent:
@@ -97,7 +97,7 @@ def test_a_stall_soon_after_a_hang_is_not_blamed_on_that_hangs_dumps(tmp_path: P
         stalled = analyse_until(cluster, analyser, writer, t, t)
         moved = moved or stalled.progress.step != during.progress.step
         if moved:  # from the first step after the hang, nothing blames the culprit
-            assert stalled.hang is None or CULPRIT not in stalled.hang.behind, t
+            assert stalled.hang is None, t  # no evidence of this stall: no verdict
         t += 2.0
     assert moved and stalled.progress.stalled(96.0)
 
