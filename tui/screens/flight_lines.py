@@ -15,6 +15,7 @@ from ranktop.tui.screens.line_styles import Styles
 from rich.text import Text
 
 SHOWN_RANKS = 8
+SHOWN_LINES = 4  # of each list (groups downstream, unreadable dumps, notes)
 NAMED = 20
 
 KINDS = {
@@ -41,24 +42,40 @@ def flight_text(verdict: FlightVerdict, label: Callable[[int], str], style: Styl
             ("others at", verdict.waiting_call_site),
             ("no dump", _ranks(verdict.missing_dumps)),
             ("written", _when(verdict.written)),
-            ("downstream", "; ".join(verdict.downstream[:4]))]
+            ("downstream", _some(verdict.downstream))]
     for name, value in rows:
         if value:
             text.append(f"  {name:<11}", style("muted"))
             text.append(f"{plain(value, 300)}\n")
-    for rank, why in sorted(verdict.unreadable.items())[:4]:
+    unreadable = sorted(verdict.unreadable.items())
+    for rank, why in unreadable[:SHOWN_LINES]:
         text.append("  unreadable ", style("muted"))
         text.append(f"rank {rank}: {plain(why, 300)}\n")
-    for note in verdict.notes[:4]:
+    _more(text, len(unreadable), SHOWN_LINES, "unreadable dumps", style)
+    for note in verdict.notes[:SHOWN_LINES]:
         text.append(f"  note       {plain(note, 300)}\n", style("muted"))
+    _more(text, len(verdict.notes), SHOWN_LINES, "notes", style)
     ranks = [*verdict.culprits, *(r for r in verdict.evidence if r not in verdict.culprits)]
-    for rank in [r for r in ranks if r in verdict.evidence][:SHOWN_RANKS]:
+    with_evidence = [r for r in ranks if r in verdict.evidence]
+    for rank in with_evidence[:SHOWN_RANKS]:
         blamed = rank in verdict.culprits
         text.append(f"{label(rank)}{'  (culprit)' if blamed else ''}\n",
                     style("hang" if blamed else "strong"))
         for line in verdict.evidence[rank]:
             text.append(f"  {plain(line, 400)}\n", style("quoted"))
+    _more(text, len(with_evidence), SHOWN_RANKS, "ranks with evidence", style)
     return text
+
+
+def _some(items: tuple[str, ...] | list[str]) -> str:
+    """The first few, and how many more."""
+    shown = "; ".join(items[:SHOWN_LINES])
+    return shown + (f"; … and {len(items) - SHOWN_LINES} more" if len(items) > SHOWN_LINES else "")
+
+
+def _more(text: Text, total: int, limit: int, what: str, style: Styles) -> None:
+    if total > limit:
+        text.append(f"  … and {total - limit} more {what}\n", style("muted"))
 
 
 def _when(written: tuple[float, float] | None) -> str:

@@ -37,6 +37,17 @@ def test_the_section_names_culprit_group_collective_and_call_site_as_text() -> N
     assert "rank 3  (culprit)" in plain and "looked at the newest" in plain
 
 
+def test_what_does_not_fit_is_counted_never_dropped_silently() -> None:
+    from dataclasses import replace
+    many = replace(verdict(), unreadable={r: "not a readable pickle" for r in range(10, 20)},
+                   downstream=tuple(f"pg {g}" for g in range(1, 8)),
+                   evidence={r: ("waits in SeqNum 41",) for r in range(12)})
+    plain = flight_text(many, lambda r: f"rank {r}", lambda role: Style()).plain
+    assert "… and 6 more unreadable dumps" in plain
+    assert "pg 4; … and 3 more" in plain
+    assert "… and 4 more ranks with evidence" in plain
+
+
 async def test_the_evidence_screen_shows_the_dumps_section() -> None:
     app = make_app(nodes=1, gpus=8)
     hang = HangVerdict(reporting=[0, 1, 2], silent=[], behind=[3], last_completed={},
