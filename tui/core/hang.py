@@ -21,6 +21,9 @@ verdict that names a culprit only on evidence:
   before it.
 - The verdict is **sure** when a rank is dead, or when every live rank reported or is shown
   behind. Until then it names no culprit: ``awaiting`` says which ranks have yet to speak.
+- The **culprits** are the cause: the dead ranks when any died (their peers then time out in
+  whatever work each was in, and those differences are evidence, ``lagging``, never culprits
+  beside the dead), else the live ranks shown behind.
 - A rank with no lines at all (no log found, or a log just rotated with nothing before it)
   is **unread**, never silent: silence is a log, predecessors included, with no timeout.
 
@@ -56,7 +59,7 @@ class HangVerdict:
 
     reporting: list[int]  # live ranks that logged a timeout (or gave up on a peer)
     silent: list[int]  # live ranks whose lines, predecessors included, hold no timeout
-    behind: list[int]  # the culprits, dead ranks first; empty when not sure
+    behind: list[int]  # the culprits: the dead, else the live ranks behind; empty if not sure
     last_completed: dict[int, int]  # per rank that logged it
     evidence: dict[int, list[str]]  # per rank: the lines behind the verdict, a few each
     summary: str  # one line for the screen: the verdict, its evidence and its strength
@@ -69,6 +72,9 @@ class HangVerdict:
     as_of: float | None = None  # the time of the poll that asked for the logs to be read
     flight: FlightVerdict | None = None  # what the Flight Recorder dumps say, when read
     disagreement: str = ""  # where the logs and the dumps blame different ranks
+    awaited: list[int] = field(default_factory=list)  # live ranks yet to speak (not sure)
+    lagging: list[int] = field(default_factory=list)  # live ranks behind, beside a death:
+    # evidence of what it did to its peers, not culprits
 
     @property
     def complete(self) -> bool:
@@ -139,7 +145,7 @@ class HangScan:
         return HangVerdict(
             reporting=reporting,
             silent=[r for r in quiet if logs[r].read],
-            behind=[*dead, *sorted(why)] if sure else [],
+            behind=(dead or sorted(why)) if sure else [],
             last_completed={r: v for r, log in logs.items()
                             if (v := log.lowest("last_completed")) is not None},
             evidence=evidence(facts),
@@ -148,6 +154,8 @@ class HangScan:
             sure=sure,
             awaiting="" if sure else facts.waiting(),
             unread=[r for r in quiet if not logs[r].read],
+            awaited=[] if sure else awaited,
+            lagging=sorted(why) if dead else [],
             ranks_read=world_size - len(unreached),
             ranks_total=world_size,
         )

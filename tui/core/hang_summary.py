@@ -42,7 +42,7 @@ class Facts:
             if self.awaited:
                 text += f"; {count(len(self.awaited), 'live rank')} not yet"
             if self.why:
-                text += f"; {self._behind()}"
+                text += f"; also seen, not culprits: {self._behind()}"
         elif self.why:
             them = "it" if len(self.why) == 1 else "them"
             text = f"{self._behind()}: the others are waiting for {them}"

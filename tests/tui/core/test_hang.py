@@ -523,3 +523,21 @@ def test_ranks_outside_the_job_are_ignored_and_iterables_are_read_once() -> None
     logs[99] = iter([watchdog_line(99)])
     verdict = triage(logs, world_size=4)
     assert verdict is not None and verdict.reporting == [0, 1, 2, 3] and verdict.silent == []
+
+
+# --- culprits: the cause, not everyone who timed out -----------------------------------------
+
+def test_a_dead_rank_is_the_only_culprit_live_ranks_differences_are_evidence() -> None:
+    # Rank 9 died; live ranks timed out in different work of the group (some one all-reduce
+    # behind): that is what a death does to its peers, not a second cause.
+    logs = hung_job(16, dead=9)
+    for rank in (1, 2, 3):
+        logs[rank] = [*healthy_tail(rank), watchdog_line(rank, 8809),
+                      progress_line(rank, 8809, 8809, 8808)]
+    verdict = triage(logs, world_size=16)
+    assert verdict is not None and verdict.sure
+    assert verdict.behind == [9] and verdict.dead == [9]
+    assert verdict.lagging == [1, 2, 3]
+    assert "not culprits" in verdict.summary and "rank 1 timed out at SeqNum 8809" in \
+        verdict.summary
+    assert verdict.evidence[1] == [watchdog_line(1, 8809), progress_line(1, 8809, 8809, 8808)]
