@@ -32,7 +32,9 @@ from ranktop.tui.settings.config import Settings
 # A job whose step has not moved for this long has made no progress: the header says so,
 # and the ranks' logs are read for watchdog timeouts.
 NO_PROGRESS_SECONDS = 10.0
-HANG_SIGNS = ("missing", "job_stall", "throughput")
+# Signs of a hang besides the step standing still: a rank down, and these two, which a job
+# that keeps stepping disproves.
+SLOW_SIGNS = ("job_stall", "throughput")
 RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever the run
 
 Summary = tuple[float, float, float]  # min, median, max of the values present
@@ -44,6 +46,7 @@ class Progress:
 
     step: float = float("nan")
     still_since: float | None = None
+    moving: bool = False  # the step moved more than once since it last stood still
 
     def stalled_for(self, now: float) -> float:
         return 0.0 if self.still_since is None else max(0.0, now - self.still_since)
@@ -125,6 +128,8 @@ class Analyser:
         self._moved = False  # the step has moved while we watched
         self._moved_now = False  # ... in the frame being analysed
         self._last_step: float | None = None  # the last step seen, kept across gaps
+        self._moves = 0  # moves of the step since it last stood still for a stall
+        self._last_move: float | None = None
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
@@ -169,30 +174,40 @@ class Analyser:
         if self._step is None or step != self._step[0]:
             self._step = (step, frame.time)
         moved_at = self._step[1]
-        return Progress(step, moved_at if frame.time > moved_at else None)
+        progress = Progress(step, moved_at if frame.time > moved_at else None)
+        return replace(progress, moving=self._moving(frame.time, progress))
+
+    def _moving(self, now: float, progress: Progress) -> bool:
+        """More than one move since the step last stood still for a stall: one step may
+        complete as a hung job unwinds, two are the job running."""
+        if self._moved_now:
+            ran_on = self._last_move is not None and now - self._last_move < NO_PROGRESS_SECONDS
+            self._moves = self._moves + 1 if ran_on else 1
+            self._last_move = now
+        elif progress.stalled(now):
+            self._moves = 0
+        return self._moves >= 2
 
     def _hang_verdict(self, frame: Frame, anomalies: list[Anomaly], progress: Progress,
                       rank_map: RankMap) -> HangVerdict | None:
         """The newest verdict from the ranks' logs, a new read asked for now and then while
         the job looks stuck."""
-        stuck = progress.stalled(frame.time) or any(a.kind in HANG_SIGNS for a in anomalies)
-        if self._moved_now:
-            # The step moved in this frame: whatever hung before is over (its verdict goes);
-            # if something is stuck now, it began now.
-            self.hang.end()
-            since = frame.time
-        else:
-            since = progress.still_since if self._moved else None
+        kinds = {a.kind for a in anomalies}
+        slow = not progress.moving and bool(kinds.intersection(SLOW_SIGNS))
+        stuck = progress.stalled(frame.time) or "missing" in kinds or slow
+        # Dumps older than the stall (or a move of the step after which it stood still) are
+        # of an earlier hang; a hang still open keeps its first ask's (``HangWatch``).
+        since = frame.time if self._moved_now else (
+            progress.still_since if self._moved else None)
         down = self.detectors.liveness.down
 
         def ask(ask_id: int) -> TriageAsk:
             flagged = [a.rank for a in anomalies if a.rank is not None]
             suspects = dict.fromkeys([*sorted(down), *flagged])
-            # Dumps older than a stall we saw begin (``since``) are of an earlier hang.
             return TriageAsk(ask_id, frame.time, rank_map, tuple(suspects), tuple(sorted(down)),
                              since)
 
-        return self.hang.update(frame.time, stuck, ask)
+        return self.hang.update(frame.time, stuck, ask, progress.moving, down)
 
     def _with_hang(self, hang: HangVerdict | None, anomalies: Sequence[Anomaly],
                    now: float) -> list[Anomaly]:

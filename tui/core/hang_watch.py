@@ -5,14 +5,19 @@ poll asks and never waits.
 
 While the job looks stuck, a triage is asked for at once and then every
 ``TRIAGE_EVERY_SECONDS``; each poll shows the newest verdict finished for this hang, so a
-verdict lands a poll or more after it was asked for. Once the job moves again the verdict
-is dropped, and a late one of that hang is never shown for the next.
+verdict lands a poll or more after it was asked for.
+
+A hang's verdict has hysteresis, like every anomaly: it ends only when its evidence is gone,
+never on one moved step or one calm poll. While a rank it names dead is still down it stays;
+otherwise it ends once the job keeps moving (the analysis says when: more than one step
+since the last stall) or nothing has looked stuck for ``CLEAR_SECONDS``. A late verdict of
+an ended hang is never shown for the next.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ranktop.tui.core.anomaly import Anomaly
@@ -22,6 +27,7 @@ from ranktop.tui.core.model import RankMap
 TRIAGE_EVERY_SECONDS = 10.0
 # A verdict older than this says how old it is: the logs may have moved on since.
 OLD_VERDICT_SECONDS = 2 * TRIAGE_EVERY_SECONDS
+CLEAR_SECONDS = 10.0  # nothing stuck this long, and the hang's verdict ends
 
 
 @dataclass(frozen=True)
@@ -69,26 +75,50 @@ class HangWatch:
         self.triage = triage
         self.since: float | None = None  # when this hang's first verdict was asked for
         self._asks = 0
-        self._first: int | None = None  # this hang's first ask; None while not stuck
+        self._first: int | None = None  # this hang's first ask; None while no hang is open
         self._asked_at = 0.0
+        self._dumps_since: float | None = None  # the first ask's: this hang's dumps are newer
         self._kept: HangVerdict | None = None  # this hang's last verdict
+        self._calm_since: float | None = None  # nothing has looked stuck since then
 
-    def update(self, now: float, stuck: bool, ask: Callable[[int], TriageAsk]
-               ) -> HangVerdict | None:
-        """The verdict to show now; ``ask`` makes the ask with the id given, when one is due."""
-        if not stuck or self.triage is None:
-            self.end()
+    def update(self, now: float, stuck: bool, ask: Callable[[int], TriageAsk],
+               moving: bool = False, down: Collection[int] = ()) -> HangVerdict | None:
+        """The verdict to show now; ``ask`` makes the ask with the id given, when one is due.
+        ``moving``: the job keeps stepping; ``down``: the ranks down now."""
+        if self.triage is None:
             return None
+        self._calm_since = None if stuck else (self._calm_since or now)
+        if self._first is not None and self._over(now, moving, down):
+            self.end()
+        if not stuck:
+            return self.current()  # a hang not over yet keeps its verdict; nothing is asked
         if self._first is None or now - self._asked_at >= TRIAGE_EVERY_SECONDS:
-            self._asks += 1
-            self._first = self._asks if self._first is None else self._first
-            self._asked_at = now
-            self.triage.request(ask(self._asks))
+            self._ask(now, ask)
         return self.current()
+
+    def _ask(self, now: float, ask: Callable[[int], TriageAsk]) -> None:
+        self._asks += 1
+        made = ask(self._asks)
+        if self._first is None:
+            self._first, self._dumps_since = self._asks, made.since
+        else:  # the same hang: its dumps are as old as its first ask allowed
+            made = replace(made, since=self._dumps_since)
+        self._asked_at = now
+        self.triage.request(made)
+
+    def _over(self, now: float, moving: bool, down: Collection[int]) -> bool:
+        """This hang's evidence is gone: no rank it names dead is still down, and the job
+        keeps moving or nothing has looked stuck for a while."""
+        verdict = self.current()
+        dead = verdict.dead if verdict is not None else []
+        if any(rank in down for rank in dead):
+            return False
+        calm = self._calm_since is not None and now - self._calm_since >= CLEAR_SECONDS
+        return moving or calm
 
     def end(self) -> None:
         """The hang is over: its verdicts, even late ones, are no longer shown."""
-        self._first, self.since, self._kept = None, None, None
+        self._first, self.since, self._kept, self._dumps_since = None, None, None, None
 
     def current(self) -> HangVerdict | None:
         """The newest finished verdict of this hang, without asking for another."""

@@ -161,6 +161,11 @@ class SimCluster:
     # --- the job as a whole ---------------------------------------------------------------
 
     def _job_state(self, loop_time: float, faults: list[Fault]) -> _JobState:
+        crawl = next((f for f in faults if f.effect == "rank_death"
+                      and f.params.get("others_step", 0.0) > 0), None)
+        if crawl is not None:  # the others go on without the dead rank, slowly
+            pace = crawl.params["others_step"]
+            return _JobState("running", pace, pace, since=loop_time - crawl.start)
         hang = next((f for f in faults if f.effect in HANG_EFFECTS), None)
         if hang is not None:
             # The step metrics stay those of the last step that completed, slow ranks and all.

@@ -77,7 +77,8 @@ class FlightWriter:
                              f.params.get("dumps", "pickle"), f.start, f.end)
                        for f in cluster.scenario.faults
                        if f.effect in ("rank_death", "collective_hang")
-                       and f.params.get("dumps") != "none"]
+                       and f.params.get("dumps") != "none"
+                       and not f.params.get("others_step")]  # no watchdog fires: no dump
         self._last: float | None = None
 
     @property

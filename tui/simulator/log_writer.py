@@ -135,9 +135,11 @@ class LogWriter:
             elif fault.effect in ("rank_death", "collective_hang"):
                 if fault.effect == "rank_death":
                     self._deaths.append((rank, self._silent_from(fault, xids), end))
-                # A rank stuck outside NCCL (cause "missing") times out in nothing.
+                # A rank stuck outside NCCL (cause "missing") times out in nothing; the
+                # others time out unless they go on stepping without the dead rank.
                 quiet = rank if fault.params.get("cause", "missing") == "missing" else -1
-                self._add_watchdogs(add, quiet, start, end)
+                if not fault.params.get("others_step"):
+                    self._add_watchdogs(add, quiet, start, end)
                 everyone(end, "init")
                 add(end + 0.5, 0, "stdout", "resume")
             elif fault.effect == "job_stall":

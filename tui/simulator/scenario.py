@@ -62,6 +62,11 @@ def _positive_number(value: object) -> float | None:
     return float(value) if ok and math.isfinite(value) and value > 0 else None
 
 
+def _non_negative_number(value: object) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) and value >= 0 else None
+
+
 def _positive_int(value: object) -> int | None:
     ok = isinstance(value, int) and not isinstance(value, bool)
     return value if ok and value > 0 else None
@@ -98,7 +103,8 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
     "thermal_throttle": (True, {}),
     "straggler": (True, {"factor": (1.45, _positive_number, "a number > 0")}),
     "nvlink_drop": (True, {"factor": (0.3, _positive_number, "a number > 0")}),
-    "rank_death": (True, {"dumps": _DUMPS}),
+    "rank_death": (True, {"dumps": _DUMPS,
+                          "others_step": (0.0, _non_negative_number, "a number >= 0")}),
     "collective_hang": (True, {"cause": ("missing", _hang_cause, '"missing" or "mismatch"'),
                                "dumps": _DUMPS}),
     "ecc_dbe": (True, {"remap_failure": (False, _boolean, "true or false")}),

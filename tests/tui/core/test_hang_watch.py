@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from ranktop.tui.core.hang import triage
 from ranktop.tui.core.hang_watch import (
+    CLEAR_SECONDS,
     OLD_VERDICT_SECONDS,
     TRIAGE_EVERY_SECONDS,
     HangWatch,
@@ -90,7 +91,8 @@ def test_a_verdict_of_an_earlier_hang_is_not_shown_for_the_next() -> None:
     watch = HangWatch(recorder)
     watch.update(100.0, True, asker(100.0))
     first = recorder.asks[0]
-    assert watch.update(110.0, False, asker(110.0)) is None  # the job moved again
+    for t in range(110, 110 + int(CLEAR_SECONDS) + 2, 2):  # the job runs again
+        assert watch.update(t, False, asker(t)) is None
     watch.update(200.0, True, asker(200.0))  # a new hang: asked at once
     recorder.finish(first, hung_job(16, dead=9))  # the first hang's run ends late
     assert watch.current() is None
@@ -111,3 +113,58 @@ def test_a_run_that_broke_or_read_nothing_keeps_the_last_verdict() -> None:
     assert kept is not None and kept.behind == [9] and kept.as_of == 100.0  # shown with its age
     recorder.result = TriageResult(broke.ask_id, broke.as_of, None, 16, 16)  # all read, no hang
     assert watch.update(114.0, True, asker(114.0)) is None
+
+
+# --- hysteresis: a verdict ends when its evidence is gone -------------------------------------
+
+def shown_dead_rank_nine() -> tuple[Recorder, HangWatch]:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0))
+    recorder.finish(recorder.asks[0], hung_job(16, dead=9))
+    assert watch.update(102.0, True, asker(102.0)).behind == [9]
+    return recorder, watch
+
+
+def test_one_moved_step_or_one_calm_poll_does_not_end_a_hang() -> None:
+    _, watch = shown_dead_rank_nine()
+    kept = watch.update(104.0, False, asker(104.0), moving=False, down=())
+    assert kept is not None and kept.behind == [9]
+    assert watch.update(106.0, True, asker(106.0)).behind == [9]
+    assert watch.since == 100.0  # the same hang: its start does not move
+
+
+def test_a_dead_culprit_still_down_keeps_the_verdict_while_the_job_steps() -> None:
+    recorder, watch = shown_dead_rank_nine()
+    for t in range(104, 160, 2):
+        verdict = watch.update(float(t), True, asker(t), moving=True, down={9})
+        assert verdict is not None and verdict.behind == [9], t
+    assert watch.since == 100.0
+    assert all(a.since is None or a.since <= 100.0 for a in recorder.asks)
+
+
+def test_the_hang_ends_once_its_dead_rank_is_back_and_the_job_keeps_stepping() -> None:
+    _, watch = shown_dead_rank_nine()
+    assert watch.update(104.0, True, asker(104.0), moving=False, down=()) is not None
+    assert watch.update(106.0, False, asker(106.0), moving=True, down=()) is None
+    assert watch.since is None
+
+
+def test_nothing_stuck_for_a_while_ends_a_hang_without_a_step_metric() -> None:
+    _, watch = shown_dead_rank_nine()
+    t = 104.0
+    while t < 104.0 + CLEAR_SECONDS:
+        assert watch.update(t, False, asker(t), down=()) is not None, t
+        t += 2.0
+    assert watch.update(t, False, asker(t), down=()) is None
+
+
+def test_a_hang_still_open_asks_for_dumps_as_old_as_its_first_ask_allowed() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    first = lambda ask_id: replace(asker(100.0)(ask_id), since=90.0)  # noqa: E731
+    watch.update(100.0, True, first)
+    recorder.finish(recorder.asks[0], hung_job(16, dead=9))
+    later = lambda ask_id: replace(asker(112.0)(ask_id), since=111.0)  # noqa: E731
+    watch.update(112.0, True, later, moving=True, down={9})
+    assert [a.since for a in recorder.asks] == [90.0, 90.0]

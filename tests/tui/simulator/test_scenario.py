@@ -79,7 +79,7 @@ def test_hang_params_and_their_defaults(tmp_path: Path) -> None:
         '\n[[fault]]\neffect = "collective_hang"\nrank = 0\nstart = 5\nduration = 5\n')
     faults = load_scenario(write(tmp_path, text)).faults
     assert [f.params for f in faults] == [
-        {"dumps": "pickle"}, {"cause": "mismatch", "dumps": "json"},
+        {"dumps": "pickle", "others_step": 0.0}, {"cause": "mismatch", "dumps": "json"},
         {"cause": "missing", "dumps": "pickle"}]
     bad = fault('effect = "collective_hang"\nrank = 0\nstart = 1\nduration = 2\n'
                 'cause = "cosmic ray"\n')
