@@ -207,11 +207,16 @@ class Analyser:
             return TriageAsk(ask_id, frame.time, rank_map, tuple(suspects), tuple(sorted(down)),
                              since)
 
+        if stuck:
+            self.hang.observe(frame)
         return self.hang.update(frame.time, stuck, ask, progress.moving, down)
 
     def _with_hang(self, hang: HangVerdict | None, anomalies: Sequence[Anomaly],
                    now: float) -> list[Anomaly]:
         others = [a for a in anomalies if a.kind != "hang"]
+        suspicion = self.hang.suspicion(now) if hang is None else None
+        if suspicion is not None:
+            return sorted([suspicion, *others], key=lambda a: a.order)
         if hang is None:
             return others
         return sorted([self.hang.anomaly(hang, now), *others], key=lambda a: a.order)

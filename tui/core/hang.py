@@ -75,6 +75,7 @@ class HangVerdict:
     awaited: list[int] = field(default_factory=list)  # live ranks yet to speak (not sure)
     lagging: list[int] = field(default_factory=list)  # live ranks behind, beside a death:
     # evidence of what it did to its peers, not culprits
+    work: str = ""  # the collective most ranks timed out in: " in ALLREDUCE SeqNum 8812"
 
     @property
     def complete(self) -> bool:
@@ -156,6 +157,7 @@ class HangScan:
             unread=[r for r in quiet if not logs[r].read],
             awaited=[] if sure else awaited,
             lagging=sorted(why) if dead else [],
+            work=facts.where(),
             ranks_read=world_size - len(unreached),
             ranks_total=world_size,
         )

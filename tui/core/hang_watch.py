@@ -5,7 +5,9 @@ poll asks and never waits.
 
 While the job looks stuck, a triage is asked for at once and then every
 ``TRIAGE_EVERY_SECONDS``; each poll shows the newest verdict finished for this hang, so a
-verdict lands a poll or more after it was asked for.
+verdict lands a poll or more after it was asked for. While no verdict is sure yet (the
+watchdogs are firing, the evidence coming in), the logs are read again as soon as the last
+read finished: the triage worker's rest bounds what that costs.
 
 A hang's verdict has hysteresis, like every anomaly: it ends only when its evidence is gone,
 never on one moved step or one calm poll. While a rank it names dead is still down it stays;
@@ -22,7 +24,8 @@ from typing import Protocol
 
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.hang_frozen import FrozenRanks
+from ranktop.tui.core.model import Frame, RankMap
 
 TRIAGE_EVERY_SECONDS = 10.0
 # A verdict older than this says how old it is: the logs may have moved on since.
@@ -80,6 +83,7 @@ class HangWatch:
         self._dumps_since: float | None = None  # the first ask's: this hang's dumps are newer
         self._kept: HangVerdict | None = None  # this hang's last verdict
         self._calm_since: float | None = None  # nothing has looked stuck since then
+        self.frozen = FrozenRanks()  # idle GPUs and silent ranks seen in this hang
 
     def update(self, now: float, stuck: bool, ask: Callable[[int], TriageAsk],
                moving: bool = False, down: Collection[int] = ()) -> HangVerdict | None:
@@ -92,9 +96,21 @@ class HangWatch:
             self.end()
         if not stuck:
             return self.current()  # a hang not over yet keeps its verdict; nothing is asked
-        if self._first is None or now - self._asked_at >= TRIAGE_EVERY_SECONDS:
+        if self._ask_due(now):
             self._ask(now, ask)
         return self.current()
+
+    def observe(self, frame: Frame) -> None:
+        """A frame of a job standing still: note the GPUs idle among spinning ones."""
+        self.frozen.observe(frame)
+
+    def _ask_due(self, now: float) -> bool:
+        if self._first is None or now - self._asked_at >= TRIAGE_EVERY_SECONDS:
+            return True
+        result = self.triage.latest() if self.triage is not None else None
+        finished = result is not None and result.ask_id == self._asks
+        verdict = self.current()
+        return finished and (verdict is None or not verdict.sure)
 
     def _ask(self, now: float, ask: Callable[[int], TriageAsk]) -> None:
         self._asks += 1
@@ -119,6 +135,7 @@ class HangWatch:
     def end(self) -> None:
         """The hang is over: its verdicts, even late ones, are no longer shown."""
         self._first, self.since, self._kept, self._dumps_since = None, None, None, None
+        self.frozen.reset()
 
     def current(self) -> HangVerdict | None:
         """The newest finished verdict of this hang, without asking for another."""
@@ -133,11 +150,11 @@ class HangWatch:
             # shown once it is old.
             if result.complete:
                 self._kept = None
-            return self._kept
+            return self.frozen.judge(self._kept)
         if self.since is None:
             self.since = result.as_of
         self._kept = result.verdict
-        return result.verdict
+        return self.frozen.judge(result.verdict)
 
     def anomaly(self, verdict: HangVerdict, now: float) -> Anomaly:
         """The verdict as an anomaly: on the culprit when sure, else pending on the job,
@@ -151,3 +168,18 @@ class HangWatch:
             return Anomaly("hang", "critical", verdict.behind[0], summary, since)
         return Anomaly("hang", "critical", None, summary, since,
                        awaiting=verdict.awaiting or "evidence from the ranks' logs")
+
+    def suspicion(self, now: float) -> Anomaly | None:
+        """Before any verdict: the few GPUs idle while the others spin in a collective, as
+        a pending hang on the first of them (the rank the others may be waiting for)."""
+        suspects = self.frozen.suspects() if self._first is not None else []
+        if not suspects:
+            return None
+        first = suspects[0]
+        ranks = ", ".join(str(gpu.rank) for gpu in suspects)
+        noun = "rank" if len(suspects) == 1 else "ranks"
+        summary = (f"not sure yet: {noun} {ranks}: GPU idle (SM {first.sm:.0f} %) while the"
+                   f" others spin in a collective (SM {first.others:.0f} %): the rank they may"
+                   " be waiting for")
+        return Anomaly("hang", "critical", first.rank, summary, self.since or first.since,
+                       awaiting="the watchdogs' timeouts in the logs")

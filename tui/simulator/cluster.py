@@ -335,6 +335,13 @@ class SimCluster:
         elif fault.effect == "rank_death":
             for series in values.values():
                 series[rank] = MISSING
+        elif fault.effect == "collective_hang" and fault.params.get("cause") == "missing":
+            # Frozen outside NCCL: no kernel runs on its GPU while the others' spin.
+            values["sm_active"][rank] = 0.4 * rng.random()
+            values["gpu_util"][rank] = 0.0
+            values["power"][rank] = 95.0 + 8 * rng.random()
+            for key in ("nvlink_tx", "nvlink_rx", "nvlink"):
+                values[key][rank] = 1e6 * rng.random()
 
     def _heat(self, rank: int, values: dict[str, list[float]], elapsed: float,
               rng: random.Random) -> None:
