@@ -1,11 +1,14 @@
 """`ranktop report`: poll for a while, then say what is wrong, in text or JSON, and exit
-0 when healthy, 1 when anomalies are active or the report cannot judge (the source could not
-be read, only in part, or no rank is up). A server's Retry-After is honoured between polls."""
+0 when healthy, 1 when anomalies are confirmed, the job has made no progress for longer
+than a stall may last (whatever is still pending), or the report cannot judge (the source
+could not be read, only in part, or no rank is up). A server's Retry-After is honoured
+between polls."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ class Findings:
     analysis: Analysis
     resolved: list[Anomaly] = field(default_factory=list)
     error: str = ""
+    stall_hold: float = math.inf  # seconds without progress past which a job is not healthy
 
     @property
     def active(self) -> list[Anomaly]:
@@ -68,14 +72,27 @@ def collect(settings: Settings, source: Source, duration: float,
     active = {a.key for a in analysis.anomalies}
     ended = {a.key: a for a in reversed(analysis.resolved) if a.key not in active}  # newest
     resolved = sorted(ended.values(), key=lambda a: a.order)
-    return Findings(source.job_name, analysis, resolved, pipeline.error)
+    return Findings(source.job_name, analysis, resolved, pipeline.error,
+                    settings.detect.job_stall_seconds)
 
 
 def exit_code(findings: Findings) -> int:
-    """1 when a confirmed anomaly is active or the report cannot judge; pending ones are
-    listed but do not fail the report."""
+    """1 when a confirmed anomaly is active, the job stands still past a stall's hold, or
+    the report cannot judge; pending anomalies alone are listed but do not fail it."""
     confirmed = findings.analysis.confirmed
-    return 1 if confirmed or cannot_judge(findings) else 0
+    return 1 if confirmed or no_progress(findings) or cannot_judge(findings) else 0
+
+
+def no_progress(findings: Findings) -> str:
+    """"no progress for 27 s (a stall may last 20 s)" when the step has stood still past
+    the stall's hold: not healthy, whatever is still pending; else ""."""
+    frame = findings.frame
+    if frame is None:
+        return ""
+    still = findings.analysis.progress.stalled_for(frame.time)
+    if still < findings.stall_hold:
+        return ""
+    return f"no progress for {still:.0f} s (a stall may last {findings.stall_hold:.0f} s)"
 
 
 def cannot_judge(findings: Findings) -> str:
@@ -98,6 +115,7 @@ def as_json(findings: Findings, settings: Settings) -> str:
         "time": frame.time if frame else None,
         "healthy": exit_code(findings) == 0,
         "cannot_judge": cannot_judge(findings) or None,
+        "no_progress": no_progress(findings) or None,
         "source": {"name": findings.status.name, "health": findings.status.health.value,
                    "message": findings.error or findings.status.message,
                    "ranks_from": findings.rank_map.source},
@@ -130,6 +148,8 @@ def as_text(findings: Findings, settings: Settings) -> str:
     lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
     lines.append("job: " + _job_line(findings.analysis))
+    if no_progress(findings):
+        lines.append(f"not healthy: {no_progress(findings)}")
     if settings.layout.parallelism is not None:
         fitted, why = for_job(settings.layout.parallelism, len(rank_map))
         lines.append(f"layout: {fitted.describe() if fitted else why}")
@@ -182,7 +202,8 @@ def _hang(verdict: HangVerdict | None) -> dict | None:
         return None
     flight = verdict.flight
     return {"summary": verdict.summary, "sure": verdict.sure, "culprits": verdict.behind,
-            "dead": verdict.dead, "reporting": len(verdict.reporting),
+            "dead": verdict.dead, "lagging": verdict.lagging,
+            "reporting": len(verdict.reporting),
             "awaiting": verdict.awaiting or None,
             "disagreement": verdict.disagreement or None,
             "evidence": verdict.evidence,

@@ -105,6 +105,8 @@ class Analysis:
         all-clear only from a healthy source whose data the detectors have had time for."""
         if not self.healthy_source:
             return "source down: nothing can be judged", False
+        if self.frame is not None and self.progress.stalled(self.frame.time):
+            return "no progress: not healthy", False
         if not self.warmed_up:
             return "checking…", False
         return "✓ no anomalies", True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 import pytest
 from ranktop.tui.cli.main import main
@@ -118,3 +119,23 @@ def test_a_short_report_lists_what_it_saw_as_pending_with_its_start_and_exits_0(
     document = json.loads(as_json(findings, settings))
     entry = next(a for a in document["anomalies"] if a["kind"] == "straggler" and a["rank"] == 201)
     assert entry["state"] == "pending" and entry["confirm_after_seconds"] == 20
+
+
+def test_a_job_standing_still_past_its_stall_hold_is_not_healthy_whatever_is_pending():
+    findings, settings = report_at(2.0)
+    frame = findings.analysis.frame
+    hold = settings.detect.job_stall_seconds
+
+    def still_for(seconds: float):
+        progress = replace(findings.analysis.progress, still_since=frame.time - seconds)
+        return replace(findings, analysis=replace(findings.analysis, progress=progress))
+
+    assert exit_code(still_for(hold - 5)) == 0  # a stall not yet past its hold
+    stuck = still_for(hold + 7)
+    assert findings.analysis.confirmed == [] and exit_code(stuck) == 1
+    document = json.loads(as_json(stuck, settings))
+    assert document["healthy"] is False
+    assert document["no_progress"] == f"no progress for {hold + 7:.0f} s (a stall may last" \
+                                      f" {hold:.0f} s)"
+    assert "not healthy: no progress for" in as_text(stuck, settings)
+    assert stuck.analysis.verdict_when_clear == ("no progress: not healthy", False)
