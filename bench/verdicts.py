@@ -3,12 +3,19 @@ its log files -> Analyser): how many polls each fault takes to show as pending a
 confirmed, and every verdict that was not true — wrong hang culprits, anomalies no fault
 explains, anomalies that flickered (ended and came back while their fault ran).
 
-    .venv/bin/python bench/verdicts.py [--loops 12] [--nodes 64]
+    .venv/bin/python bench/verdicts.py [--loops 12] [--nodes 64] [--cases-only]
 
 Polls every 2 s of simulated time (frames are computed, logs written as the demo writes
 them). 12 loops of the shipped 300 s scenario are one simulated hour. The hang triage runs
 in its own worker, as in the console; after each poll the bench waits for it, as if it
 finished within the 2 s to the next poll, which then shows its verdict.
+
+Then three hang cases of their own (``hang_cases``): a frozen rank (alive, its log silent,
+its GPU idle; no Flight Recorder dumps), the same without GPU metrics, and a dead rank while
+the others keep stepping (a step every 6 s): when the culprit is named against the last
+watchdog line, whether the culprits are exactly the ground truth, and how often the hang row
+left the screen or changed its start while its fault ran (flickers). And the idle-GPU rule
+over a simulated healthy hour: how often it suspected a rank (its false positives).
 """
 
 from __future__ import annotations
@@ -23,9 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dataclasses import replace
+
+from ranktop.tui.core.hang_frozen import idle_gpus
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import DemoSettings, load_settings
-from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.log_writer import WATCHDOG_TIMEOUT_MS, LogWriter
+from ranktop.tui.simulator.scenario import Fault, Scenario
+from ranktop.tui.sources.demo import DemoSource, demo_source
 
 from tests.tui.conftest import FakeClock
 
@@ -186,12 +199,72 @@ def median(values: list[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
+def hang_cases(nodes: int) -> None:
+    """The frozen rank, with and without GPU metrics, and a death the job steps past."""
+    frozen = Fault("collective_hang", 311, 20.0, 100.0, {"cause": "missing", "dumps": "none"})
+    crawl = Fault("rank_death", 455, 20.0, 100.0, {"others_step": 6.0, "dumps": "none"})
+    last_watchdog = 20.0 + (WATCHDOG_TIMEOUT_MS + 900) / 1000
+    print(f"\nhang cases, {nodes * 8} ranks, polls every {POLL:g} s:")
+    for name, fault, strip in (("frozen rank", frozen, False),
+                               ("frozen rank, no SM metric", frozen, True),
+                               ("dead rank, the others step every 6 s", crawl, False)):
+        rank = fault.rank % (nodes * 8)
+        rows = list(_hang_rows(fault, nodes, strip, until=fault.end + 20.0))
+        named = [t for t, found, _ in rows if any(a.confirmed and a.rank == rank for a in found)]
+        culprits = {tuple(c) for _, _, c in _verdicts(rows)}
+        during = [found for t, found, _ in rows if named and named[0] <= t < fault.end]
+        gaps = sum(1 for found in during if not found)
+        starts = {a.since for found in during for a in found}
+        when = "never" if not named else (
+            f"{named[0] - last_watchdog:+.1f} s from the last watchdog line"
+            if fault.effect == "collective_hang" else f"{named[0] - fault.start:.0f} s after")
+        print(f"  {name:<38} named {when}; culprits {sorted(culprits)} (truth [{rank}]);"
+              f" polls without the row {gaps}, starts {len(starts)}")
+    healthy = Scenario("healthy", 3600.0, 1.12, 4194304, ())
+    suspected = sum(bool(idle_gpus(frame.values["sm_active"], frame.time))
+                    for frame in (SimCluster(nodes, 8, 7, healthy).frame_at(t)
+                                  for t in range(0, 3600, int(POLL))))
+    print(f"  idle-GPU rule over a healthy hour: {suspected} of {3600 // int(POLL)} polls"
+          " suspected a rank")
+
+
+def _hang_rows(fault: Fault, nodes: int, strip: bool, until: float):
+    """(seconds into the scenario, the hang rows) per poll, and the verdict's culprits."""
+    cluster = SimCluster(nodes, 8, 7, Scenario("case", 300.0, 1.12, 4194304, (fault,)))
+    if strip:
+        frame_at = cluster.frame_at
+        cluster.frame_at = lambda t: replace(frame_at(t), values={
+            k: v for k, v in frame_at(t).values.items() if k != "sm_active"})
+    start = 1_800_000_000.0
+    clock = FakeClock(start)
+    with tempfile.TemporaryDirectory() as folder:
+        writer = LogWriter(cluster, Path(folder), seed=7, epoch=start)
+        source = DemoSource(cluster, clock, start, writer)
+        settings = load_settings(overrides={"logs": {"spec": writer.layout_spec}}, environ={})
+        pipeline = Pipeline(settings, source, clock=clock)
+        while clock.now - start <= until:
+            source.flush_logs()
+            analysis = asyncio.run(pipeline.poll())
+            pipeline.triage.wait(60.0)
+            hang = analysis.hang
+            yield (clock.now - start, [a for a in analysis.anomalies if a.kind == "hang"],
+                   hang.behind if hang is not None and hang.sure else None)
+            clock.now += POLL
+
+
+def _verdicts(rows: list) -> list:
+    return [row for row in rows if row[2] is not None]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loops", type=int, default=12)
     parser.add_argument("--nodes", type=int, default=64)
+    parser.add_argument("--cases-only", action="store_true", help="only the hang cases")
     args = parser.parse_args()
-    run(args.loops, args.nodes)
+    if not args.cases_only:
+        run(args.loops, args.nodes)
+    hang_cases(args.nodes)
     return 0
 
 
