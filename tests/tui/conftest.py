@@ -7,7 +7,9 @@ from functools import partial
 import pytest
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.settings.config import DemoSettings, load_settings
-from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.log_writer import LogWriter
+from ranktop.tui.sources.demo import DemoSource, demo_source
 from textual import constants
 
 from tests.tui.scripted_http import server  # noqa: F401 - a fixture for the client tests
@@ -27,14 +29,20 @@ class FakeClock:
 
 
 def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,
-             event_log=None, color_system: str = "truecolor") -> RanktopApp:
+             event_log=None, color_system: str = "truecolor",
+             cluster: SimCluster | None = None) -> RanktopApp:
     """The demo at ``at`` seconds into its scenario, with polls driven by the test; with
-    ``log_root`` its ranks write their log files there. Its colour system is fixed (the
-    terminal running the tests would choose otherwise), and its screenshots show that
-    colour system's colours."""
+    ``log_root`` its ranks write their log files there; ``cluster``: a simulated job of the
+    test's own instead of the shipped scenario. Its colour system is fixed (the terminal
+    running the tests would choose otherwise), and its screenshots show that colour
+    system's colours."""
     clock = FakeClock(START + at)
-    source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START,
-                         log_root=log_root)
+    if cluster is None:
+        source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START,
+                             log_root=log_root)
+    else:
+        writer = LogWriter(cluster, log_root, seed=7, epoch=START) if log_root else None
+        source = DemoSource(cluster, clock, START, writer)
     saved = constants.COLOR_SYSTEM
     constants.COLOR_SYSTEM = color_system  # read when the app makes its console
     try:

@@ -107,14 +107,13 @@ def _named(verdict: HangVerdict, reasons: list[str]) -> HangVerdict:
     ranks = verdict.awaited
     others = f"the other {len(verdict.reporting)} live ranks did"
     if len(ranks) == 1:
-        who, why, them = f"rank {ranks[0]}", reasons[0], "it"
+        who = f"rank {ranks[0]} is frozen, the others wait for it: it"
+        why = reasons[0]
     else:
-        who = "ranks " + ", ".join(map(str, ranks))
+        who = f"ranks {', '.join(map(str, ranks))} are frozen, the others wait for them: they"
         why = "; ".join(f"rank {rank}: {reason}" for rank, reason in zip(ranks, reasons,
                                                                           strict=True))
-        them = "them"
-    summary = (f"{who} logged no timeout{verdict.work} while {others}; {why}: frozen, the"
-               f" others are waiting for {them}")
+    summary = f"{who} logged no timeout{verdict.work}, {others}; {why}"
     return replace(verdict, sure=True, behind=list(ranks), awaiting="", summary=summary)
 
 

@@ -38,8 +38,8 @@ def test_the_frozen_rank_is_named_within_two_polls_of_the_last_watchdog(tmp_path
         if hang is not None and hang.sure and named_at is None:
             named_at = t
             assert hang.behind == [FROZEN]
-            assert f"rank {FROZEN} logged no timeout" in hang.summary
-            assert "GPU is idle" in hang.summary and "waiting for it" in hang.summary
+            assert hang.summary.startswith(f"rank {FROZEN} is frozen, the others wait for it")
+            assert "GPU is idle" in hang.summary
             assert rows[0].confirmed and rows[0].rank == FROZEN
     assert named_at is not None and named_at <= last_watchdog + 2 * POLL
 
@@ -95,8 +95,9 @@ def test_an_idle_gpu_among_spinning_ones_names_the_rank_the_others_wait_for() ->
     frozen.observe(spinning(idle=(5,)))
     verdict = frozen.judge(waiting_for(5))
     assert verdict.sure and verdict.behind == [5]
-    assert verdict.summary.startswith("rank 5 logged no timeout in ALLREDUCE SeqNum 8812 while"
-                                      " the other 15 live ranks did; its GPU is idle (SM 0 %")
+    assert verdict.summary.startswith("rank 5 is frozen, the others wait for it: it logged no"
+                                      " timeout in ALLREDUCE SeqNum 8812, the other 15 live"
+                                      " ranks did; its GPU is idle (SM 0 %")
 
 
 def test_an_idle_gpu_that_is_not_the_awaited_rank_names_nothing() -> None:

@@ -7,9 +7,11 @@ import asyncio
 from ranktop.tui.core.events import Event, EventLog
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.rank import RankScreen
+from ranktop.tui.simulator.scenario import Fault
 from ranktop.widgets.log_view import LogView
 
 from tests.tui.conftest import START, make_app, screen_text
+from tests.tui.core.job_run import job
 
 
 async def poll(app, pilot, at: float | None = None):
@@ -212,6 +214,21 @@ async def test_a_hang_names_the_rank_the_others_wait_for_with_evidence_one_key_a
         await open_rank(app, pilot, 455)
         assert "hang: rank 455 is dead" in screen_text(app)
         assert "511 of 511 live ranks timed out" in screen_text(app)
+
+
+async def test_a_frozen_rank_is_named_on_the_cluster_and_on_its_own_screen(tmp_path):
+    frozen = Fault("collective_hang", 11, 20.0, 100.0, {"cause": "missing", "dumps": "none"})
+    app = make_app(at=0.0, log_root=tmp_path / "logs", cluster=job((frozen,)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        for at in range(0, 56, 2):  # frozen at 20 s; the others' watchdogs fire at ~50 s
+            await poll(app, pilot, float(at))
+        assert [(a.rank, a.confirmed) for a in app.cluster.anomalies if a.kind == "hang"] == [
+            (11, True)]
+        assert "hang: rank 11 is frozen, the others wait for it" in screen_text(app)
+        await open_rank(app, pilot, 11)
+        text = screen_text(app)
+        assert "no active anomaly on this rank" not in text
+        assert "● critical hang: rank 11 is frozen, the others wait for it: it logged no" in text
 
 
 async def test_history_is_there_at_once_from_the_source():
