@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import json
 import re
+import stat as file_stat
 from collections.abc import Collection, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ranktop.tui.core.flight import STATES, DumpSet, Entry, Frontier, Group, RankDump
+from ranktop.tui.core.outside_file import FileTooLarge, read_regular
 from ranktop.tui.flight.dump_paths import find_dumps
+from ranktop.tui.flight.parse_child import DumpParser
 from ranktop.tui.flight.unpickle import DumpError, load_plain
 from ranktop.tui.logs.text import plain
 
@@ -48,6 +51,7 @@ class ReadBudget:
     max_entries: int = 20_000
     kept_per_group: int = 16
     max_frames: int = 64
+    parse_seconds: float = 20.0  # one file's parse, in its child process (``parse_child``)
 
 
 BUDGET = ReadBudget()
@@ -71,39 +75,45 @@ def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
     notes: set[str] = set()
     read, stale = 0, 0
     seen: set[tuple[str, int, int]] = set()
-    for rank, path in paths.items():
-        try:
-            stat = path.stat()
-        except OSError as error:
-            errors[rank] = f"{path.name}: {error.strerror or error}"
-            continue
-        if since is not None and stat.st_mtime < since:
-            stale += 1
-            continue
-        key = (str(path), stat.st_size, stat.st_mtime_ns)
-        if key in earlier:
-            stale += 1
-            continue
-        seen.add(key)
-        known = cache.get(key) if cache is not None else None
-        if known is None:
-            if stat.st_size > budget.max_file_bytes:
-                known = f"{path.name}: {stat.st_size // MIB} MiB, over the {_mib(budget)} limit"
-            elif read + stat.st_size > budget.max_total_bytes:
-                notes.add(f"stopped reading after {read // MIB} MiB of dumps (the budget)")
-                errors[rank] = f"{path.name}: not read, the budget for all dumps was spent"
+    with DumpParser(budget) as parser:
+        for rank, path in paths.items():
+            try:
+                stat = path.stat()
+            except OSError as error:
+                errors[rank] = f"{plain(path.name)}: {error.strerror or error}"
                 continue
+            if not file_stat.S_ISREG(stat.st_mode):
+                errors[rank] = f"{plain(path.name)}: not a regular file (a FIFO?): not read"
+                continue
+            if since is not None and stat.st_mtime < since:
+                stale += 1
+                continue
+            key = (str(path), stat.st_size, stat.st_mtime_ns)
+            if key in earlier:
+                stale += 1
+                continue
+            seen.add(key)
+            known = cache.get(key) if cache is not None else None
+            if known is None:
+                if stat.st_size > budget.max_file_bytes:
+                    known = (f"{plain(path.name)}: {stat.st_size // MIB} MiB, over the"
+                             f" {_mib(budget)} limit")
+                elif read + stat.st_size > budget.max_total_bytes:
+                    notes.add(f"stopped reading after {read // MIB} MiB of dumps (the budget)")
+                    errors[rank] = (f"{plain(path.name)}: not read, the budget for all dumps"
+                                    " was spent")
+                    continue
+                else:
+                    read += stat.st_size
+                    known = parser.read(path, rank, stat.st_mtime)
+                if cache is not None:
+                    cache[key] = known
+            if isinstance(known, str):
+                errors[rank] = known
             else:
-                read += stat.st_size
-                known = read_one(path, rank, budget, stat.st_mtime)
-            if cache is not None:
-                cache[key] = known
-        if isinstance(known, str):
-            errors[rank] = known
-        else:
-            dumps[rank] = known
-            if known.total_entries > budget.max_entries:
-                notes.add(f"looked at the newest {budget.max_entries} entries of each dump")
+                dumps[rank] = known
+                if known.total_entries > budget.max_entries:
+                    notes.add(f"looked at the newest {budget.max_entries} entries of each dump")
     if cache is not None:
         for key in [k for k in cache if k not in seen]:
             del cache[key]
@@ -114,14 +124,14 @@ def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
 
 def read_one(path: Path, rank: int, budget: ReadBudget = BUDGET,
              mtime: float = 0.0) -> RankDump | str:
-    """One rank's dump, or one line saying why it cannot be read."""
+    """One rank's dump, or one line saying why it cannot be read (in this process: the
+    console reads dumps through ``parse_child``)."""
     try:
-        with open(path, "rb") as file:
-            data = file.read(budget.max_file_bytes + 1)
+        data = read_regular(path, budget.max_file_bytes)
+    except FileTooLarge:
+        return f"{plain(path.name)}: over the {_mib(budget)} limit"
     except OSError as error:
         return f"{plain(path.name)}: {error.strerror or error}"
-    if len(data) > budget.max_file_bytes:
-        return f"{plain(path.name)}: over the {_mib(budget)} limit"
     try:
         raw = parse_dump(data)
         return reduce_dump(raw, rank, str(path), budget, mtime)
@@ -256,7 +266,7 @@ def _call_site(frames: Any, limit: int) -> str:
     if not isinstance(frames, list):
         return ""
     usable = [f for f in frames[:limit] if isinstance(f, dict)]
-    chosen = next((f for f in usable if not TORCH_FILES.search(str(f.get("filename", "")))),
+    chosen = next((f for f in usable if not TORCH_FILES.search(_text(f.get("filename", "")))),
                   usable[0] if usable else None)
     if chosen is None:
         return ""

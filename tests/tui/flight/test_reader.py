@@ -99,8 +99,8 @@ def test_the_budget_bounds_file_size_total_and_entries(tmp_path: Path) -> None:
 def test_a_file_is_parsed_again_only_when_it_changes(tmp_path: Path, monkeypatch) -> None:
     path = write(tmp_path, 0, dump_document(0, 1, SEQ), mtime=1000.0)
     calls = []
-    real = reader.read_one
-    monkeypatch.setattr(reader, "read_one", lambda *a: calls.append(a) or real(*a))
+    real = reader.DumpParser.read
+    monkeypatch.setattr(reader.DumpParser, "read", lambda *a: calls.append(a) or real(*a))
     cache: dict = {}
     for _ in range(3):
         read_dumps(str(tmp_path), 1, cache=cache)
