@@ -97,13 +97,15 @@ class Detectors:
         clocks = frame.values.get("sm_clock")
         holding: dict[object, str] = {}
         severe: dict[object, str] = {}
+        figures: dict[object, str] = {}
         typical_clock = present_median(clocks)
         for rank in range(len(self.rank_map)):
             temp = _at(temps, rank)
             flags = _at(bits, rank)
             throttled = not is_missing(flags) and int(flags) & THERMAL_BITS
             if (not is_missing(temp) and temp > self.s.temperature_c) or throttled:
-                parts = [] if is_missing(temp) else [f"GPU {temp:.0f} °C"]
+                figures[rank] = "" if is_missing(temp) else f"{temp:.0f} °C"
+                parts = [f"GPU {figures[rank]}"] if figures[rank] else []
                 if throttled:
                     parts.append(f"throttling ({throttle_names(flags)})")
                 clock = _at(clocks, rank)
@@ -112,7 +114,7 @@ class Detectors:
                 holding[rank] = ", ".join(parts)
                 if not is_missing(flags) and int(flags) & HW_THERMAL_BIT:
                     severe[rank] = "HW thermal slowdown is set"
-        return self.holds["thermal"].update(frame.time, holding, severe)
+        return self.holds["thermal"].update(frame.time, holding, severe, figures)
 
     def _sm_stall(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
@@ -169,13 +171,15 @@ class Detectors:
                 ecc[rank] = f"{count:.0f} uncorrectable (double-bit) ECC error(s)"
         xids: dict[object, str] = {}
         critical: dict[object, str] = {}
+        codes: dict[object, str] = {}
         for rank, code in enumerate(frame.values.get("xid", ())):
             if not is_missing(code) and code > 0:
+                codes[rank] = f"{code:.0f}"
                 text = f"XID {code:.0f}: {xid_meaning(int(code))}"
                 (critical if int(code) in CRITICAL_XIDS else xids)[rank] = text
         return [*self.holds["ecc"].update(frame.time, ecc),
-                *self.holds["xid"].update(frame.time, xids),
-                *self.holds["xid_critical"].update(frame.time, critical)]
+                *self.holds["xid"].update(frame.time, xids, figures=codes),
+                *self.holds["xid_critical"].update(frame.time, critical, figures=codes)]
 
     # -- the whole job -----------------------------------------------------------------
 
