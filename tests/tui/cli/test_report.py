@@ -118,3 +118,20 @@ def test_a_short_report_lists_what_it_saw_as_pending_with_its_start_and_exits_0(
     document = json.loads(as_json(findings, settings))
     entry = next(a for a in document["anomalies"] if a["kind"] == "straggler" and a["rank"] == 201)
     assert entry["state"] == "pending" and entry["confirm_after_seconds"] == 20
+
+
+def test_the_report_groups_as_the_panel_does_each_anomaly_naming_what_explains_it():
+    findings, settings = report_at(100.0, duration=40.0)
+    document = json.loads(as_json(findings, settings))
+    by_key = {(a["kind"], a["rank"]): a for a in document["anomalies"]}
+    assert len(by_key) == 5  # nothing folded away: scripts still see every anomaly
+    memory = by_key[("memory", 128)]["explained_by"]
+    assert (memory["kind"], memory["rank"]) == ("ecc", 128) and "ECC" in memory["why"]
+    nvlink = by_key[("nvlink", 296)]["explained_by"]
+    assert (nvlink["kind"], nvlink["rank"]) == ("nvlink_errors", 296)
+    assert by_key[("ecc", 128)]["explained_by"] is None
+    assert by_key[("straggler", 201)]["explained_by"] is None
+    lines = as_text(findings, settings).splitlines()
+    ecc = next(i for i, line in enumerate(lines) if "rank 128" in line and "ecc:" in line)
+    assert lines[ecc + 1].startswith("    ↳ critical  rank 128 (gpu-node-016 GPU 0)  memory:")
+    assert lines[ecc + 1].endswith("explained by: ecc")
