@@ -19,6 +19,7 @@ from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names,
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
 from ranktop.tui.core.hardware import Ledger
+from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism
@@ -84,6 +85,20 @@ class Detectors:
             *self._loss_divergence(frame), *self._throughput(frame),
         ]
         return sorted(found, key=lambda a: a.order)
+
+    @property
+    def lookback_seconds(self) -> float:
+        """How much of the job's past its windowed detectors judge by."""
+        return max(self.s.loss_window_seconds, self.s.throughput_window_seconds)
+
+    def warm(self, lookback: Lookback) -> None:
+        """Start from what the backend held before the first poll: the job's loss and
+        throughput windows, and the ranks seen (one gone since is missing, not never seen)."""
+        for when, loss in lookback.job.get("loss", ()):
+            _push(self._loss, when, loss, self.s.loss_window_seconds)
+        for when, tokens in lookback.job.get("tokens_per_s", ()):
+            _push(self._tokens, when, tokens, self.s.throughput_window_seconds)
+        self.liveness.seen_before(lookback.last_seen, lookback.seen_step)
 
     @property
     def warmed_up(self) -> bool:
