@@ -101,7 +101,7 @@ class Pipeline:
         detectors = self.analyser.detectors
         try:
             found = look(WINDOWED_JOB_VALUES, detectors.lookback_seconds, self.refresh_seconds)
-        except Exception:  # noqa: BLE001 - without its past, a late start judges from its polls
+        except Exception:  # without its past, a late start judges from its own polls
             return
         detectors.warm(found)
 
