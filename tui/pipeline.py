@@ -7,7 +7,11 @@ is no longer updated.
 
 Hang triage reads the ranks' logs and Flight Recorder dumps in a worker of its own
 (``TriageWorker``): a poll asks for it and shows the newest verdict it finished, never
-waiting. `ranktop report` waits for it with ``settle``."""
+waiting. `ranktop report` waits for it with ``settle``.
+
+Before its first analysis, a pipeline asks the source what it held of the minutes before
+(``ranktop.tui.core.lookback``), so that a console or report started late judges the loss,
+the throughput and the ranks gone as one that had been watching."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from collections.abc import Callable
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.flight.watch import FlightDumps
 from ranktop.tui.logs.rank_logs import RankLogs
@@ -47,6 +52,8 @@ class Pipeline:
                        if reader is not None or flight is not None else None)
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
+        self.refresh_seconds = settings.refresh_seconds
+        self._looked_back = False
 
     @property
     def latest(self) -> Analysis:
@@ -66,6 +73,8 @@ class Pipeline:
         finally:
             self.polling_since = None
         try:
+            if not self._looked_back:
+                await asyncio.to_thread(self._look_back)
             analysis = await asyncio.to_thread(self.analyser.analyse, frame,
                                                self.source.status(), self.source.rank_map)
         except Exception as error:  # a bug must not stop the polling or hide behind "ok"
@@ -82,6 +91,19 @@ class Pipeline:
         if self.triage is not None:
             await asyncio.to_thread(self.triage.wait, timeout)
         return await asyncio.to_thread(self.analyser.with_newest_hang) or analysis
+
+    def _look_back(self) -> None:
+        """Once, before the first analysis: start from what the source held before it."""
+        self._looked_back = True
+        look = getattr(self.source, "lookback", None)
+        if look is None:
+            return
+        detectors = self.analyser.detectors
+        try:
+            found = look(WINDOWED_JOB_VALUES, detectors.lookback_seconds, self.refresh_seconds)
+        except Exception:  # without its past, a late start judges from its own polls
+            return
+        detectors.warm(found)
 
     def _failed(self, error: Exception, prefix: str) -> Analysis:
         self.error = prefix + (str(error) or error.__class__.__name__)

@@ -1,6 +1,7 @@
-"""What is wrong, one line per anomaly, most severe first, with one line highlighted.
+"""What is wrong, one line per row, most severe first, with one line highlighted (the
+cluster screen gives a row per root cause, what it explains named on the same line).
 
-Nothing active is ever hidden: each anomaly takes exactly one line (cut with … when long;
+Nothing active is ever hidden: each row takes exactly one line (cut with … when long;
 the details are in the status line and the rank screen). Given a fixed height (the cluster
 screen reserves one, so that a change in the count never lays the maps out again) or a
 maximum one, it scrolls when the rows do not fit, saying how many more lie above and below

@@ -48,11 +48,15 @@ def test_a_rank_dying_mid_incident_keeps_its_identity_and_its_cause(tmp_path, ca
         code = main(["report", "--prometheus", server.url, "--job", JOB, "--json"])
         document = json.loads(capsys.readouterr().out)
         assert code == 1 and document["ranks"]["missing"] == [DEAD]
-        # a report started after the death never saw the rank: its place is inferred
+        # a report started after the death learns from Prometheus that the rank reported
+        # before it: missing (critical), as the console says, not never seen; its place is
+        # inferred (its own series are gone)
         kinds = {a["kind"]: a for a in document["anomalies"]}
-        never = kinds["never_seen"]
-        assert (never["rank"], never["host"], never["gpu"], never["inferred"]) == (
+        assert "never_seen" not in kinds
+        gone = kinds["missing"]
+        assert (gone["rank"], gone["host"], gone["gpu"], gone["inferred"]) == (
             DEAD, "gpu-node-008", 7, True)
+        assert gone["severity"] == "critical" and gone["since"] < time.time() - 2
     finally:
         server.stop()
         simulator.stop()

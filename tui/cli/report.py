@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.core.parallelism import for_job
@@ -123,7 +124,8 @@ def as_json(findings: Findings, settings: Settings) -> str:
                   "missing": analysis.down if frame else []},
         "job_values": {k: (None if is_missing(v) else v) for k, v in (frame.job if frame
                                                                       else {}).items()},
-        "anomalies": [_anomaly(a, findings.rank_map) for a in findings.active],
+        "anomalies": [{**_anomaly(a, findings.rank_map), "explained_by": _cause(a, findings)}
+                      for a in findings.active],
         "resolved": [_anomaly(a, findings.rank_map) for a in findings.resolved],
         "hang": _hang(analysis.hang),
         "worst": {m: [{"rank": r, "value": v} for r, v in _worst(frame, settings, m)]
@@ -156,7 +158,10 @@ def as_text(findings: Findings, settings: Settings) -> str:
     confirmed, pending = findings.analysis.confirmed, findings.analysis.pending
     counts = f"{len(confirmed)} active" + (f", {len(pending)} pending" if pending else "")
     lines += ["", f"anomalies ({counts}):" if findings.active else "anomalies: none active"]
-    lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.active]
+    for incident in findings.analysis.incidents:  # each root, what it explains under it
+        lines.append(f"  {_anomaly_line(incident.root, rank_map)}")
+        lines += [f"    ↳ {_anomaly_line(a, rank_map)}; explained by: {incident.root.name}"
+                  for a in incident.explained]
     if findings.resolved:
         lines += ["", "seen during the report, since resolved:"]
         lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.resolved]
@@ -196,6 +201,15 @@ def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
             "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None}
 
 
+def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
+    """The active anomaly that explains ``anomaly`` and why (None: it is a root)."""
+    found = explained_by(anomaly, findings.active)
+    if found is None:
+        return None
+    cause, rule = found
+    return {"kind": cause.kind, "rank": cause.rank, "why": rule.why}
+
+
 def _hang(verdict: HangVerdict | None) -> dict | None:
     """The hang verdict with its evidence, the Flight Recorder's included when read."""
     if verdict is None:
@@ -225,7 +239,7 @@ def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:
         f"rank {anomaly.rank} {_where(anomaly.rank, rank_map)}")
     label = "pending" if anomaly.pending else anomaly.severity
     state = f", {anomaly.state}" if anomaly.pending or anomaly.rule else ""
-    return (f"{label:<8}  {where}  {anomaly.kind.replace('_', ' ')}: "
+    return (f"{label:<8}  {where}  {anomaly.name}: "
             f"{anomaly.summary} (since {clock_time(anomaly.since, full=True)}{state})")
 
 

@@ -24,6 +24,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
 from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
+from ranktop.tui.core.incidents import Incident, incidents
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.metrics import ScaleTracker, summarise
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
@@ -73,6 +74,12 @@ class Analysis:
     warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
     ledger: Mapping[int, tuple[LedgerEntry, ...]] = field(default_factory=dict)
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
+    # The anomalies folded by what explains what (one per root): worked out from
+    # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
+    incidents: tuple[Incident, ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "incidents", incidents(self.anomalies))
 
     @property
     def confirmed(self) -> list[Anomaly]:

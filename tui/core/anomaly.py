@@ -31,6 +31,17 @@ class Anomaly:
     confirm_after: float = 0.0  # seconds it must hold to be confirmed
     rule: str = ""  # the severe evidence that confirmed it early, if any
     awaiting: str = ""  # evidence still missing before it can be confirmed, if any
+    figure: str = ""  # its size in a few characters ("1.29x", "88 °C", "+1"), if it has one
+
+    @property
+    def name(self) -> str:
+        """"row remap failure" for "row_remap_failure": the kind as a row says it."""
+        return self.kind.replace("_", " ")
+
+    @property
+    def label(self) -> str:
+        """The name and the figure: "straggler 1.29x"."""
+        return f"{self.name} {self.figure}" if self.figure else self.name
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -69,17 +80,19 @@ class Hold:
         self.began: dict[object, float] = {}
 
     def update(self, now: float, holding: dict[object, str],
-               severe: dict[object, str] | None = None) -> list[Anomaly]:
+               severe: dict[object, str] | None = None,
+               figures: dict[object, str] | None = None) -> list[Anomaly]:
         """An anomaly per condition holding now, pending until it has held ``seconds``.
 
-        ``severe`` names the conditions whose evidence confirms them at once, and why.
+        ``severe`` names the conditions whose evidence confirms them at once, and why;
+        ``figures`` their sizes in a few characters, where they have one.
         """
         self.began = {key: self.began.get(key, now) for key in holding}
-        severe = severe or {}
+        severe, figures = severe or {}, figures or {}
         return [
             Anomaly(self.kind, self.severity, _rank(key), text, self.began[key],
                     held=now - self.began[key], confirm_after=self.seconds,
-                    rule=severe.get(key, ""))
+                    rule=severe.get(key, ""), figure=figures.get(key, ""))
             for key, text in holding.items()
         ]
 

@@ -19,6 +19,7 @@ from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names,
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
 from ranktop.tui.core.hardware import Ledger
+from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism
@@ -86,6 +87,20 @@ class Detectors:
         return sorted(found, key=lambda a: a.order)
 
     @property
+    def lookback_seconds(self) -> float:
+        """How much of the job's past its windowed detectors judge by."""
+        return max(self.s.loss_window_seconds, self.s.throughput_window_seconds)
+
+    def warm(self, lookback: Lookback) -> None:
+        """Start from what the backend held before the first poll: the job's loss and
+        throughput windows, and the ranks seen (one gone since is missing, not never seen)."""
+        for when, loss in lookback.job.get("loss", ()):
+            _push(self._loss, when, loss, self.s.loss_window_seconds)
+        for when, tokens in lookback.job.get("tokens_per_s", ()):
+            _push(self._tokens, when, tokens, self.s.throughput_window_seconds)
+        self.liveness.seen_before(lookback.last_seen, lookback.seen_step)
+
+    @property
     def warmed_up(self) -> bool:
         """Whether the detectors have seen enough polls for "no anomalies" to mean it."""
         return self.polls >= WARMUP_POLLS
@@ -97,13 +112,15 @@ class Detectors:
         clocks = frame.values.get("sm_clock")
         holding: dict[object, str] = {}
         severe: dict[object, str] = {}
+        figures: dict[object, str] = {}
         typical_clock = present_median(clocks)
         for rank in range(len(self.rank_map)):
             temp = _at(temps, rank)
             flags = _at(bits, rank)
             throttled = not is_missing(flags) and int(flags) & THERMAL_BITS
             if (not is_missing(temp) and temp > self.s.temperature_c) or throttled:
-                parts = [] if is_missing(temp) else [f"GPU {temp:.0f} °C"]
+                figures[rank] = "" if is_missing(temp) else f"{temp:.0f} °C"
+                parts = [f"GPU {figures[rank]}"] if figures[rank] else []
                 if throttled:
                     parts.append(f"throttling ({throttle_names(flags)})")
                 clock = _at(clocks, rank)
@@ -112,7 +129,7 @@ class Detectors:
                 holding[rank] = ", ".join(parts)
                 if not is_missing(flags) and int(flags) & HW_THERMAL_BIT:
                     severe[rank] = "HW thermal slowdown is set"
-        return self.holds["thermal"].update(frame.time, holding, severe)
+        return self.holds["thermal"].update(frame.time, holding, severe, figures)
 
     def _sm_stall(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
@@ -169,13 +186,15 @@ class Detectors:
                 ecc[rank] = f"{count:.0f} uncorrectable (double-bit) ECC error(s)"
         xids: dict[object, str] = {}
         critical: dict[object, str] = {}
+        codes: dict[object, str] = {}
         for rank, code in enumerate(frame.values.get("xid", ())):
             if not is_missing(code) and code > 0:
+                codes[rank] = f"{code:.0f}"
                 text = f"XID {code:.0f}: {xid_meaning(int(code))}"
                 (critical if int(code) in CRITICAL_XIDS else xids)[rank] = text
         return [*self.holds["ecc"].update(frame.time, ecc),
-                *self.holds["xid"].update(frame.time, xids),
-                *self.holds["xid_critical"].update(frame.time, critical)]
+                *self.holds["xid"].update(frame.time, xids, figures=codes),
+                *self.holds["xid_critical"].update(frame.time, critical, figures=codes)]
 
     # -- the whole job -----------------------------------------------------------------
 

@@ -46,6 +46,8 @@ class Liveness:
         self._faults: dict[int, tuple[float, str, str]] = {}  # rank -> (when, text, severity)
         self._previous: Frame | None = None
         self._started: float | None = None  # the first poll: never-seen ranks are since then
+        self._before: dict[int, float] = {}  # rank -> when last seen, before the first poll
+        self._before_step = 0.0  # ... looked for this many seconds apart
 
     def note_fault(self, rank: int, when: float, text: str, severity: str = "critical"
                    ) -> None:
@@ -60,6 +62,12 @@ class Liveness:
         if earlier is not None and earlier[1] == text:
             return  # the same fault still showing: it began when it was first seen
         self._faults[rank] = (when, text, severity)
+
+    def seen_before(self, last_seen: Mapping[int, float], step: float) -> None:
+        """Ranks the backend held before the first poll, each last seen when given (looked
+        for ``step`` seconds apart): one down at the first poll went down after that."""
+        self.seen |= set(last_seen)
+        self._before, self._before_step = dict(last_seen), step
 
     def update(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
         """``missing`` for each rank gone after being seen, ``never_seen`` for the others."""
@@ -80,13 +88,16 @@ class Liveness:
     def _went_down(self, rank: int, now: float) -> DownRank:
         previous = self._previous
         last_values: dict[str, float] = {}
-        last_seen = now
+        since = last_seen = now
         if previous is not None:
             last_seen = previous.time
             last_values = {m: v for m in previous.values
                            if not is_missing(v := previous.value(m, rank))}
+        elif rank in self._before:  # gone before the first poll: by one look after it was seen
+            last_seen = self._before[rank]
+            since = min(now, last_seen + self._before_step)
         fault_time, fault, _ = self._faults.get(rank, (None, "", ""))
-        return DownRank(rank, now, last_seen, last_values, fault, fault_time)
+        return DownRank(rank, since, last_seen, last_values, fault, fault_time)
 
     def _never_seen(self, up: Sequence[bool], since: float) -> list[Anomaly]:
         if not self.seen:

@@ -91,9 +91,14 @@ class Ledger:
             rising = self._rising(counter, frame.values[counter.metric],
                                   oldest.get(counter.metric), entries)
             alarmed |= {(counter.metric, rank) for rank in rising}
+            rises = {rank: _entry(entries, rank, counter).rise for rank in rising}
             if counter.per_node and nodes:
                 rising = _by_node(counter, rising, entries, nodes)
-            found += self._holds[counter.metric].update(frame.time, rising)
+                rises = {first: sum(rises[r] for r in ranks if r in rises)
+                         for first, ranks in nodes.items() if first in rising}
+            figures = {key: f"+{rise:.0f}" for key, rise in rises.items()
+                       if not counter.flag}
+            found += self._holds[counter.metric].update(frame.time, rising, figures=figures)
         for counter in COUNTERS:
             if counter not in counters:
                 self._holds[counter.metric].update(frame.time, {})

@@ -176,7 +176,9 @@ class Stragglers:
         self._last, self._missed = dict(conditions), missed
         self._peak = {key: max(impact, self._peak.get(key, 0.0))
                       for key, (_, impact) in conditions.items()}
-        found = self.hold.update(now, {key: line for key, (line, _) in conditions.items()})
+        found = self.hold.update(now, {key: line for key, (line, _) in conditions.items()},
+                                 figures={key: f"{1 + impact:.2f}x"
+                                          for key, (_, impact) in conditions.items()})
         critical = self.s.straggler_critical_factor - 1
         return [replace(a, severity="critical") if self._peak[_key(a)] >= critical else a
                 for a in found]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.incidents import Incident
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.parallelism import Parallelism, for_job
@@ -72,9 +73,9 @@ class ClusterScreen(Screen):
         Binding("e", "evidence", "Evidence", show=False, id="hang.evidence",
                 tooltip="The log lines behind the hang triage"),
         Binding("n", "next_anomaly(1)", "Anomaly", id="anomaly.next",
-                tooltip="Move the cursor to the next anomaly's rank (most severe first)"),
+                tooltip="Move the cursor to the next row's rank (most severe first)"),
         Binding("N", "next_anomaly(-1)", "Previous anomaly", show=False, id="anomaly.previous",
-                tooltip="Move the cursor to the previous anomaly's rank"),
+                tooltip="Move the cursor to the previous row's rank"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
         Binding("q", "app.quit", "Quit", id="cluster.quit",
@@ -101,7 +102,8 @@ class ClusterScreen(Screen):
         self.analysis = Analysis(status, rank_map)
         self.pending: Analysis | None = None  # the newest analysis, held while paused
         self.anomalies: tuple[Anomaly, ...] = ()
-        self.current_anomaly: int | None = None
+        self.incidents: tuple[Incident, ...] = ()  # the panel's rows: one per root
+        self.current_incident: int | None = None
         self._status_lines = 0
         self.layout_view = settings.layout.view  # "node" or "parallelism"
         self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
@@ -173,7 +175,7 @@ class ClusterScreen(Screen):
             self._refresh_header()
             return
         self.analysis = analysis
-        self._show_anomalies(analysis.anomalies)
+        self._show_anomalies(analysis)
         with self.app.batch_update():
             if analysis.frame is not None:
                 for panel in self.panels:
@@ -271,47 +273,50 @@ class ClusterScreen(Screen):
 
     # -- anomalies ---------------------------------------------------------------------
 
-    def _show_anomalies(self, anomalies: Sequence[Anomaly]) -> None:
+    def _show_anomalies(self, analysis: Analysis) -> None:
         previous = self._current_key()
-        self.anomalies = tuple(anomalies)
-        keys = [a.key for a in self.anomalies]
-        self.current_anomaly = keys.index(previous) if previous in keys else None
+        self.anomalies, self.incidents = analysis.anomalies, analysis.incidents
+        keys = [incident.key for incident in self.incidents]
+        self.current_incident = keys.index(previous) if previous in keys else None
         self._draw_anomalies()
         marked = frozenset(a.rank for a in self.anomalies if a.rank is not None)
         for panel in self.panels:
             panel.heatmap.set_marks(marked)
 
     def _current_key(self) -> tuple[str, int | None] | None:
-        if self.current_anomaly is None or self.current_anomaly >= len(self.anomalies):
+        if self.current_incident is None or self.current_incident >= len(self.incidents):
             return None
-        return self.anomalies[self.current_anomaly].key
+        return self.incidents[self.current_incident].key
 
     def _draw_anomalies(self) -> None:
-        rows = [Row(a.severity, self._describe(a), a.pending) for a in self.anomalies]
+        rows = [Row(i.severity, self._describe(i), i.pending) for i in self.incidents]
         box = self.query_one("#anomalies", AnomalyList)
         visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
         counts = cluster_lines.count_by_severity(self.anomalies)
         box.border_title = f"anomalies ({counts}): {visit} to visit" if rows else "anomalies"
-        box.set_rows(rows, self.current_anomaly, self.analysis.verdict_when_clear)
+        box.set_rows(rows, self.current_incident, self.analysis.verdict_when_clear)
 
-    def _describe(self, anomaly: Anomaly) -> str:
+    def _describe(self, incident: Incident) -> str:
+        """"rank 37 gpu-node-004 GPU 5  thermal → straggler 1.29x: GPU 88 °C, …": where,
+        the root and what it explains, then the root's own text."""
+        root = incident.root
         where = "the whole job"
-        if anomaly.rank is not None and anomaly.rank < len(self.rank_map):
-            rank = self.rank_map.ranks[anomaly.rank]
+        if root.rank is not None and root.rank < len(self.rank_map):
+            rank = self.rank_map.ranks[root.rank]
             where = f"rank {rank.rank} {rank.place}"
         # The hold goes before the summary, so a long summary cut with … never hides it.
-        held = (f" ({anomaly.held:.0f} s of {anomaly.confirm_after:.0f} s)"
-                if anomaly.pending and not anomaly.awaiting else "")
-        return f"{where}  {anomaly.kind.replace('_', ' ')}{held}: {anomaly.summary}"
+        held = (f" ({root.held:.0f} s of {root.confirm_after:.0f} s)"
+                if root.pending and not root.awaiting else "")
+        return f"{where}  {incident.headline}{held}: {root.summary}"
 
     def action_next_anomaly(self, step: int) -> None:
-        if not self.anomalies:
+        if not self.incidents:
             self.app.notify("No active anomalies.", timeout=3)
             return
-        if self.current_anomaly is None:
-            index = 0 if step > 0 else len(self.anomalies) - 1
+        if self.current_incident is None:
+            index = 0 if step > 0 else len(self.incidents) - 1
         else:
-            index = (self.current_anomaly + step) % len(self.anomalies)
+            index = (self.current_incident + step) % len(self.incidents)
         self._visit(index)
 
     @on(AnomalyList.Selected)
@@ -319,9 +324,9 @@ class ClusterScreen(Screen):
         self._visit(event.index)
 
     def _visit(self, index: int) -> None:
-        self.current_anomaly = index
+        self.current_incident = index
         self._draw_anomalies()
-        rank = self.anomalies[index].rank
+        rank = self.incidents[index].rank
         if rank is not None:
             self.select(rank)
 

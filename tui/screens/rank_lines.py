@@ -33,7 +33,7 @@ def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str
             text.append(" ◌ pending ", style("muted"))
         else:
             text.append(f" ● {anomaly.severity} ", style(anomaly.severity))
-        text.append(f"{anomaly.kind.replace('_', ' ')}: {anomaly.summary}")
+        text.append(f"{anomaly.name}: {anomaly.summary}")
         if anomaly.pending or anomaly.rule:
             text.append(f"  ({anomaly.state})", style("muted"))
     if not anomalies:

@@ -10,8 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ranktop.tui.core.history import Point
+from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.metrics import present_median
-from ranktop.tui.core.model import Frame, Health, SourceStatus
+from ranktop.tui.core.model import Frame, Health, SourceStatus, is_missing
 from ranktop.tui.settings.config import DemoSettings
 from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
 from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
@@ -104,8 +105,7 @@ class DemoSource:
                  ) -> dict[str, list[Point]]:
         """A rank's values and the job's median over the last ``seconds``, recomputed."""
         now = self.clock() - self.started
-        times = [now - seconds + i * step for i in range(int(seconds / step))]
-        frames = [self.cluster.frame_at(t) for t in times if t >= 0]
+        frames = [self.cluster.frame_at(t) for t in _times(now, seconds, step)]
         found: dict[str, list[Point]] = {}
         for metric in metrics:
             found[metric] = [
@@ -114,6 +114,30 @@ class DemoSource:
                 for frame in frames
             ]
         return found
+
+
+    def lookback(self, job_values: Sequence[str], seconds: float, step: float) -> Lookback:
+        """The job's values every ``step`` over the last ``seconds``, and when each rank
+        last reported in the last ``SEEN_SECONDS``, recomputed (none before the scenario)."""
+        now = self.clock() - self.started
+        job: dict[str, list[tuple[float, float]]] = {name: [] for name in job_values}
+        for t in _times(now, seconds, step):
+            values = self.cluster.frame_at(t).job
+            for name in job_values:
+                if not is_missing(value := values.get(name, float("nan"))):
+                    job[name].append((self.started + t, value))
+        last_seen: dict[int, float] = {}
+        n = len(self.rank_map)
+        for t in _times(now, SEEN_SECONDS, SEEN_STEP):
+            up = self.cluster.frame_at(t).ranks_up(n)
+            last_seen.update((rank, self.started + t) for rank in range(n) if up[rank])
+        return Lookback(job, last_seen, SEEN_STEP)
+
+
+def _times(now: float, seconds: float, step: float) -> list[float]:
+    """Moments ``step`` apart over the ``seconds`` before ``now`` (never before 0)."""
+    count = int(seconds / step)
+    return [t for t in (now - (count - i) * step for i in range(count)) if t >= 0]
 
 
 def demo_source(demo: DemoSettings, clock: Callable[[], float] = time.time,

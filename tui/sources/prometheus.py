@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ranktop.tui.core import rank_merge, ranks
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL_LABELS
 from ranktop.tui.core.history import Point
+from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
@@ -196,6 +197,32 @@ class PrometheusSource:
             typical = dict(self._first_series(f"quantile(0.5, {whole})", now - seconds, now,
                                               step))
             found[metric_id] = [Point(t, _clean(v), typical.get(t, MISSING)) for t, v in mine]
+        return found
+
+    def lookback(self, job_values: Sequence[str], seconds: float, step: float) -> Lookback:
+        """The job's values over the last ``seconds`` (range queries), and when each rank's
+        step series last had a sample within ``SEEN_SECONDS`` (blocking; QueryError)."""
+        now = self.clock()
+        job = {}
+        for name in job_values:
+            query = self.settings.job_metrics.get(name)
+            if query:
+                points = self._first_series(promql.fill(query, self._dcgm, self._job),
+                                            now - seconds, now, step)
+                job[name] = [(t, v) for t, v in points if not math.isnan(_clean(v))]
+        return Lookback(job, self._last_seen(), SEEN_STEP)
+
+    def _last_seen(self) -> dict[int, float]:
+        """Each rank's newest step sample within SEEN_SECONDS, by the job's rank label."""
+        label = promql.label_name(self.rank_settings.rank_label)
+        newest = promql.freshness_query(self.rank_settings.step_metric, self._job)
+        answer = self.client.query(f"max by ({label}) (max_over_time({newest}"
+                                   f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))")
+        found: dict[int, float] = {}
+        for labels, when in answer.pairs():
+            rank = labels.get(self.rank_settings.rank_label, "")
+            if rank.isdigit() and int(rank) < len(self.rank_map):
+                found[int(rank)] = when
         return found
 
     def _rank_query(self, metric, rank: int) -> str:

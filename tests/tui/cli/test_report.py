@@ -139,3 +139,20 @@ def test_a_job_standing_still_past_its_stall_hold_is_not_healthy_whatever_is_pen
                                       f" {hold:.0f} s)"
     assert "not healthy: no progress for" in as_text(stuck, settings)
     assert stuck.analysis.verdict_when_clear == ("no progress: not healthy", False)
+
+
+def test_the_report_groups_as_the_panel_does_each_anomaly_naming_what_explains_it():
+    findings, settings = report_at(100.0, duration=40.0)
+    document = json.loads(as_json(findings, settings))
+    by_key = {(a["kind"], a["rank"]): a for a in document["anomalies"]}
+    assert len(by_key) == 5  # nothing folded away: scripts still see every anomaly
+    memory = by_key[("memory", 128)]["explained_by"]
+    assert (memory["kind"], memory["rank"]) == ("ecc", 128) and "ECC" in memory["why"]
+    nvlink = by_key[("nvlink", 296)]["explained_by"]
+    assert (nvlink["kind"], nvlink["rank"]) == ("nvlink_errors", 296)
+    assert by_key[("ecc", 128)]["explained_by"] is None
+    assert by_key[("straggler", 201)]["explained_by"] is None
+    lines = as_text(findings, settings).splitlines()
+    ecc = next(i for i, line in enumerate(lines) if "rank 128" in line and "ecc:" in line)
+    assert lines[ecc + 1].startswith("    ↳ critical  rank 128 (gpu-node-016 GPU 0)  memory:")
+    assert lines[ecc + 1].endswith("explained by: ecc")

@@ -271,3 +271,16 @@ def test_an_empty_job_side_is_looked_for_now_and_then_and_said_on_its_maps(sourc
     assert frame.absent["step_time"] == ("no training_step_seconds series at all; no scrape "
                                          "targets at all (no up series)")
     assert "temperature" not in frame.absent  # it has values
+
+
+def test_a_late_start_asks_for_the_jobs_recent_loss_and_when_each_rank_last_reported(source):
+    source.poll_now()
+    last = ("max by (rank) (max_over_time(timestamp(training_step_seconds"
+            '{training_job="j"})[900s:10s]))')
+    source.client.answers[last] = [Sample({"rank": "1"}, NOW - 30, NOW),
+                                   Sample({"rank": "9"}, NOW - 5, NOW),  # not a rank of the job
+                                   Sample({"rank": "x"}, NOW - 5, NOW)]
+    found = source.lookback(["loss", "tokens_per_s"], 4.0, 2.0)
+    assert found.last_seen == {1: NOW - 30}
+    assert found.job["loss"] == [(NOW - 4, 70.0), (NOW - 2, 71.0), (NOW, 72.0)]
+    assert source.client.ranged[0] == 'avg(training_loss{training_job="j"})'
