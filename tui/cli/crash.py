@@ -30,10 +30,13 @@ def report_crash(error: BaseException, command: str = "ranktop") -> int:
 
 def _keep_traceback(error: BaseException) -> Path | None:
     path = default_log_path().parent / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    text = "".join(traceback.format_exception(error)).encode("utf-8", errors="replace")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(traceback.format_exception(error))
-        path.write_text(text, encoding="utf-8", errors="replace")
+        # The user's alone, as the event log beside it: a traceback may name hosts and paths.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(text)
     except OSError:
         return None
     return path

@@ -3,6 +3,7 @@ back, and the traceback (without local variables) kept in a file."""
 
 from __future__ import annotations
 
+import stat
 import sys
 
 from ranktop.tui.cli import crash
@@ -51,6 +52,9 @@ def test_a_failure_outside_the_console_is_one_line_and_exit_70(monkeypatch, tmp_
     monkeypatch.setattr("ranktop.tui.cli.main._report", broken)
     assert main(["report"]) == crash.CRASH_EXIT
     assert capsys.readouterr().err.startswith("ranktop: internal error: RuntimeError: no; details")
+    [kept] = list((tmp_path / "ranktop").glob("crash-*.txt"))
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # the user's alone, as the event log
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
 
 
 def test_a_quit_exits_0(tmp_path):
