@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ranktop.tui.flight.dump_paths import RANK, find_dumps
+from ranktop.tui.logs.text import plain
 
 BYTE = b"1"
 SHOWN = 3  # pipes named in the confirmation, first and last
@@ -37,24 +38,54 @@ def find_pipes(pattern: str, world_size: int) -> dict[int, Path]:
     return find_dumps(pipes_pattern(pattern), world_size)
 
 
+def named_pipes(pipes: dict[int, Path]) -> tuple[dict[int, Path], dict[int, Path]]:
+    """The paths that are FIFOs (the ones that would be written), and the rest."""
+    fifos, others = {}, {}
+    for rank, path in pipes.items():
+        try:
+            is_fifo = stat.S_ISFIFO(os.stat(path).st_mode)
+        except OSError:
+            is_fifo = False
+        (fifos if is_fifo else others)[rank] = path
+    return fifos, others
+
+
 def describe(pipes: dict[int, Path], world_size: int) -> str:
-    """What asking for dumps will write where, for the confirmation."""
-    if not pipes:
-        return "No rank's pipe was found: nothing would be written."
-    ranks = sorted(pipes)
-    shown = [str(pipes[r]) for r in ranks[:SHOWN]]
-    if len(ranks) > SHOWN:
-        shown.append(f"... ({len(ranks) - SHOWN - 1} more) ...")
-        shown.append(str(pipes[ranks[-1]]))
-    missing = world_size - len(pipes)
-    lines = [f"ranktop will write one byte ({BYTE.decode()!r}) into each of {len(pipes)} named"
-             " pipes (FIFOs), and nothing else anywhere:", *(f"  {p}" for p in shown),
+    """What asking for dumps will write where, for the confirmation: the FIFOs counted and
+    named as they are, every path made safe to show (a folder's name is outside data)."""
+    fifos, others = named_pipes(pipes)
+    if not fifos:
+        text = "No rank's named pipe (FIFO) was found: nothing would be written."
+        return text + ("\n" + _not_fifos(others) if others else "")
+    noun = "named pipe (FIFO)" if len(fifos) == 1 else "named pipes (FIFOs)"
+    lines = [f"ranktop will write one byte ({BYTE.decode()!r}) into each of {len(fifos)} {noun},"
+             " and nothing else anywhere:", *(f"  {p}" for p in _shown(fifos)),
              "Each rank listening on its pipe then writes its Flight Recorder dump to its"
              " own dump file (TORCH_FR_DUMP_TEMP_FILE) and goes on running; ranktop reads"
-             " the dumps as they land. A path that is not a FIFO is not written to."]
+             " the dumps as they land."]
+    if others:
+        lines.append(_not_fifos(others))
+    missing = world_size - len(pipes)
     if missing:
         lines.append(f"{missing} of {world_size} ranks have no pipe: they will not be asked.")
     return "\n".join(lines)
+
+
+def _not_fifos(others: dict[int, Path]) -> str:
+    shown = ", ".join(_shown(others, 1))
+    return (f"{len(others)} of the paths found are not named pipes and will not be written"
+            f" to: {shown}")
+
+
+def _shown(paths: dict[int, Path], first: int = SHOWN) -> list[str]:
+    """The first few paths and the last, each on one safe line."""
+    ranks = sorted(paths)
+    shown = [plain(str(paths[r])) for r in ranks[:first]]
+    if len(ranks) > first:
+        shown.append(f"... ({len(ranks) - first - 1} more) ..." if len(ranks) > first + 1
+                     else "")
+        shown.append(plain(str(paths[ranks[-1]])))
+    return [line for line in shown if line]
 
 
 @dataclass

@@ -8,7 +8,7 @@ from functools import partial
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.flight.dump_paths import PatternError
-from ranktop.tui.flight.pipes import describe, find_pipes, request_dumps
+from ranktop.tui.flight.pipes import describe, find_pipes, named_pipes, request_dumps
 from ranktop.tui.logs.text import plain
 from ranktop.tui.screens.confirm_dumps import ConfirmDumpsScreen
 from ranktop.tui.screens.flight_lines import flight_text
@@ -101,8 +101,9 @@ class EvidenceScreen(ModalScreen[None]):
                                       markup=False)
             return
         text = describe(pipes, world_size)
-        self.app.call_from_thread(self.app.push_screen, ConfirmDumpsScreen(text, bool(pipes)),
-                                  partial(self._confirmed, pipes))
+        fifos, _ = named_pipes(pipes)
+        self.app.call_from_thread(self.app.push_screen, ConfirmDumpsScreen(text, bool(fifos)),
+                                  partial(self._confirmed, fifos))
 
     def _confirmed(self, pipes: dict, yes: bool | None) -> None:
         if yes:

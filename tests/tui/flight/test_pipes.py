@@ -66,12 +66,35 @@ def test_a_rank_not_listening_and_a_regular_file_are_reported_not_written(
 
 def test_the_confirmation_says_what_is_written_where(tmp_path: Path) -> None:
     pipes = {r: tmp_path / f"trace_{r}.pipe" for r in range(6)}
+    for path in pipes.values():
+        os.mkfifo(path)
     text = describe(pipes, 8)
     assert "one byte ('1') into each of 6 named pipes (FIFOs), and nothing else anywhere" \
         in text
     assert str(pipes[0]) in text and str(pipes[5]) in text and "(2 more)" in text
     assert "2 of 8 ranks have no pipe" in text
-    assert describe({}, 8).startswith("No rank's pipe was found: nothing would be written")
+    assert describe({}, 8).startswith("No rank's named pipe (FIFO) was found: nothing would")
+
+
+def test_the_confirmation_counts_only_what_will_be_written(tmp_path: Path) -> None:
+    pipes = {r: tmp_path / f"trace_{r}.pipe" for r in range(8)}
+    for rank, path in pipes.items():
+        os.mkfifo(path) if rank % 2 == 0 else path.write_text("a file, not a pipe")
+    text = describe(pipes, 8)
+    assert "into each of 4 named pipes (FIFOs)" in text
+    assert "4 of the paths found are not named pipes and will not be written to" in text
+    only_files = describe({1: pipes[1], 3: pipes[3]}, 8)
+    assert only_files.startswith("No rank's named pipe (FIFO) was found")
+
+
+def test_escape_sequences_in_a_folder_name_never_reach_the_confirmation(tmp_path) -> None:
+    folder = tmp_path / "runs\x1b[2J\x1b]0;owned\x07"
+    folder.mkdir()
+    pipes = {r: folder / f"trace_{r}.pipe" for r in range(2)}
+    for path in pipes.values():
+        os.mkfifo(path)
+    text = describe(pipes, 2)
+    assert "\x1b" not in text and "\x07" not in text and "runs" in text
 
 
 def test_a_prefix_means_pytorchs_pipe_names() -> None:
