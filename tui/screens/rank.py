@@ -15,6 +15,7 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.logs.text import plain
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
@@ -39,6 +40,7 @@ MIN_SIZE = (60, 20)  # below it the trends and the log tail do not both fit
 ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8 lines
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
+NOTE_CHARS = 4000  # of the note on which files the log reads (a few long paths)
 # rank_context's rows, each column as wide as its usual content: fixed, because a width
 # worked out from the rows waits for the app to be idle, which a busy console may not be.
 ALERT_COLUMNS = (("time", 8), ("alert", 22), ("severity", 8), ("state", 8), ("source", 12),
@@ -219,8 +221,9 @@ class RankScreen(Screen):
         if message.rank != self.rank:
             return
         self.query_one("#rank-log", LogView).add(message.lines)
-        if message.note != self.log_note:
-            self.log_note = message.note
+        note = plain(message.note, NOTE_CHARS)  # paths are outside data, like log lines
+        if note != self.log_note:
+            self.log_note = note
             self._draw_log_title()
 
     @on(LogView.Changed)

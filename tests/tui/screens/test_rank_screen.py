@@ -179,6 +179,20 @@ async def test_a_long_log_path_folds_instead_of_being_cut(tmp_path):
         assert "stderr.log" in shown.replace(" ", "")
 
 
+async def test_escape_sequences_in_a_folder_name_never_reach_the_log_title(tmp_path):
+    hostile = tmp_path / "runs\x1bc\x1b]0;owned\x07" / "logs"  # reset, and a pane title
+    app = make_app(at=40.0, log_root=hostile)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 3)
+        await settle(pilot)
+        title = app.screen.query_one("#log-title")
+        shown = title.render()
+        assert "stderr.log" in str(shown) and "runs" in str(shown)
+        assert "\x1b" not in str(shown) and "\x07" not in str(shown)
+        assert "\x1b" not in str(title.tooltip) and "\x07" not in str(title.tooltip)
+
+
 async def test_alert_history_lists_this_ranks_events(tmp_path):
     events = EventLog(tmp_path / "events.jsonl")
     app = make_app(at=40.0, event_log=events)
