@@ -25,6 +25,8 @@ from ranktop.tui.settings.reader import ConfigError
 
 # An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
 ESC_DELAY_MS = 50
+# Terminals that cannot move the cursor or draw a screen (Emacs' shell, some CI runners).
+UNDRAWABLE_TERMS = ("dumb",)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -44,6 +46,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in flags.SUBCOMMANDS:
         return _subcommand(argv[0], argv[1:])
     args = flags.console_parser().parse_args(argv)
+    if os.environ.get("TERM") in UNDRAWABLE_TERMS:
+        print(f"ranktop: this terminal (TERM={os.environ['TERM']}) cannot draw the console;"
+              " `ranktop report` prints the same verdicts as text (add --json for scripts).",
+              file=sys.stderr)
+        return 2
     terminal_environment(args.color_system, os.environ)
     settings = _settings(args)
     if settings is None:

@@ -251,3 +251,12 @@ def test_report_says_the_layout_and_why_a_parallelism_is_not_the_jobs(tmp_path, 
         config.write_text(f"[layout]\nparallelism = {text}\n")
         main(["report", "--demo", "--nodes", "16", "--config", str(config)])
         assert says in capsys.readouterr().out
+
+
+def test_a_terminal_that_cannot_draw_the_console_is_pointed_at_report(capsys, monkeypatch):
+    monkeypatch.setenv("TERM", "dumb")
+    assert main(["--demo"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ranktop: this terminal (TERM=dumb) cannot draw the console")
+    assert "`ranktop report`" in err and err.count("\n") == 1
+    assert main(["report", "--demo"]) in (0, 1)  # the text report needs no screen
