@@ -105,12 +105,15 @@ class HangWatch:
         self.frozen.observe(frame)
 
     def _ask_due(self, now: float) -> bool:
+        """At once for a new hang, then every interval; while no verdict is sure, as soon
+        as the last ask has been answered."""
         if self._first is None or now - self._asked_at >= TRIAGE_EVERY_SECONDS:
             return True
         result = self.triage.latest() if self.triage is not None else None
-        finished = result is not None and result.ask_id == self._asks
+        if result is None or result.ask_id != self._asks:
+            return False
         verdict = self.current()
-        return finished and (verdict is None or not verdict.sure)
+        return verdict is None or not verdict.sure
 
     def _ask(self, now: float, ask: Callable[[int], TriageAsk]) -> None:
         self._asks += 1
