@@ -168,3 +168,20 @@ def test_a_hang_still_open_asks_for_dumps_as_old_as_its_first_ask_allowed() -> N
     later = lambda ask_id: replace(asker(112.0)(ask_id), since=111.0)  # noqa: E731
     watch.update(112.0, True, later, moving=True, down={9})
     assert [a.since for a in recorder.asks] == [90.0, 90.0]
+
+
+def test_an_unsure_verdict_is_read_again_as_soon_as_the_last_read_ended() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0))
+    watch.update(102.0, True, asker(102.0))
+    assert len(recorder.asks) == 1  # the first read has not ended: nothing more is asked
+    logs = timed_out_job(16)
+    logs[4] = logs[4][:-2]  # rank 4 has not timed out yet
+    recorder.finish(replace(recorder.asks[0], gone=()), logs)
+    watch.update(104.0, True, asker(104.0))
+    assert len(recorder.asks) == 2  # not sure: read again at once, not 10 s on
+    recorder.finish(recorder.asks[1], hung_job(16, dead=9))
+    watch.update(106.0, True, asker(106.0))
+    watch.update(108.0, True, asker(108.0))
+    assert len(recorder.asks) == 2  # sure: the next read waits for the interval
