@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang_scan import RankLog, Work, same_pg, scan
 from ranktop.tui.core.hang_summary import Facts, evidence, evidence_lines
+from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.watchdog import WatchdogReport, ending, parse_watchdog
 
 __all__ = ["HangVerdict", "WatchdogReport", "parse_watchdog", "triage"]
@@ -69,6 +70,9 @@ class HangVerdict:
     as_of: float | None = None  # the time of the poll that asked for the logs to be read
     flight: FlightVerdict | None = None  # what the Flight Recorder dumps say, when read
     disagreement: str = ""  # where the logs and the dumps blame different ranks
+    # What could not be read (no log configured, no file for some ranks), set by the log
+    # reader (ranktop.tui.logs.triage_worker), never a fact about the job.
+    log_gaps: LogGaps | None = None
 
     @property
     def complete(self) -> bool:

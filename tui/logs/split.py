@@ -31,9 +31,12 @@ import re
 from collections.abc import Iterable
 
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.discovery import NCCL_INIT
 
-# At most 18 digits a number: int() refuses a string of thousands.
+# At most 18 digits a number (here and below): int() refuses a string of thousands.
+# NCCL's init line (data-contracts §3.2): communicator rank, its size, the CUDA device.
+NCCL_INIT = re.compile(
+    rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d{1,18}) nranks (\d{1,18}) cudaDev (\d{1,18})")
+
 _PREFIX = re.compile(
     rb"(?:(?P<task>\d{1,18}): )?"
     rb"(?:\[(?P<role>[A-Za-z_]+?)(?P<index>\d{1,18})\]: ?)?"
