@@ -30,6 +30,7 @@ from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
 from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.collect import ReadBudget
+from ranktop.tui.logs.text import plain
 
 KB, MB = 1024, 1024 * 1024
 
@@ -113,7 +114,7 @@ class TriageWorker:
         if self.dumps is not None:
             verdict = join_verdicts(verdict, self.dumps(total, ask.since))
         if verdict is not None:
-            gaps = LogGaps(self.read is not None, self.log_spec, tuple(sorted(unfound)))
+            gaps = LogGaps(self.read is not None, plain(self.log_spec), tuple(sorted(unfound)))
             verdict = with_gaps(replace(verdict, as_of=ask.as_of), gaps)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,
                             budget.spent, self.clock() - started)

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang_watch import TriageAsk
 from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import Fault, Scenario
@@ -69,3 +71,19 @@ def test_the_hang_verdict_through_per_process_files(hung: LogWriter, spec: str) 
     verdict = triage(lines, world_size=16, gone=[DEAD])
     assert verdict is not None and verdict.behind == [DEAD]
     assert verdict.reporting == [r for r in range(16) if r != DEAD]
+
+
+def test_a_pattern_that_matches_no_live_rank_says_so_not_that_none_timed_out(
+        hung: LogWriter) -> None:
+    spec = f"nccl:{hung.root}/nccl.%h.%p.txt"  # a wrong extension: no file for any rank
+    worker = TriageWorker(RankLogs(spec).triage_batches, log_spec=spec)
+    result = worker.run(TriageAsk(1, 60.0, hung.cluster.rank_map, (DEAD,), (DEAD,)))
+    verdict = result.verdict
+    assert verdict is not None and verdict.behind == [DEAD]
+    assert "no live rank has logged a timeout" not in verdict.summary
+    assert verdict.summary.startswith(f"rank {DEAD} is dead (its series vanished): no live "
+                                      "rank's log was read; ")
+    assert verdict.summary.endswith(f"no file matched for 16 ranks (ranks 0, 1, 2, 3, 4, ...): "
+                                    f"check the pattern with `ranktop check-config --logs "
+                                    f"'{spec}'`")
+    assert verdict.log_gaps is not None and verdict.log_gaps.no_file == tuple(range(16))
