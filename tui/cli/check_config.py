@@ -1,8 +1,9 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
-every query with how many ranks it returned; where the job's metrics or DCGM's are empty,
-why (targets down, another job label, a selector that matches nothing) and, for the job's,
-the series that look like them with the config lines to use, ready to paste. Exit 0 when
-all answered, 1 when not.
+every query with how many ranks it returned; the log spec tested against the rank map
+(``check_logs``); where the job's metrics or DCGM's are empty, why (targets down, another
+job label, a selector that matches nothing) and, for the job's, the series that look like
+them with the config lines to use, ready to paste. Exit 0 when
+all answered and every rank found a log file (or none is configured), 1 when not.
 
 ``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
 same messages as when the console starts (the command line exits 2 on either)."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from ranktop.tui.cli.check_logs import check_logs, configured_rank_map
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.writer import toml_text
@@ -27,6 +29,9 @@ def check_config(settings: Settings, out: TextIO) -> int:
     if not settings.prometheus.url:
         print("\nno Prometheus configured (--prometheus URL or RANKTOP_PROMETHEUS_URL); "
               "nothing to check", file=out)
+        if settings.log_spec:
+            rank_map, why = configured_rank_map(settings)
+            check_logs(settings.log_spec, rank_map, out, why)
         return 1
     source = PrometheusSource(settings)
     print("\nconnection", file=out)
@@ -38,7 +43,9 @@ def check_config(settings: Settings, out: TextIO) -> int:
     backend = f" ({source.client.backend})" if source.client.backend else ""
     print(f"  ok: {shown_url(settings.prometheus.url)}{backend} answered in "
           f"{took * 1000:.0f} ms", file=out)
-    return _check_queries(source, out)
+    queries_failed = _check_queries(source, out)
+    logs_found = check_logs(settings.log_spec, source.rank_map, out)
+    return 1 if queries_failed or not logs_found else 0
 
 
 def _print_settings(settings: Settings, out: TextIO) -> None:

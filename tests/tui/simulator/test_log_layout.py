@@ -4,9 +4,11 @@ log and to the hang verdict."""
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from ranktop.tui.cli.check_logs import check_logs
 from ranktop.tui.core.hang import triage
 from ranktop.tui.core.hang_watch import TriageAsk
 from ranktop.tui.logs.rank_logs import RankLogs
@@ -87,3 +89,15 @@ def test_a_pattern_that_matches_no_live_rank_says_so_not_that_none_timed_out(
                                     f"check the pattern with `ranktop check-config --logs "
                                     f"'{spec}'`")
     assert verdict.log_gaps is not None and verdict.log_gaps.no_file == tuple(range(16))
+
+
+def test_check_config_finds_a_file_for_every_rank_of_the_rotated_job(hung: LogWriter) -> None:
+    out = StringIO()
+    assert check_logs(f"nccl:{hung.root}/nccl.*.log", hung.cluster.rank_map, out)
+    assert "a file for     16 of 16 ranks" in out.getvalue()
+    out = StringIO()
+    assert not check_logs(f"nccl:{hung.root}/nccl.gpu-node-001.%p.log", hung.cluster.rank_map,
+                          out)
+    assert "a file for     4 of 16 ranks" in out.getvalue()
+    assert "e.g.           rank 4: " in out.getvalue()
+    assert "the first: rank 0 (gpu-node-000 GPU 0): no file found for rank 0" in out.getvalue()
