@@ -247,3 +247,24 @@ def test_old_pytorch_lines_in_one_shared_file_are_split_per_rank(tmp_path: Path)
     verdict = triage(found, world_size=8)
     assert verdict is not None and verdict.sure is False
     assert verdict.reporting == [0, 1, 2, 3, 4, 5, 7] and verdict.silent == [6]
+
+
+def test_a_pattern_listing_every_file_for_every_rank_is_grouped_in_linear_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pattern that names no rank (nccl.*.log over one file a process) lists every file
+    for every rank: telling current files from rotated copies must not compare each file
+    with each other file for each rank (at 512 ranks that took minutes, and no verdict)."""
+    count = 64
+    paths = [write(tmp_path / f"nccl.gpu-node-000.{pid}.log", [f"[rank{pid}]: step 1"])
+             for pid in range(count)]
+    calls = [0]
+    real = collect.rotated_suffix
+
+    def counted(current: str, candidate: str):
+        calls[0] += 1
+        return real(current, candidate)
+
+    monkeypatch.setattr(collect, "rotated_suffix", counted)
+    owners = collect._owners({rank: paths for rank in range(count)})
+    assert len(owners) == count and all(len(ranks) == count for ranks in owners.values())
+    assert calls[0] <= 4 * count * count  # each file of each rank looked up, not searched
