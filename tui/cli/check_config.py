@@ -43,9 +43,7 @@ def check_config(settings: Settings, out: TextIO) -> int:
     backend = f" ({source.client.backend})" if source.client.backend else ""
     print(f"  ok: {shown_url(settings.prometheus.url)}{backend} answered in "
           f"{took * 1000:.0f} ms", file=out)
-    queries_failed = _check_queries(source, out)
-    logs_found = check_logs(settings.log_spec, source.rank_map, out)
-    return 1 if queries_failed or not logs_found else 0
+    return _check_queries(source, settings.log_spec, out)
 
 
 def _print_settings(settings: Settings, out: TextIO) -> None:
@@ -109,7 +107,7 @@ def _auth(settings: Settings) -> str:
     return "; ".join(parts) or "none"
 
 
-def _check_queries(source: PrometheusSource, out: TextIO) -> int:
+def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
     print("\nqueries", file=out)
     failed = 0
     for key, expression in source.queries().items():
@@ -135,9 +133,10 @@ def _check_queries(source: PrometheusSource, out: TextIO) -> int:
     for metric, values in frame.values.items():
         count = sum(1 for v in values if v == v)
         print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
+    logs_found = check_logs(log_spec, source.rank_map, out)
     _why(source, out)
-    _found(source, out)
-    return 1 if failed or not len(source.rank_map) else 0
+    _found(source, out)  # last: what it prints ends with the lines to paste
+    return 1 if failed or not len(source.rank_map) or not logs_found else 0
 
 
 def _why(source: PrometheusSource, out: TextIO) -> None:
