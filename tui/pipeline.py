@@ -48,7 +48,7 @@ class Pipeline:
         dumps = settings.flight_recorder or getattr(source, "flight_spec", "")
         flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
         reader = self.logs.triage_batches if self.logs.spec else None
-        self.triage = (TriageWorker(reader, dumps=flight)
+        self.triage = (TriageWorker(reader, dumps=flight, log_spec=self.logs.spec)
                        if reader is not None or flight is not None else None)
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not

@@ -1,8 +1,9 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
-every query with how many ranks it returned; where the job's metrics or DCGM's are empty,
-why (targets down, another job label, a selector that matches nothing) and, for the job's,
-the series that look like them with the config lines to use, ready to paste. Exit 0 when
-all answered, 1 when not.
+every query with how many ranks it returned; the log spec tested against the rank map
+(``check_logs``); where the job's metrics or DCGM's are empty, why (targets down, another
+job label, a selector that matches nothing) and, for the job's, the series that look like
+them with the config lines to use, ready to paste. Exit 0 when
+all answered and every rank found a log file (or none is configured), 1 when not.
 
 ``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
 same messages as when the console starts (the command line exits 2 on either)."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from ranktop.tui.cli.check_logs import check_logs, configured_rank_map
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.writer import toml_text
@@ -27,6 +29,9 @@ def check_config(settings: Settings, out: TextIO) -> int:
     if not settings.prometheus.url:
         print("\nno Prometheus configured (--prometheus URL or RANKTOP_PROMETHEUS_URL); "
               "nothing to check", file=out)
+        if settings.log_spec:
+            rank_map, why = configured_rank_map(settings)
+            check_logs(settings.log_spec, rank_map, out, why)
         return 1
     source = PrometheusSource(settings)
     print("\nconnection", file=out)
@@ -38,7 +43,7 @@ def check_config(settings: Settings, out: TextIO) -> int:
     backend = f" ({source.client.backend})" if source.client.backend else ""
     print(f"  ok: {shown_url(settings.prometheus.url)}{backend} answered in "
           f"{took * 1000:.0f} ms", file=out)
-    return _check_queries(source, out)
+    return _check_queries(source, settings.log_spec, out)
 
 
 def _print_settings(settings: Settings, out: TextIO) -> None:
@@ -102,7 +107,7 @@ def _auth(settings: Settings) -> str:
     return "; ".join(parts) or "none"
 
 
-def _check_queries(source: PrometheusSource, out: TextIO) -> int:
+def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
     print("\nqueries", file=out)
     failed = 0
     for key, expression in source.queries().items():
@@ -128,9 +133,10 @@ def _check_queries(source: PrometheusSource, out: TextIO) -> int:
     for metric, values in frame.values.items():
         count = sum(1 for v in values if v == v)
         print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
+    logs_found = check_logs(log_spec, source.rank_map, out)
     _why(source, out)
-    _found(source, out)
-    return 1 if failed or not len(source.rank_map) else 0
+    _found(source, out)  # last: what it prints ends with the lines to paste
+    return 1 if failed or not len(source.rank_map) or not logs_found else 0
 
 
 def _why(source: PrometheusSource, out: TextIO) -> None:

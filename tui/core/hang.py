@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang_scan import RankLog, Work, same_pg, scan
 from ranktop.tui.core.hang_summary import Facts, evidence, evidence_lines
+from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.watchdog import WatchdogReport, ending, parse_watchdog
 
 __all__ = ["HangVerdict", "WatchdogReport", "parse_watchdog", "triage"]
@@ -76,6 +77,9 @@ class HangVerdict:
     lagging: list[int] = field(default_factory=list)  # live ranks behind, beside a death:
     # evidence of what it did to its peers, not culprits
     work: str = ""  # the collective most ranks timed out in: " in ALLREDUCE SeqNum 8812"
+    # What could not be read (no log configured, no file for some ranks), set by the log
+    # reader (ranktop.tui.logs.triage_worker), never a fact about the job.
+    log_gaps: LogGaps | None = None
 
     @property
     def complete(self) -> bool:

@@ -38,7 +38,7 @@ class Facts:
             text = f"not sure yet: {told} logged a timeout{self.where()}; {self.waiting()}"
         elif self.dead:
             text = f"{self._dead()}: " + (f"{told} timed out{self.where()}" if self.reporting
-                                          else "no live rank has logged a timeout yet")
+                                          else self._no_timeout())
             if self.awaited:
                 text += f"; {count(len(self.awaited), 'live rank')} not yet"
             if self.why:
@@ -74,6 +74,13 @@ class Facts:
         listed = "; ".join(f"{r}: {c}" for r, c in zip(shown, causes, strict=True))
         more = f"; +{len(self.dead) - len(shown)}" if len(self.dead) > len(shown) else ""
         return f"ranks {_ranks(self.dead, False)} are dead ({listed}{more})"
+
+    def _no_timeout(self) -> str:
+        # A log that could not be read says nothing about the job (issue 19, point 5).
+        dead = set(self.dead)
+        if any(log.read for rank, log in self.logs.items() if rank not in dead):
+            return "no live rank has logged a timeout yet"
+        return "no live rank's log was read"
 
     def _behind(self) -> str:
         ranks = sorted(self.why)

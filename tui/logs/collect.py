@@ -30,8 +30,8 @@ from operator import itemgetter
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.discovery import NCCL_SNIFF_BYTES
 from ranktop.tui.logs.gztail import gz_tail
+from ranktop.tui.logs.nccl_files import NCCL_SNIFF_BYTES
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
 from ranktop.tui.logs.split import FileRanks, RankIndex
 from ranktop.tui.logs.text import clean_lines
@@ -136,17 +136,21 @@ def _owners(files_by_rank: Mapping[int, Sequence[Path]]) -> dict[str, list[int]]
     owners: dict[str, list[int]] = {}
     for rank, paths in files_by_rank.items():
         keys = list(dict.fromkeys(os.path.abspath(path) for path in paths))
+        listed = set(keys)
         for key in keys:
             # A pattern like rank3.log* lists the predecessors too: they are read as such.
-            if not any(_rotated_from(other, key) for other in keys):
+            if not _rotated_copy(key, listed):
                 owners.setdefault(key, []).append(rank)
     return owners
 
 
-def _rotated_from(current: str, other: str) -> bool:
-    head, name = os.path.split(other)
-    here, current_name = os.path.split(current)
-    return head == here and rotated_suffix(current_name, name) is not None
+def _rotated_copy(key: str, listed: set[str]) -> bool:
+    """Whether ``key`` is a rotated copy of another file listed (looked up, not searched
+    for: a pattern may list thousands of files for every rank)."""
+    head, name = os.path.split(key)
+    cuts = [i for i, char in enumerate(name) if char in ".-" and i > 0]
+    return any(os.path.join(head, name[:cut]) in listed
+               and rotated_suffix(name[:cut], name) is not None for cut in cuts)
 
 
 def _chain(path: Path, current: frozenset[str]) -> list[tuple[Path, float]]:

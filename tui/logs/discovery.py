@@ -20,10 +20,11 @@ The presets (``PRESETS``):
   reused, the newest run directory wins (by its files' modification time), and within it the
   highest attempt number; stderr comes before stdout.
 - ``nccl:PATTERN``: files written through ``NCCL_DEBUG_FILE``, where ``%h`` is the short host,
-  ``%p`` a pid and ``%%`` a literal ``%``. Each candidate's first 256 KB decide: the file whose
-  NCCL init line names this global rank in a communicator of ``world_size`` ranks; failing
-  that, the file whose NCCL lines carry ``[cudaDev]`` equal to the local rank. When several
-  qualify (a restarted job writes one file per pid), the newest is kept.
+  ``%p`` a pid and ``%%`` a literal ``%``. A file is the rank's only on evidence: its NCCL init
+  line or its own ``[rankN]`` labels name the rank, or its host and CUDA device are the
+  rank's; see ``ranktop.tui.logs.nccl_files``, which also weighs every file of the job at
+  once (``RankLogs`` does). When several qualify (a restarted job writes one file per pid),
+  the newest is kept.
 - ``slurm:PATTERN``: Slurm ``--output``/``--error`` patterns: ``%t`` global rank, ``%N`` short
   host, ``%n`` node rank, ``%j %J %s %A %a %b %u %x`` any value, ``%%`` a literal ``%``, zero
   padding such as ``%4t``; a leading backslash turns replacement off.
@@ -41,10 +42,10 @@ import glob
 import os
 import re
 import stat
-from collections.abc import Callable
 from pathlib import Path
 
-from ranktop.tui.core.model import Rank
+from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.logs.nccl_files import Job, NcclFiles, Sniffs, nccl_glob
 
 PRESETS: dict[str, str] = {
     "torchrun": "DIR/{host}/*/attempt_*/{local_rank}/stderr.log and stdout.log (a pod's "
@@ -56,13 +57,6 @@ PRESETS: dict[str, str] = {
 }
 
 _PRESET = re.compile(r"^([A-Za-z]\w*):(.*)$", re.DOTALL)
-NCCL_SNIFF_BYTES = 256 * 1024
-# NCCL's init line (data-contracts §3.2): communicator rank, its size, the CUDA device.
-# At most 18 digits a number: int() refuses a string of thousands.
-NCCL_INIT = re.compile(
-    rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d{1,18}) nranks (\d{1,18}) cudaDev (\d{1,18})")
-_NCCL_DEV = re.compile(rb"(?m)^(?:\[[^\]\n]*\] )?[^:\s]+:\d+:\d+ \[(\d{1,18})\] "
-                       rb"(?:[\d.]+ )?(?:\S+:\d+ (?:\([^)]*\) )?)?NCCL (?:INFO|WARN|TRACE)\b")
 _SLURM = re.compile(r"%(\d*)([A-Za-z%])")
 _SLURM_ANY = set("jJsAabux")
 MAX_NOT_LOGS = 100  # of a pattern's matches, looked at to say why none is a log
@@ -79,6 +73,18 @@ def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
     if name == "nccl":
         return _nccl(argument, rank, local_rank, world_size)
     return _newest_first(_glob(_slurm_pattern(argument, rank, node_rank)))
+
+
+def nccl_files(spec: str, rank_map: RankMap, sniffs: Sniffs | None = None,
+               rank: Rank | None = None) -> NcclFiles | None:
+    """For an ``nccl:`` spec, its files weighed against the whole rank map at once: those
+    of ``rank``'s host where the pattern names the host (``%h``), else every host's. None
+    for a spec of another kind."""
+    name, argument = _parse(spec)
+    if name != "nccl":
+        return None
+    host = _short_host(rank.host) if rank is not None else "*"
+    return NcclFiles(_glob(nccl_glob(argument, host)), Job.of(rank_map), sniffs)
 
 
 def not_logs(spec: str, rank: Rank, node_rank: int, local_rank: int) -> list[tuple[Path, str]]:
@@ -213,43 +219,8 @@ def _attempt_number(path: Path) -> int:
 
 
 def _nccl(pattern: str, rank: Rank, local_rank: int, world_size: int) -> list[Path]:
-    host = _short_host(rank.host)
-    expanded = re.sub(r"%([hp%])", lambda m: {"h": host, "p": "*", "%": "%"}[m.group(1)],
-                      pattern)
-    candidates = _newest_first(_glob(expanded))
-    heads = {path: _head(path) for path in candidates}
-    for matches in (lambda head: _init_rank_matches(head, rank.rank, world_size),
-                    lambda head: _device_matches(head, local_rank)):
-        chosen = _first(candidates, heads, matches)
-        if chosen is not None:
-            return [chosen]
-    return []
-
-
-def _first(paths: list[Path], heads: dict[Path, bytes],
-           matches: Callable[[bytes], bool]) -> Path | None:
-    return next((path for path in paths if matches(heads[path])), None)
-
-
-def _head(path: Path) -> bytes:
-    try:
-        with path.open("rb") as file:
-            return file.read(NCCL_SNIFF_BYTES)
-    except OSError:
-        return b""
-
-
-def _init_rank_matches(head: bytes, rank: int, world_size: int) -> bool:
-    inits = [(int(m.group(1)), int(m.group(2))) for m in NCCL_INIT.finditer(head)]
-    if world_size > 0:
-        return (rank, world_size) in inits
-    # No world size known: the first communicator a process creates is the world one.
-    return bool(inits) and inits[0][0] == rank
-
-
-def _device_matches(head: bytes, local_rank: int) -> bool:
-    device = _NCCL_DEV.search(head)
-    return device is not None and int(device.group(1)) == local_rank
+    candidates = _glob(nccl_glob(pattern, _short_host(rank.host)))
+    return NcclFiles(candidates, Job.one(rank, local_rank, world_size)).of(rank.rank)[0]
 
 
 def _slurm_pattern(pattern: str, rank: Rank, node_rank: int) -> str:

@@ -3,12 +3,13 @@ recent lines of every rank for hang triage."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
-from ranktop.tui.logs.discovery import find_logs, not_logs
+from ranktop.tui.logs.discovery import find_logs, nccl_files, not_logs
+from ranktop.tui.logs.nccl_files import NcclFiles, Sniffs
 from ranktop.tui.logs.split import local_rank
 from ranktop.tui.logs.tail import FileLog
 
@@ -21,18 +22,33 @@ class RankLogs:
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
+        self._sniffs = Sniffs()  # what was read of the nccl: preset's files, kept
 
     def files(self, rank_map: RankMap, rank: int) -> tuple[list[Path], str]:
         """The rank's log files, newest first, and a note on what was found."""
         if not self.spec:
             return [], NOT_CONFIGURED
-        found, local_rank = _placed(rank_map, rank)
         try:
-            paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map))
+            weighed = nccl_files(self.spec, rank_map, self._sniffs, rank_map.ranks[rank])
+        except (ValueError, OSError) as error:
+            return [], f"cannot look for logs: {error}"
+        return self._found(rank_map, rank, weighed)
+
+    def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None
+               ) -> tuple[list[Path], str]:
+        """The rank's files, from the nccl: preset's files weighed at once when given."""
+        found, local_rank = _placed(rank_map, rank)
+        why = ""
+        try:
+            if weighed is None:
+                paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map))
+            else:
+                paths, why = weighed.of(rank)
         except (ValueError, OSError) as error:
             return [], f"cannot look for logs: {error}"
         if not paths:
-            return [], f"no file matches {self.spec} for rank {rank} ({found.host})"
+            return [], (f"no file found for rank {rank} ({found.host}) with {self.spec}"
+                        + (f"; {why}" if why else ""))
         folder = paths[0].parent
         names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
         return paths, f"{names} in {folder}"
@@ -62,14 +78,15 @@ class RankLogs:
         files split per rank (blocking). ``order`` and ``budget`` as for ``triage_batches``."""
         found: dict[int, list[str]] = {}
         for part in self.triage_batches(rank_map, order, budget):
-            found.update(part)
+            found.update((rank, lines or []) for rank, lines in part.items())
         return found
 
     def triage_batches(self, rank_map: RankMap, order: Sequence[int] | None = None,
                        budget: ReadBudget | None = None, batch: int = 0
-                       ) -> Iterator[dict[int, list[str]]]:
+                       ) -> Iterator[dict[int, list[str] | None]]:
         """``triage_lines`` in parts of about ``batch`` ranks (0: one part), for hang triage's
-        worker, which scans a part and lets it go before the next is read.
+        worker, which scans a part and lets it go before the next is read; the ranks for
+        which no file was found come first, with None for lines.
 
         ``order``: the ranks to read, the first first (default: all, by rank). With a
         ``budget``, the ranks it did not reach (files not looked for, or not read) are left
@@ -80,11 +97,28 @@ class RankLogs:
         # Files are looked for first (a file several ranks share is then read once, for all
         # of them), in at most half the time left, so that reading starts in any case.
         stop = None if budget is None else (budget.clock() + budget.deadline) / 2
+        find = self._finder(rank_map)
         for rank in ranks:
             if budget is not None and (budget.exhausted() or budget.clock() >= stop):
                 break
-            files[rank] = self.files(rank_map, rank)[0]
-        return batches_by_rank(files, rank_map, TRIAGE_TAIL_LINES, budget, batch)
+            files[rank] = find(rank)
+        unfound = {rank: None for rank, paths in files.items() if not paths}
+        if unfound:
+            yield unfound
+        yield from batches_by_rank({rank: paths for rank, paths in files.items() if paths},
+                                   rank_map, TRIAGE_TAIL_LINES, budget, batch)
+
+    def _finder(self, rank_map: RankMap) -> Callable[[int], list[Path]]:
+        """Each rank's files: the nccl: preset's weighed once for every rank, the others
+        looked for rank by rank."""
+        try:
+            weighed = nccl_files(self.spec, rank_map, self._sniffs)
+        except (ValueError, OSError):
+            weighed = None
+        if weighed is None:
+            return lambda rank: self.files(rank_map, rank)[0]
+        self._sniffs.forget_all_but(f.path for f in weighed.files)
+        return lambda rank: weighed.of(rank)[0]
 
 
 def _placed(rank_map: RankMap, rank: int) -> tuple[Rank, int]:

@@ -7,7 +7,10 @@ local rank, PyTorch's global rank), and NCCL starts its own lines with
 
 A line's rank, from the most to the least direct label:
 
-1. ``[rankN]:`` names the global rank.
+1. ``[rankN]:`` names the global rank; so does the rank label PyTorch puts right after its
+   own log header, which is all its older versions (<= 2.1) write
+   (``[E ProcessGroupNCCL.cpp:737] [Rank 1] ...``, ``  what():  [Rank 1] ...``), when it
+   is of the default process group (no group, ``PG 0``): another group's rank is no global one.
 2. ``[<role><L>]:`` names local rank L on a node: the node of the srun task id when one
    comes first (one torchrun per node under srun), else the node of the file (when every
    rank sharing the file runs on one host); when neither is known, an NCCL prefix after
@@ -28,15 +31,23 @@ import re
 from collections.abc import Iterable
 
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.discovery import NCCL_INIT
 
-# At most 18 digits a number: int() refuses a string of thousands.
+# At most 18 digits a number (here and below): int() refuses a string of thousands.
+# NCCL's init line (data-contracts §3.2): communicator rank, its size, the CUDA device.
+NCCL_INIT = re.compile(
+    rb"comm (?:0x)?[0-9a-fA-F]+ rank (\d{1,18}) nranks (\d{1,18}) cudaDev (\d{1,18})")
+
 _PREFIX = re.compile(
     rb"(?:(?P<task>\d{1,18}): )?"
     rb"(?:\[(?P<role>[A-Za-z_]+?)(?P<index>\d{1,18})\]: ?)?"
     rb"(?:\[rank(?P<rank>\d{1,18})\]: ?)?"
     rb"(?:\[\d{4}-\d\d-\d\d \d\d:[^\]]*\] )?"
     rb"(?:(?P<host>[^:\s\[\]]+):(?P<pid>\d{1,18}):\d{1,18} \[(?P<dev>\d{1,18})\] )?"
+)
+# PyTorch's header (glog-like, with or without a date) or a crash's what(), then its label.
+_TORCH_LABEL = re.compile(
+    rb"(?:\[[IWEF](?:\d{4} \d\d:\d\d:\d\d\.\d{1,9})? [\w./-]{1,200}:\d{1,9}\] ?|\s*what\(\):\s*)"
+    rb"\[(?:PG (?:ID )?(?P<pg>\d{1,18})(?: PG GUID [^\]\s]{1,200})? )?Rank (?P<rank>\d{1,18})\]"
 )
 
 
@@ -98,12 +109,13 @@ class FileRanks:
 
     def rank_of(self, line: bytes) -> int | None:
         """The rank of the file that wrote ``line``, or None."""
-        rank = self._named(_PREFIX.match(line))
+        rank = self._named(line, _PREFIX.match(line))
         return rank if rank in self.owners else None
 
-    def _named(self, label: re.Match[bytes]) -> int | None:
-        if label.group("rank") is not None:
-            return int(label.group("rank"))
+    def _named(self, line: bytes, label: re.Match[bytes]) -> int | None:
+        rank = global_label(line, label)
+        if rank is not None:
+            return rank
         task, role = label.group("task"), label.group("role")
         if role is not None:
             if role == b"rank":  # TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE="[rank${rank}]:"
@@ -121,3 +133,15 @@ class FileRanks:
         if rank is None and self.trust_dev:
             rank = self.index.by_host.get((host, int(label.group("dev"))))
         return rank
+
+
+def global_label(line: bytes, label: re.Match[bytes] | None = None) -> int | None:
+    """The global rank a line's own labels name (``[rankN]:``, or PyTorch's label of the
+    default group after its header), or None; ``label``: ``_PREFIX``'s match, if made."""
+    label = label or _PREFIX.match(line)
+    if label.group("rank") is not None:
+        return int(label.group("rank"))
+    torch = _TORCH_LABEL.match(line, label.end())
+    if torch is None or torch.group("pg") not in (None, b"0"):
+        return None
+    return int(torch.group("rank"))

@@ -59,11 +59,12 @@ _HEAD = re.compile(
     r"|(?P<other>NCCL version \d|[^:\s]+:\d+:\d+ NCCL CALL )"
     r"|(?P<glog>[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\]))"
 )
+# "Some NCCL operations have failed or timed out" is not among them: it is what PyTorch
+# says after a failure or a timeout, before taking the process down ("error").
 _WATCHDOG = (
     r"Watchdog caught collective operation timeout|timed out in blocking wait"
     r"|Timeout at NCCL work|watchdog got stuck|Heartbeat monitor timed out"
-    r"|Some NCCL operations have failed or timed out|failed collective not found"
-    r"|detected by watchdog"
+    r"|failed collective not found|detected by watchdog"
 )
 # Network trouble whatever the line; the transports named on their own are news only
 # outside NCCL INFO lines, which name NET/IB for every channel at start-up.
@@ -82,7 +83,7 @@ _ERROR = (
     r"\[[EF](?:\d{4} [\d:.]+)? [\w./-]+:\d+\]"
     r"|Traceback \(most recent call last\)|Error:|Exception:|RuntimeError"
     r"|ERROR(?<!\wERROR)(?!\w)|CUDA error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_(?!SUCCESS)"
-    r"|NCCL error|illegal memory access"
+    r"|NCCL error|illegal memory access|Some NCCL operations have failed or timed out"
 )
 _WATCHDOG_RE, _NET_TROUBLE_RE, _NET_RE, _ERROR_RE, _CRASH_RE = (
     re.compile(pattern) for pattern in (_WATCHDOG, _NET_TROUBLE, _NET, _ERROR, _CRASH))

@@ -24,17 +24,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ranktop.tui.core.flight_triage import FlightVerdict
-from ranktop.tui.core.hang import HangScan
+from ranktop.tui.core.hang import HangScan, HangVerdict
 from ranktop.tui.core.hang_join import join_verdicts
 from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
+from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.collect import ReadBudget
+from ranktop.tui.logs.text import plain
 
 KB, MB = 1024, 1024 * 1024
 
 # Reads the ranks named, in that order, within the budget, in batches of about the size
-# given; a rank it did not reach is absent.
-Reader = Callable[[RankMap, Sequence[int], ReadBudget, int], Iterable[Mapping[int, list[str]]]]
+# given; a rank it did not reach is absent, one for which no file was found has None.
+Reader = Callable[[RankMap, Sequence[int], ReadBudget, int],
+                  Iterable[Mapping[int, list[str] | None]]]
 # Judges the ranks' Flight Recorder dumps written since a time: (world size, since) -> verdict.
 Dumps = Callable[[int, float | None], FlightVerdict | None]
 BATCH_RANKS = 1024
@@ -56,9 +59,10 @@ class TriageWorker:
     """Runs asked-for triages one at a time in a thread; the newest result is ``latest``."""
 
     def __init__(self, read: Reader | None, limits: TriageLimits = TriageLimits(),
-                 clock: Callable[[], float] = time.monotonic, dumps: Dumps | None = None
-                 ) -> None:
+                 clock: Callable[[], float] = time.monotonic, dumps: Dumps | None = None,
+                 log_spec: str = "") -> None:
         self.read = read
+        self.log_spec = log_spec  # the spec ``read`` follows, for what it could not find
         self.dumps = dumps
         self.limits = limits
         self.clock = clock
@@ -99,16 +103,19 @@ class TriageWorker:
                             self.clock)
         scanned = HangScan(total)
         reached: set[int] = set()
+        unfound: list[int] = []
         order = reading_order(ask.suspects, total)
         for part in self.read(ask.rank_map, order, budget, BATCH_RANKS) if self.read else ():
-            scanned.add(part)
+            unfound.extend(rank for rank, lines in part.items() if lines is None)
+            scanned.add({rank: lines for rank, lines in part.items() if lines is not None})
             reached.update(part)
         skipped = [rank for rank in range(total) if rank not in reached]
         verdict = scanned.verdict(ask.gone, skipped) if self.read else None
         if self.dumps is not None:
             verdict = join_verdicts(verdict, self.dumps(total, ask.since))
         if verdict is not None:
-            verdict = replace(verdict, as_of=ask.as_of)
+            gaps = LogGaps(self.read is not None, plain(self.log_spec), tuple(sorted(unfound)))
+            verdict = with_gaps(replace(verdict, as_of=ask.as_of), gaps)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,
                             budget.spent, self.clock() - started)
 
@@ -134,6 +141,13 @@ class TriageWorker:
                 self._latest = result
                 self.runs += 1
                 self._lock.notify_all()
+
+
+def with_gaps(verdict: HangVerdict, gaps: LogGaps) -> HangVerdict:
+    """The verdict, saying what of the logs could not be read."""
+    if not gaps:
+        return verdict
+    return replace(verdict, log_gaps=gaps, summary=f"{verdict.summary}; {gaps.note()}")
 
 
 def reading_order(suspects: Sequence[int], total: int) -> list[int]:

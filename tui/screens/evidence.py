@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.log_gaps import NO_LINES_READ
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.flight.dump_paths import PatternError
 from ranktop.tui.flight.pipes import describe, find_pipes, named_pipes, request_dumps
@@ -62,7 +63,7 @@ class EvidenceScreen(ModalScreen[None]):
             waited = rank in verdict.behind
             text.append(f"{label}{'  (waited for)' if waited else ''}\n",
                         style("hang" if waited else "strong"))
-            lines = verdict.evidence.get(rank) or ["(no lines: this rank logged nothing)"]
+            lines = verdict.evidence.get(rank) or [self._no_lines(rank)]
             for line in lines:
                 text.append(f"  {line}\n", style("quoted"))
         if len(shown) > SHOWN_RANKS:
@@ -71,6 +72,11 @@ class EvidenceScreen(ModalScreen[None]):
             text.append("\n")
             text.append_text(flight_text(verdict.flight, self._label, style))
         return text
+
+    def _no_lines(self, rank: int) -> str:
+        """Why a rank shows no lines: what could not be read, never that it logged nothing."""
+        gaps = self.verdict.log_gaps
+        return plain(gaps.of_rank(rank) if gaps else NO_LINES_READ, 400)
 
     def _label(self, rank: int) -> str:
         where = self.rank_map.ranks[rank] if 0 <= rank < len(self.rank_map) else None

@@ -390,9 +390,9 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
         # Dumps are dated in wall-clock time: the console leaves out those older than a stall.
         dumps = FlightWriter(cluster, root / FLIGHT_FOLDER, args.seed,
                              epoch=time.time() - args.start)
-        stop = keep_writing(LogWriter(cluster, root, seed=args.seed, tree=tree, flight=dumps),
-                            lambda: args.start + time.monotonic() - began)
-        print(f"writing the ranks' logs under {root} (ranktop --logs torchrun:{root})"
+        writer = LogWriter(cluster, root, seed=args.seed, tree=tree, flight=dumps)
+        stop = keep_writing(writer, lambda: args.start + time.monotonic() - began)
+        print(f"writing the ranks' logs under {root} (ranktop --logs {writer.layout_spec})"
               f" and their Flight Recorder dumps when they hang (--flight-recorder"
               f" {dumps.spec})", flush=True)
         try:

@@ -5,7 +5,11 @@
 
     root/<host>/<run_id>_<random8>/attempt_0/<local_rank>/{stdout,stderr}.log
 
-(on Kubernetes, ``tree`` names each node's folder after its pod instead of its host)
+(on Kubernetes, ``tree`` names each node's folder after its pod instead of its host), or,
+where the scenario's ``log_layout`` is "nccl_files", one file a process, all its lines in
+it, named as ``NCCL_DEBUG_FILE=nccl.%h.%p.log`` names it::
+
+    root/nccl.<short host>.<pid>.log
 
 stderr gets NCCL (2.26+: WARN lines carry a timestamp after an empty line) and PyTorch
 ProcessGroupNCCL lines; stdout gets training progress. Each line is a function of the
@@ -73,7 +77,9 @@ class LogWriter:
         self.flight_spec = flight.spec if flight is not None else ""
         self.root = Path(root)
         self._tree = tree  # node number -> its folder's name (default: the host's name)
-        self.layout_spec = f"torchrun:{self.root}"
+        self._per_process = cluster.scenario.log_layout == "nccl_files"
+        self.layout_spec = (f"nccl:{self.root}/nccl.%h.%p.log" if self._per_process
+                            else f"torchrun:{self.root}")
         self._seed, self._epoch = seed, epoch
         self._loop = cluster.scenario.loop_seconds
         self._ranks = cluster.rank_map.ranks
@@ -94,6 +100,17 @@ class LogWriter:
         self._last: float | None = None
         self._first_loop = 0
         self._seq_cache: dict[tuple[int, float], int] = {}
+
+    def _file(self, rank: int, stream: str) -> Path:
+        """Where a rank's stream goes."""
+        if self._per_process:
+            host = self._ranks[rank].host.split(".", 1)[0]
+            return self.root / f"nccl.{host}.{self._pid[rank]}.log"
+        return self._paths[rank] / f"{stream}.log"
+
+    def _files(self, rank: int) -> list[Path]:
+        """A rank's files, each once."""
+        return list(dict.fromkeys(self._file(rank, stream) for stream in STREAMS))
 
     def _rank_dir(self, host: str, node: int, run_id: str) -> Path:
         """The node's attempt directory: each node's torchrun draws its own random suffix."""
@@ -212,8 +229,8 @@ class LogWriter:
         if first:
             self._first_loop = math.floor(t / self._loop)
             self._last = self._first_loop * self._loop - 1e-6
-            for directory in self._paths:
-                directory.mkdir(parents=True, exist_ok=True)
+            for rank in range(self._n):
+                self._file(rank, STREAMS[0]).parent.mkdir(parents=True, exist_ok=True)
         if t <= self._last:
             return
         if t - self._last > self._loop + 1:  # e.g. a suspended laptop: start from this loop
@@ -225,8 +242,8 @@ class LogWriter:
         for event in self._due(self._last, t):
             if event.kind == "rotate":
                 self._write(pending, written, event.rank)  # what came before goes with it
-                for stream in STREAMS:
-                    rotate(self._paths[event.rank] / f"{stream}.log", event.arg)
+                for path in self._files(event.rank):
+                    rotate(path, event.arg)
             else:
                 pending[event.rank, event.stream].extend(self._render(event, frames))
         self._last = t
@@ -234,9 +251,9 @@ class LogWriter:
         if self.flight is not None:
             self.flight.advance(t)
         if first:  # both files exist from the start, as under torchrun (creating is slow)
-            for rank, directory in enumerate(self._paths):
+            for rank in range(self._n):
                 for stream in STREAMS:
-                    path = directory / f"{stream}.log"
+                    path = self._file(rank, stream)
                     if (rank, stream) not in written and not path.exists():
                         path.touch()
 
@@ -247,7 +264,7 @@ class LogWriter:
             lines = pending.pop(key)
             if lines:
                 rank_of, stream = key
-                with open(self._paths[rank_of] / f"{stream}.log", "a", encoding="utf-8") as f:
+                with open(self._file(rank_of, stream), "a", encoding="utf-8") as f:
                     f.write("".join(lines))
                 written.add(key)
 

@@ -55,6 +55,7 @@ class Scenario:
     tokens_per_step: int
     faults: tuple[Fault, ...]
     parallelism: str = ""  # "tp=8,pp=4": where stage and replica faults fall
+    log_layout: str = "torchrun"  # how the ranks' logs are laid out (LOG_LAYOUTS)
 
 
 def _positive_number(value: object) -> float | None:
@@ -93,6 +94,10 @@ def _hang_cause(value: object) -> str | None:
     return value if value in HANG_CAUSES else None
 
 
+# torchrun: torchrun --log-dir trees, a stdout.log and a stderr.log a rank;
+# nccl_files: one file a process named as NCCL_DEBUG_FILE=nccl.%h.%p.log names it, holding
+# everything the process writes (NCCL's lines, PyTorch's, its progress).
+LOG_LAYOUTS = ("torchrun", "nccl_files")
 DUMP_FORMATS = ("pickle", "json", "none")  # how the ranks write their Flight Recorder dumps
 HANG_CAUSES = ("missing", "mismatch")
 _DUMPS = ("pickle", _dump_format, '"pickle", "json" or "none"')
@@ -125,7 +130,7 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
 }
 
 _TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault",
-             "parallelism")
+             "parallelism", "log_layout")
 NEEDS_PARALLELISM = ("stage_imbalance", "replica_slow")
 _FAULT_KEYS = ("effect", "rank", "start", "duration")
 
@@ -205,7 +210,11 @@ class _Checker:
         if needing and not parallelism.strip():
             raise self.fail("parallelism", f"{needing} needs the job's parallelism, "
                                            'e.g. parallelism = "tp=8,pp=4"')
-        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism)
+        layout = data.get("log_layout", "torchrun")
+        if layout not in LOG_LAYOUTS:
+            raise self.fail("log_layout", f"must be one of {', '.join(LOG_LAYOUTS)}, got "
+                                          f"{layout!r}")
+        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism, layout)
 
     def fault(self, table: dict[str, Any], index: int, loop: float) -> Fault:
         prefix = f"fault[{index}]."

@@ -219,3 +219,52 @@ def test_a_shared_slurm_output_gives_triage_each_ranks_own_story(tmp_path: Path)
     assert verdict is not None and verdict.dead == [6] and verdict.behind == [6]
     assert verdict.summary == ("rank 6 is dead (a CUDA error in its log): 7 of 7 live ranks timed"
                                " out in ALLREDUCE SeqNum 9")
+
+
+def test_old_pytorch_lines_in_one_shared_file_are_split_per_rank(tmp_path: Path) -> None:
+    """PyTorch <= 2.1 in one file for every rank (a Slurm output without srun -l): no
+    [rankN]: prefix, only [Rank N] inside the watchdog's own header."""
+    def old(rank: int) -> str:
+        return (f"[Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9,"
+                " OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800042 milliseconds before"
+                " timing out.")
+
+    lines = [f"[I ProcessGroupNCCL.cpp:835] [Rank {r}] ProcessGroupNCCL initialized"
+             for r in range(8)]
+    for r in range(8):
+        if r != 6:  # rank 6 froze: the others wait for it in SeqNum 9
+            lines += [f"[E ProcessGroupNCCL.cpp:475] {old(r)}",
+                      "[E ProcessGroupNCCL.cpp:489] Some NCCL operations have failed or timed"
+                      " out. Due to the asynchronous nature of CUDA kernels, subsequent GPU"
+                      " operations might run on corrupted/incomplete data.",
+                      "terminate called after throwing an instance of 'std::runtime_error'",
+                      f"  what():  {old(r)}"]
+    shared = write(tmp_path / "slurm-77.out", lines)
+    found = lines_by_rank({r: [shared] for r in range(8)}, GRID, 200)
+    assert found[3] == ["[I ProcessGroupNCCL.cpp:835] [Rank 3] ProcessGroupNCCL initialized",
+                        f"[E ProcessGroupNCCL.cpp:475] {old(3)}", f"  what():  {old(3)}"]
+    assert found[6] == ["[I ProcessGroupNCCL.cpp:835] [Rank 6] ProcessGroupNCCL initialized"]
+    verdict = triage(found, world_size=8)
+    assert verdict is not None and verdict.sure is False
+    assert verdict.reporting == [0, 1, 2, 3, 4, 5, 7] and verdict.silent == [6]
+
+
+def test_a_pattern_listing_every_file_for_every_rank_is_grouped_in_linear_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pattern that names no rank (nccl.*.log over one file a process) lists every file
+    for every rank: telling current files from rotated copies must not compare each file
+    with each other file for each rank (at 512 ranks that took minutes, and no verdict)."""
+    count = 64
+    paths = [write(tmp_path / f"nccl.gpu-node-000.{pid}.log", [f"[rank{pid}]: step 1"])
+             for pid in range(count)]
+    calls = [0]
+    real = collect.rotated_suffix
+
+    def counted(current: str, candidate: str):
+        calls[0] += 1
+        return real(current, candidate)
+
+    monkeypatch.setattr(collect, "rotated_suffix", counted)
+    owners = collect._owners({rank: paths for rank in range(count)})
+    assert len(owners) == count and all(len(ranks) == count for ranks in owners.values())
+    assert calls[0] <= 4 * count * count  # each file of each rank looked up, not searched

@@ -409,6 +409,14 @@ KINDS = {
         "before timing out.",
         "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/"
         "ProcessGroupNCCL.cpp:632 (most recent call first):",
+        # The watchdog's consequence line, after the timeout it follows: no timeout itself.
+        "[rank3]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:667] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 3] Some NCCL operations have failed or timed out. Due to the "
+        "asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+        "corrupted/incomplete data.",
+        "[E ProcessGroupNCCL.cpp:489] Some NCCL operations have failed or timed out. Due to the"
+        " asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
+        "corrupted/incomplete data.",
     ],
     "plain": [
         "",

@@ -12,6 +12,9 @@ EVERYONE = range(8)
 WATCHDOG = ("[E1122 03:04:05.123456789 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg)"
             " Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8812, ...)")
 
+OLD_TIMEOUT = ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE,"
+               " Timeout(ms)=1800000) ran for 1800042 milliseconds before timing out.")
+
 
 def ranks_of(owners=EVERYONE, rank_map: RankMap = GRID) -> FileRanks:
     return FileRanks(RankIndex(rank_map), owners)
@@ -40,6 +43,14 @@ def init(host: str, pid: int, rank: int, dev: int, nranks: int = 8) -> str:
     (nccl("gpu-node-001", 4242, 2), 6),  # NCCL: short host, cudaDev = local rank
     ("[2026-01-02 03:04:05] " + nccl("gpu-node-001", 4242, 2, "enqueue.cc:1556 NCCL WARN x"), 6),
     ("[default2]:" + nccl("gpu-node-000", 4242, 2), 2),
+    # PyTorch <= 2.1 writes no [rankN]: prefix: its rank label is inside its own header
+    (f"[E ProcessGroupNCCL.cpp:737] [Rank 6] {OLD_TIMEOUT}", 6),
+    (f"[E1122 03:04:05.123456789 ProcessGroupNCCL.cpp:632] [Rank 5] {OLD_TIMEOUT}", 5),
+    ("[I ProcessGroupNCCL.cpp:835] [Rank 3] ProcessGroupNCCL initialized with options", 3),
+    (f"  what():  [Rank 6] {OLD_TIMEOUT}", 6),
+    ("[default1]:[E ProcessGroupNCCL.cpp:737] [Rank 6] x", 6),
+    ("[E ProcessGroupNCCL.cpp:737] [PG 0 Rank 7] x", 7),  # the default group: the global rank
+    ("[E ProcessGroupNCCL.cpp:737] [PG ID 0 PG GUID 0(default_pg) Rank 2] x", 2),
 ])
 def test_each_label_names_its_rank(line: str, rank: int) -> None:
     assert ranks_of().rank_of(line.encode()) == rank
@@ -53,6 +64,10 @@ def test_each_label_names_its_rank(line: str, rank: int) -> None:
     nccl("gpu-node-009", 4242, 2),  # a host not in the job
     "12: step 120",  # a rank not in the job
     "2026-01-02 03:04:05,123 INFO step 120",
+    # a sub-group's rank is no global rank
+    "[E ProcessGroupNCCL.cpp:737] [PG 1 Rank 2] x",
+    "[E ProcessGroupNCCL.cpp:737] [PG ID 3 PG GUID 5 Rank 2] x",
+    f"RuntimeError: Some text [Rank 6] {OLD_TIMEOUT}",  # a label only where PyTorch puts it
 ])
 def test_lines_that_name_no_rank_of_the_file(line: str) -> None:
     assert ranks_of().rank_of(line.encode()) is None
