@@ -188,6 +188,7 @@ def _newest_first(paths: list[Path]) -> list[Path]:
 
 
 def _torchrun(directory: str, rank: Rank, local_rank: int) -> list[Path]:
+    directory = glob.escape(directory)  # a folder's name, not a pattern
     trees = [_safe(rank.pod)] if rank.pod else []
     for host in dict.fromkeys([*trees, *_host_dirs(rank.host)]):
         found = [path for stream in ("stderr", "stdout")

@@ -484,6 +484,13 @@ def test_torchrun_with_a_full_host_name_directory(tmp_path):
     assert find_logs(f"torchrun:{tmp_path}", rank, 0, 5, 8) == []
 
 
+def test_torchrun_in_a_folder_whose_name_looks_like_a_glob(tmp_path):
+    root = tmp_path / "runs[2J]*?"  # torchrun:DIR names a folder, not a pattern
+    rank = Rank(rank=2, host="gpu-node-004", gpu=2, node=0)
+    log = make(root / "gpu-node-004" / "r_1" / "attempt_0" / "2" / "stderr.log")
+    assert find_logs(f"torchrun:{root}", rank, 0, 2, 8) == [log]
+
+
 def test_torchrun_where_each_pod_writes_its_own_tree(tmp_path):
     """Two pods on one node, each with local ranks 0..3: the pod's tree is the rank's."""
     rank = Rank(rank=6, host="gpu-node-004", gpu=2, node=0, pod="llama-worker-1")
