@@ -39,6 +39,12 @@ class KeyFooter(Footer):
                      for key, (_, b, enabled, _) in screen.active_bindings.items() if b.show)
         return (*keys, self.compact, self.show_command_palette)
 
+    def on_mount(self) -> None:
+        # The screen may have announced its bindings before this footer was there to hear
+        # (a screen that mounts slowly, as against Prometheus): ask for them once mounted.
+        # (Textual runs Footer.on_mount too, which subscribes to later announcements.)
+        self.call_after_refresh(self.bindings_changed, self.screen)
+
     def compose(self) -> ComposeResult:
         if self._bindings_ready:
             self._shown = self._showing(self.screen)
