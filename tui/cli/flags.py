@@ -42,6 +42,17 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        parsed = super().parse_args(args, namespace)
+        if getattr(parsed, "demo", False):
+            real = [flag for flag, given in (("--prometheus", getattr(parsed, "prometheus", None)),
+                                             ("--local", getattr(parsed, "local", False)))
+                    if given]
+            if real:  # never silently show the demo to someone who asked for their cluster
+                self.error(f"--demo is a simulated cluster of its own: it cannot be combined"
+                           f" with {' or '.join(real)}")
+        return parsed
+
 
 def number(kind: type, low: float, high: float, rule: str) -> Callable[[str], float]:
     """An argparse type: a number of ``kind`` from ``low`` to ``high`` (NaN and infinity

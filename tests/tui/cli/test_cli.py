@@ -48,6 +48,9 @@ def test_no_source_is_a_usage_error_that_points_at_the_demo(capsys):
     (["check-config", "--demo"], "unrecognized arguments: --demo"),
     (["check-config", "--local"], "unrecognized arguments: --local"),
     (["check-config", "--nodes", "4"], "unrecognized arguments: --nodes 4"),
+    (["--demo", "--prometheus", "http://p:9090"], "--demo is a simulated cluster of its own:"
+                                                  " it cannot be combined with --prometheus"),
+    (["report", "--demo", "--local"], "cannot be combined with --local"),
 ])
 def test_bad_flags_exit_2_with_one_line_that_says_why(capsys, argv, words):
     with pytest.raises(SystemExit) as caught:
