@@ -378,6 +378,23 @@ async def test_the_command_palette_goes_to_a_rank_and_shows_a_metric():
         assert app.cluster.solo == 1
 
 
+async def test_the_command_palette_finds_every_host_holding_what_is_typed():
+    from textual.command import CommandPalette
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("ctrl+p", *"gpu-node-02")
+        await pilot.pause(0.5)
+        palette = app.screen
+        assert isinstance(palette, CommandPalette)
+        shown = screen_text(app)
+        assert all(f"gpu-node-02{n}" in shown for n in range(10))
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.cluster.rank_map.ranks[app.cluster.cursor].host.startswith("gpu-node-02")
+
+
 async def test_typing_q_or_question_mark_in_the_jump_prompt_does_not_quit_or_open_help():
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

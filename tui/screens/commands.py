@@ -50,8 +50,32 @@ class RanktopCommands(Provider):
         if rank is not None:
             yield Hit(1.0, Content(f"rank: go to {rank.title}"),
                       partial(cluster.select, rank.rank), help="Move the cursor there")
+        for score, host, first in _hosts_containing(cluster, query, rank):
+            yield Hit(score, Content(f"host: go to {host} (rank {first})"),
+                      partial(cluster.select, first), help="Move the cursor to its first GPU")
         matcher = self.matcher(query)
         for name, callback, help_text in self._commands(cluster):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(escape(name)), callback, help=help_text)
+
+
+HOSTS_OFFERED = 50
+
+
+def _hosts_containing(cluster: ClusterScreen, query: str, found: object
+                      ) -> list[tuple[float, str, int]]:
+    """Hosts whose name holds the query (any case), with their first rank: "gpu-node-02"
+    offers all ten of gpu-node-020 to gpu-node-029, not only the one it names exactly."""
+    wanted = query.strip().lower()
+    if len(wanted) < 2:
+        return []
+    taken = getattr(found, "host", None)
+    first: dict[str, int] = {}
+    for rank in cluster.rank_map.ranks:
+        if rank.host not in first and wanted in rank.host.lower() and rank.host != taken:
+            first[rank.host] = rank.rank
+            if len(first) == HOSTS_OFFERED:
+                break
+    return [(0.9 - 0.001 * index, host, rank) for index, (host, rank) in
+            enumerate(first.items())]
