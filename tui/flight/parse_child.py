@@ -4,29 +4,38 @@ Any process of the job can write into the dump folder, and some pickles of a few
 bytes take exponential work inside the unpickler itself (a tuple built from itself, doubled
 forty times, hashed as a dict key), with the interpreter's lock held: no thread of the
 console would run again, and not even SIGTERM would be handled. So each read of the dumps
-parses them in a child process of its own, one file at a time:
+parses them in a child process of its own (``python -m ranktop.tui.flight.parse_child``),
+one file at a time:
 
 - a file that takes longer than ``ReadBudget.parse_seconds`` gets the child killed; that
   rank's dump is "not read" with the reason, and the next file gets a new child;
 - the child may use at most ``memory_bytes`` (address space) and ``CPU_SECONDS`` of CPU in
-  all (the kernel ends it past that, should the console itself be gone);
+  all (the kernel ends it past that, should the console itself be gone), and it ends when
+  its input closes;
 - whatever goes wrong in the child (a RecursionError, a MemoryError, a crash) is one line
   for that rank, never an exception in the console.
 
-The child sends back only the compact ``RankDump`` (or the line), built by ranktop's own
-code from plain data.
+The child answers with the compact ``RankDump`` (or the line) that ranktop's own code built
+from plain data, pickled; the console loads it admitting ranktop's dump classes only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
+import dataclasses
+import io
+import json
+import os
+import pickle
 import resource
-from multiprocessing.connection import Connection
+import select
+import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ranktop.tui.core.flight import RankDump
+from ranktop.tui.core.flight import Entry, Frontier, Group, RankDump
 from ranktop.tui.logs.text import plain
 
 if TYPE_CHECKING:
@@ -35,6 +44,9 @@ if TYPE_CHECKING:
 CPU_SECONDS = 600  # the most CPU one child may use, whatever it is asked
 MIN_MEMORY_BYTES = 1 << 30
 MEMORY_PER_FILE_BYTE = 24  # a pickle's objects take many times its bytes
+HEADER = struct.Struct("!Q")  # the length of each answer, before it
+_ANSWERS = {(RankDump.__module__, cls.__name__): cls for cls in (RankDump, Entry, Frontier,
+                                                                   Group)}
 
 
 def memory_bytes(budget: ReadBudget) -> int:
@@ -47,8 +59,7 @@ class DumpParser:
 
     def __init__(self, budget: ReadBudget) -> None:
         self.budget = budget
-        self._child: multiprocessing.process.BaseProcess | None = None
-        self._conn: Connection | None = None
+        self._child: subprocess.Popen | None = None
 
     def __enter__(self) -> DumpParser:
         return self
@@ -60,54 +71,89 @@ class DumpParser:
         """One rank's dump, or one line saying why it cannot be read."""
         name = plain(path.name)
         try:
-            conn = self._started()
-            conn.send((str(path), rank, mtime))
-            if not conn.poll(self.budget.parse_seconds):
-                self.close()
-                return (f"{name}: not read, parsing took more than"
-                        f" {self.budget.parse_seconds:g} s (a hostile or broken dump?)")
-            found = conn.recv()
-        except (EOFError, OSError):
+            child = self._started()
+            child.stdin.write(json.dumps([str(path), rank, mtime]).encode() + b"\n")
+            child.stdin.flush()
+            answer = self._answer(child)
+        except (OSError, ValueError, EOFError, pickle.UnpicklingError):
             self.close()
             return f"{name}: not read, its parser ended (out of memory?)"
-        return found if isinstance(found, RankDump | str) else f"{name}: not read"
+        if answer is None:
+            self.close()
+            return (f"{name}: not read, parsing took more than"
+                    f" {self.budget.parse_seconds:g} s (a hostile or broken dump?)")
+        return answer if isinstance(answer, RankDump | str) else f"{name}: not read"
 
     def close(self) -> None:
         """Stop the child, at once."""
-        if self._conn is not None:
-            self._conn.close()
-        if self._child is not None:
-            self._child.kill()
-            self._child.join()
-        self._child, self._conn = None, None
+        child, self._child = self._child, None
+        if child is not None:
+            with contextlib.suppress(OSError):
+                child.kill()
+            child.wait()
+            for stream in (child.stdin, child.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
 
-    def _started(self) -> Connection:
-        if self._conn is None:
-            context = multiprocessing.get_context("spawn")
-            ours, theirs = context.Pipe()
-            self._child = context.Process(target=serve, args=(theirs, self.budget),
-                                          name="ranktop-dump-parser", daemon=True)
-            self._child.start()
-            theirs.close()
-            self._conn = ours
-        return self._conn
+    def _started(self) -> subprocess.Popen:
+        if self._child is None:
+            budget = json.dumps(dataclasses.asdict(self.budget))
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", __name__, budget], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
+        return self._child
+
+    def _answer(self, child: subprocess.Popen) -> object | None:
+        """The child's answer, or None when it did not come within the time allowed."""
+        fd = child.stdout.fileno()
+        ready, _, _ = select.select([fd], [], [], self.budget.parse_seconds)
+        if not ready:
+            return None
+        (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))
+        return _DumpClasses(io.BytesIO(_read_exactly(fd, size))).load()
 
 
-def serve(conn: Connection, budget: ReadBudget) -> None:
-    """The child: parse each file asked for, until the console closes the pipe."""
-    from ranktop.tui.flight.reader import read_one
+class _DumpClasses(pickle.Unpickler):
+    """Loads what the child answers: ranktop's dump classes and plain data, nothing else."""
 
-    limits = ((resource.RLIMIT_AS, memory_bytes(budget)), (resource.RLIMIT_CPU, CPU_SECONDS))
-    for limit, value in limits:
+    def find_class(self, module: str, name: str) -> object:
+        found = _ANSWERS.get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is no dump class")
+        return found
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError("the parser ended")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve(budget_json: str) -> None:
+    """The child: parse each file asked for, until the console closes its input."""
+    from ranktop.tui.flight.reader import ReadBudget, read_one
+
+    budget = ReadBudget(**json.loads(budget_json))
+    for limit, value in ((resource.RLIMIT_AS, memory_bytes(budget)),
+                         (resource.RLIMIT_CPU, CPU_SECONDS)):
         with contextlib.suppress(ValueError, OSError):  # a lower hard limit is already there
             resource.setrlimit(limit, (value, value))
-    while True:
-        try:
-            path, rank, mtime = conn.recv()
-        except (EOFError, OSError):
-            return
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        path, rank, mtime = json.loads(line)
         try:
             found: RankDump | str = read_one(Path(path), rank, budget, mtime)
         except BaseException as error:  # anything at all is one line for that rank
             found = f"{plain(Path(path).name)}: not read ({error.__class__.__name__})"
-        conn.send(found)
+        data = pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(HEADER.pack(len(data)) + data)
+        out.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])
