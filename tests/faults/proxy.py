@@ -60,6 +60,9 @@ class FaultProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes on a kept-alive connection: with Nagle
+            # on, the body waits for the client's delayed ACK, 40 ms on every request.
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
                 self._serve(b"")
