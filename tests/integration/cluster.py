@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -20,6 +19,8 @@ import pytest
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.exporter import ExportOptions, make_server
 from ranktop.tui.simulator.scenario import load_scenario
+
+from tests.serving import serve_in_thread
 
 HERE = Path(__file__).resolve().parent
 RULES = HERE.parent.parent / "config" / "prometheus" / "ranktop-alerts.yml"
@@ -122,7 +123,7 @@ class SkippingSimulator:
         cluster = SimCluster(nodes, seed=seed, scenario=load_scenario(scenario))
         self.server = make_server(cluster, options, port=0, clock=self.clock, start=30.0)
         self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        serve_in_thread(self.server)
 
     def now(self) -> float:
         """The scenario's time."""
