@@ -12,7 +12,7 @@ JOB = "integration-faults"
 RANKS = 32
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def upstream(tmp_path_factory):
     simulator = Simulator(HERE / "scenario-faults.toml", seed=7, nodes=4)
     server = Prometheus(tmp_path_factory.mktemp("fault-prometheus"), [simulator.port])

@@ -16,6 +16,8 @@ import urllib.request
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.serving import serve_in_thread
+
 # Label values that would do harm if they reached a terminal raw.
 TERMINAL_ESCAPES = {
     "csi": "\x1b[2J\x1b[H",
@@ -43,7 +45,7 @@ class FaultProxy:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        serve_in_thread(self._server)
 
     def set(self, fault: str) -> None:
         assert fault in FAULTS, fault
@@ -60,6 +62,9 @@ class FaultProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes on a kept-alive connection: with Nagle
+            # on, the body waits for the client's delayed ACK, 40 ms on every request.
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
                 self._serve(b"")

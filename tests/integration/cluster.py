@@ -16,6 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.exporter import ExportOptions, make_server
+from ranktop.tui.simulator.scenario import load_scenario
+
+from tests.serving import serve_in_thread
 
 HERE = Path(__file__).resolve().parent
 RULES = HERE.parent.parent / "config" / "prometheus" / "ranktop-alerts.yml"
@@ -95,6 +100,42 @@ class Simulator:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+class SkippingClock:
+    """Monotonic seconds that a test can move ahead: it skips a quiet stretch at once."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.skipped
+
+
+class SkippingSimulator:
+    """The simulated job served from a thread of the test's process, 30 s into its scenario
+    (like ``Simulator``), on a clock the test can skip ahead: the scenario runs in real time
+    where the test watches it, and its quiet stretches pass at once."""
+
+    def __init__(self, scenario: Path, seed: int, nodes: int,
+                 options: ExportOptions | None = None) -> None:
+        self.clock = SkippingClock()
+        cluster = SimCluster(nodes, seed=seed, scenario=load_scenario(scenario))
+        self.server = make_server(cluster, options, port=0, clock=self.clock, start=30.0)
+        self.port = self.server.server_address[1]
+        serve_in_thread(self.server)
+
+    def now(self) -> float:
+        """The scenario's time."""
+        return self.clock() - self.server.started
+
+    def skip_to(self, moment: float) -> None:
+        """Scenario time ``moment`` at once, where it is still ahead."""
+        self.clock.skipped += max(0.0, moment - self.now())
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class Prometheus:

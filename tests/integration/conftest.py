@@ -1,6 +1,7 @@
-"""One Prometheus and one VictoriaMetrics for the session, both scraping two simulated jobs:
-one with a hot GPU and a straggler, one with a dead rank. Tests that take ``backend`` run
-against each, with the same assertions."""
+"""One Prometheus and one VictoriaMetrics for this package's tests (one worker runs them all,
+tests/conftest.py), both scraping two simulated jobs: one with a hot GPU and a straggler,
+one with a dead rank. Tests that take ``backend`` run against each, with the same
+assertions."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ JOB_DEATH = "integration-death"
 BACKEND_NAMES = ("prometheus", "victoria-metrics")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def simulators():
     started = [Simulator(HERE / "scenario-faults.toml", seed=7),
                Simulator(HERE / "scenario-death.toml", seed=8)]
@@ -28,7 +29,7 @@ def _serving(server: Prometheus) -> Prometheus:
     return server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def prometheus(simulators, tmp_path_factory):
     server = Prometheus(tmp_path_factory.mktemp("prometheus"), [s.port for s in simulators])
     yield _serving(server)
@@ -40,7 +41,7 @@ def prometheus(simulators, tmp_path_factory):
 HIDDEN = "8s"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def victoria(simulators, tmp_path_factory):
     server = VictoriaMetrics(tmp_path_factory.mktemp("victoria"), [s.port for s in simulators],
                              latency_offset=HIDDEN)

@@ -13,14 +13,19 @@ from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import HERE, Prometheus, Simulator
+from tests.integration.cluster import HERE, Prometheus, SkippingSimulator
 
 JOB = "integration-midway"
 DEAD = 455 % 128  # the scenario's rank 455 on a 16-node simulated cluster: rank 71
+# The scenario's XID comes at 40 s, the death at 42 s: a few polls see the job before, the
+# quiet stretch up to just before the XID is skipped, and the polls go on past the death.
+POLLS_BEFORE = 3
+SKIP_TO = 38.0
+UNTIL = 48.0
 
 
 def test_a_rank_dying_mid_incident_keeps_its_identity_and_its_cause(tmp_path, capsys):
-    simulator = Simulator(HERE / "scenario-midway.toml", seed=11, nodes=16)
+    simulator = SkippingSimulator(HERE / "scenario-midway.toml", seed=11, nodes=16)
     server = Prometheus(tmp_path, [simulator.port])
     try:
         server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', 128)
@@ -28,12 +33,15 @@ def test_a_rank_dying_mid_incident_keeps_its_identity_and_its_cause(tmp_path, ca
                                  environ={})
         pipeline = Pipeline(settings, PrometheusSource(settings))
         seen: dict[tuple, set[float]] = {}
-        deadline = time.monotonic() + 22  # the XID comes 10 s in, the death 2 s later
         analysis = None
-        while time.monotonic() < deadline:
+        polls = 0
+        while simulator.now() < UNTIL:
             analysis = asyncio.run(pipeline.poll())
             for anomaly in analysis.anomalies:
                 seen.setdefault(anomaly.key, set()).add(anomaly.since)
+            polls += 1
+            if polls == POLLS_BEFORE:
+                simulator.skip_to(SKIP_TO)
             time.sleep(1.0)
         assert analysis is not None and DEAD in analysis.down
         dead = analysis.rank_map.ranks[DEAD]

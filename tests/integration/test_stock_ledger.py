@@ -9,17 +9,19 @@ import time
 
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.settings.config import load_settings
+from ranktop.tui.simulator.exporter import ExportOptions
 from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import HERE, Prometheus, Simulator
+from tests.integration.cluster import HERE, Prometheus, SkippingSimulator
 from tests.tui.conftest import screen_text
 
 JOB = "integration-stock-ecc"
+BEFORE_THE_FAULT = 53.0  # the scenario's ECC error comes at 55 s
 
 
 async def test_a_remapped_row_under_stock_counters_is_a_memory_fault_on_screen(tmp_path):
-    simulator = Simulator(HERE / "scenario-stock-ecc.toml", seed=12, nodes=2,
-                          extra=("--profile", "stock"))
+    simulator = SkippingSimulator(HERE / "scenario-stock-ecc.toml", seed=12, nodes=2,
+                                  options=ExportOptions(profile="stock"))
     server = Prometheus(tmp_path, [simulator.port])
     try:
         server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', 16)
@@ -28,10 +30,11 @@ async def test_a_remapped_row_under_stock_counters_is_a_memory_fault_on_screen(t
         source = PrometheusSource(settings)
         app = RanktopApp(settings, source, poll=False)
         async with app.run_test(size=(120, 40)) as pilot:
-            await app.poll_once()  # the baseline, taken before the fault (25 s in)
+            await app.poll_once()  # the baseline, taken before the fault
             await pilot.pause()
             await pilot.pause()
             assert app.analysis.frame.values["remapped_rows"][5] == 0
+            simulator.skip_to(BEFORE_THE_FAULT)
             deadline = time.monotonic() + 45
             memory = []
             while time.monotonic() < deadline and not memory:

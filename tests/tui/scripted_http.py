@@ -3,13 +3,14 @@ and remembers what the last request asked."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
+from tests.serving import serve_in_thread
 
 
 class Scripted(BaseHTTPRequestHandler):
@@ -48,8 +49,7 @@ class Scripted(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     """The scripted server's URL, for one test."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(httpd)
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     Scripted.delay = 0.0

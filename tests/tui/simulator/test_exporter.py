@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +25,8 @@ from ranktop.tui.simulator.exporter import (
     simulate_main,
 )
 from ranktop.tui.simulator.scenario import load_scenario
+
+from tests.serving import serve_in_thread
 
 ROOT = Path(__file__).resolve().parents[3]
 GPU_LABELS = {"gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname"}
@@ -351,8 +352,7 @@ def fetch(url: str) -> tuple[int, str, str]:
 def test_the_server_answers_on_an_ephemeral_port(cluster):
     clock = FixedClock()
     server = make_server(cluster, ExportOptions(), "127.0.0.1", 0, clock=clock, start=10.0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    thread = serve_in_thread(server)
     try:
         clock.now += 30.0  # t = 10 + 30 s since the server started
         status, kind, body = fetch(server.url)

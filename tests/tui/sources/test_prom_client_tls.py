@@ -9,12 +9,13 @@ import shutil
 import ssl
 import subprocess
 import sys
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prom_client import PromClient, QueryError
+
+from tests.serving import serve_in_thread
 
 EMPTY_VECTOR = json.dumps({"status": "success",
                            "data": {"resultType": "vector", "result": []}}).encode()
@@ -54,7 +55,7 @@ def https(tmp_path_factory):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serve_in_thread(server)
     yield f"https://127.0.0.1:{server.server_address[1]}", cert
     server.shutdown()
     server.server_close()

@@ -16,6 +16,9 @@ from ranktop.tui.sources.prom_client import Vector
 from ranktop.tui.sources.prom_decode import Record
 from ranktop.tui.sources.prometheus import PrometheusSource
 
+# The 16,384-rank source is built once per module: its tests run on one xdist worker.
+pytestmark = pytest.mark.xdist_group("prometheus-scale")
+
 NOW = 1_800_000_000.0
 GPUS = 8
 BIG = 16_384
