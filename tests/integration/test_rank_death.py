@@ -19,7 +19,9 @@ JOB = "integration-midway"
 DEAD = 455 % 128  # the scenario's rank 455 on a 16-node simulated cluster: rank 71
 # The scenario's XID comes at 40 s, the death at 42 s: a few polls see the job before, the
 # quiet stretch up to just before the XID is skipped, and the polls go on past the death.
-POLLS_BEFORE = 3
+# A report learns which ranks reported before it from Prometheus, 10 s apart
+# (lookback.SEEN_STEP): the dead rank must have lived in Prometheus past one such instant.
+POLLS_BEFORE = 7
 SKIP_TO = 38.0
 UNTIL = 48.0
 
