@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 
 import httpx
 from ranktop.tui.logs.text import plain
-from ranktop.tui.settings.sources import PrometheusSettings
+from ranktop.tui.settings.sources import PrometheusSettings, without_userinfo
 from ranktop.tui.sources.prom_decode import (
     LABEL_NAME_CHARS,
     LABEL_VALUE_CHARS,
@@ -45,7 +45,6 @@ from ranktop.tui.sources.prom_decode import (
 USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
 ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
-_USERINFO = re.compile(r"//[^/@\s]+@")
 MAX_BODY_BYTES = 256_000_000  # 100,000 full DCGM series are ~43 MB
 MAX_RETRY_AFTER = 300.0
 _DROPPED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
@@ -126,9 +125,9 @@ class PromClient:
         self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
+        # The URL holds no password: settings moved any out of it, into these.
         found = [settings.bearer_token.value, settings.password.value,
-                 urlparse(settings.url).password, _basic(settings.username,
-                                                         settings.password.value)]
+                 _basic(settings.username, settings.password.value)]
         self._secrets = [secret for secret in found if secret]
 
     def __enter__(self) -> PromClient:
@@ -206,7 +205,7 @@ class PromClient:
         found = [urlparse(url).password for url in urls]
         for secret in [*self._secrets, *(s for s in found if s)]:
             text = text.replace(secret, "***")
-        return _USERINFO.sub("//***@", text)
+        return without_userinfo(text)
 
     # -- the exchange ------------------------------------------------------------------
 
@@ -317,7 +316,7 @@ class PromClient:
 
 def shown_url(url: str) -> str:
     """``url`` as it may be shown: any ``user:password@`` replaced by ``***@``."""
-    return plain(_USERINFO.sub("//***@", url), 300)
+    return plain(without_userinfo(url), 300)
 
 
 def _read_within(answer: httpx.Response, deadline: float, timeout: float) -> httpx.Response:
