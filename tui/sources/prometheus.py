@@ -8,7 +8,9 @@ per series whatever the number of ranks.
 
 A poll that fails keeps the last good frame on screen, marked stale, and says why; so does
 one whose answers turn out unreadable after they came. A server that is struggling (429,
-503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. While
+503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. A
+poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
+spent, the poll's remaining queries are not sent, and its status says so. While
 the job's metrics or DCGM's come back empty, the finder looks for them and asks why
 (finder.py); an unambiguous find is used at once, and said so.
 """
@@ -27,8 +29,10 @@ from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
+from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
 from ranktop.tui.sources.prom_client import (
+    TOO_LARGE,
     VICTORIA_METRICS,
     PromClient,
     QueryError,
@@ -45,6 +49,7 @@ SLOW_SECONDS = 5.0
 # or it asked to be left alone.
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
+POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
 OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 FRESH_KEYS = ("fresh:dcgm", "fresh:job")
 STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
@@ -102,7 +107,8 @@ class PrometheusSource:
     def poll_now(self) -> Frame:
         """One blocking poll; raises QueryError when nothing at all could be read."""
         started = self.clock()
-        answers, failures = self._run_queries()
+        budget = ByteBudget(POLL_BYTES)
+        answers, failures = self._run_queries(budget)
         self.retry_after = max((f.retry_after for f in failures if f.retry_after is not None),
                                default=None)
         if not answers:
@@ -111,7 +117,7 @@ class PrometheusSource:
                                        _empty(answers, f"metric:{PROBE_METRIC}"))
         if found is not None:  # an unambiguous find: read the job through it from now on
             self._use(found)
-            answers, failures = self._run_queries()
+            answers, failures = self._run_queries(budget)
         try:
             if self._learn_ranks(answers) or not self._models_read:
                 self._learn_models(answers)
@@ -159,16 +165,26 @@ class PrometheusSource:
             return (DCGM_GPU_LABEL, *DCGM_HOST_LABELS, *DCGM_MODEL_LABELS)
         return ()
 
-    def _run_queries(self) -> tuple[Answers, list[QueryError]]:
+    def _run_queries(self, budget: ByteBudget) -> tuple[Answers, list[QueryError]]:
         answers: Answers = {}
         failures: list[QueryError] = []
+        sent = 0
         for key, expression in self._queries.items():
+            if budget.spent:
+                break
+            sent += 1
             try:
-                answers[key] = self.client.query(expression)
+                answers[key] = self.client.query(expression, budget)
             except QueryError as error:
-                failures.append(error)
+                failures.append(error.bare())
                 if error.kind in GIVE_UP_KINDS:
                     break
+        if budget.spent:  # said first, in place of the answer that spent it
+            if failures and failures[-1].kind == TOO_LARGE:
+                failures.pop()
+            failures.insert(0, QueryError(
+                TOO_LARGE, f"this poll's answers passed {budget.limit // 1_000_000} MB; "
+                           f"{len(self._queries) - sent} more queries not sent"))
         return answers, failures
 
     def _fail(self, error: QueryError) -> None:
