@@ -45,12 +45,8 @@ from ranktop.tui.sources.bounded_body import (
     ByteBudget,
     read_body,
 )
-from ranktop.tui.sources.prom_decode import (
-    LABEL_NAME_CHARS,
-    LABEL_VALUE_CHARS,
-    Record,
-    instant_vector,
-)
+from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels
+from ranktop.tui.sources.prom_decode import answer as decoded_answer
 
 USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
@@ -239,8 +235,12 @@ class PromClient:
                           self.settings.timeout_seconds, budget, **sent)
 
     def _payload(self, answer: httpx.Response, method: str) -> dict:
-        """The answer read as any JSON, checked to be a Prometheus one, its labels plain."""
-        payload = _json(answer, PROMETHEUS_ANSWER)
+        """The answer read as any JSON, checked to be a Prometheus one, its labels plain
+        (cut while decoding: prom_decode)."""
+        try:
+            payload = decoded_answer(answer.content)
+        except ValueError:
+            raise QueryError("bad answer", PROMETHEUS_ANSWER) from None
         if isinstance(payload, dict) and payload.get("status") == "error":
             raise QueryError("query failed", self.clean(str(payload.get("error", ""))[:2000]))
         if not (isinstance(payload, dict) and payload.get("status") == "success"
@@ -249,11 +249,7 @@ class PromClient:
         if method == "POST" and not isinstance(payload["data"], dict):
             raise QueryError("bad answer", PROMETHEUS_ANSWER)
         data = payload["data"]
-        if isinstance(data, dict) and isinstance(data.get("result"), list):
-            for item in data["result"]:
-                if isinstance(item, dict) and isinstance(item.get("metric"), dict):
-                    item["metric"] = _plain_series(item["metric"])
-        elif isinstance(data, list):  # names: metric or label names, plain text too
+        if isinstance(data, list):  # names: metric or label names, plain text too
             payload["data"] = [plain(n, 256) if isinstance(n, str) else n for n in data]
         return payload
 
@@ -361,24 +357,6 @@ def retry_after(value: str | None) -> float | None:
     if seconds != seconds:  # NaN
         return None
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def plain_labels(labels: Mapping, max_chars: int = LABEL_VALUE_CHARS) -> dict[str, str]:
-    """Label names and values from outside as plain, short text (any JSON value a string)."""
-    return {plain(str(name), LABEL_NAME_CHARS):
-            plain(value if isinstance(value, str) else str(value), max_chars)
-            for name, value in labels.items()}
-
-
-def _plain_series(labels: dict) -> dict:
-    """``labels`` as they are when already plain and short (nearly always: checked at a
-    fifth of the cost of decoding them), else made so."""
-    for name, value in labels.items():
-        if not (isinstance(value, str) and len(value) <= LABEL_VALUE_CHARS
-                and value.isprintable() and isinstance(name, str)
-                and len(name) <= LABEL_NAME_CHARS and name.isprintable()):
-            return plain_labels(labels)
-    return labels
 
 
 def _basic(username: str, password: str) -> str:
