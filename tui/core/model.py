@@ -55,6 +55,7 @@ class RankMap:
     hosts: tuple[str, ...]
     gpus_per_node: int
     source: str
+    left_out: str = ""  # what the labels it was last learned from held and it left out
 
     @classmethod
     def grid(cls, hosts: Sequence[str], gpus_per_node: int, source: str) -> RankMap:

@@ -236,9 +236,9 @@ class PrometheusSource:
                                    f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))")
         found: dict[int, float] = {}
         for labels, when in answer.pairs():
-            rank = labels.get(self.rank_settings.rank_label, "")
-            if rank.isdigit() and int(rank) < len(self.rank_map):
-                found[int(rank)] = when
+            rank = ranks.rank_number(labels.get(self.rank_settings.rank_label, ""))
+            if rank is not None and rank < len(self.rank_map):
+                found[rank] = when
         return found
 
     def _rank_query(self, metric, rank: int) -> str:
@@ -274,7 +274,8 @@ class PrometheusSource:
         self._seen = seen
         pods = ranks.nodes_of_pods(dcgm) if by_pod else {}
         learned = ranks.from_job_series(step, rs.rank_label, rs.host_label,
-                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods)
+                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods,
+                                        known=len(self.rank_map))
         if learned is None and (guessed or not self.rank_map.ranks):
             learned = self._fallback_ranks(
                 dcgm or [labels for labels, _ in _pairs(answers, PROBE_METRIC)])
@@ -358,6 +359,7 @@ class PrometheusSource:
         matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
         now = self.clock()
         notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
+                 self.rank_map.left_out,
                  self._age_note(now - newest), self.finder.status_note()]
         detail = "; ".join(note for note in notes if note)
         if failures:
