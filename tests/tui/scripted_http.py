@@ -20,6 +20,7 @@ class Scripted(BaseHTTPRequestHandler):
     delay = 0.0
     seen: dict = {}
     requests = 0  # how many were asked since the server started
+    queries: list[str] = []  # the PromQL of each, since the server started
 
     def do_GET(self) -> None:
         self._answer(b"")
@@ -31,6 +32,7 @@ class Scripted(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         form = parse_qs(url.query) | parse_qs(body.decode())
         Scripted.requests += 1
+        Scripted.queries += form.get("query", [])
         Scripted.seen = {"method": self.command, "path": url.path, "form": form,
                          "headers": dict(self.headers)}
         time.sleep(Scripted.delay)
@@ -49,7 +51,7 @@ class Scripted(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     """The scripted server's URL, for one test."""
-    Scripted.requests = 0
+    Scripted.requests, Scripted.queries = 0, []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()

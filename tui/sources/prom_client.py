@@ -91,11 +91,15 @@ class Series(NamedTuple):
 
 class Vector:
     """An instant vector as Prometheus sent it, read sample by sample without copying;
-    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy)."""
+    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy);
+    ``originals`` the label values that were made plain, as they came, by what they became
+    (what a query about them sends)."""
 
-    def __init__(self, result: list, warnings: tuple[str, ...] = ()) -> None:
+    def __init__(self, result: list, warnings: tuple[str, ...] = (),
+                 originals: Mapping[str, str] | None = None) -> None:
         self._result = result  # Records (prom_decode's fast path), or dicts as JSON reads
         self.warnings = warnings
+        self.originals = originals or {}
 
     def __len__(self) -> int:
         return len(self._result)
@@ -161,11 +165,12 @@ class PromClient:
         if fast is not None:
             result, warnings = fast
             return Vector(result, _warnings({"warnings": warnings}))
-        payload = self._payload(answer, "POST")
+        originals: dict[str, str] = {}
+        payload = self._payload(answer, "POST", originals)
         result = payload["data"].get("result")
         if not isinstance(result, list):
             raise QueryError("bad answer", "expected an instant vector")
-        return Vector(result, _warnings(payload))
+        return Vector(result, _warnings(payload), originals)
 
     def metric_names(self, since: float) -> list[str]:
         """The names of the metrics that had samples since ``since`` (epoch seconds)."""
@@ -234,11 +239,12 @@ class PromClient:
         return self._send(method, self.settings.url, f"/api/v1/{endpoint}",
                           self.settings.timeout_seconds, budget, **sent)
 
-    def _payload(self, answer: httpx.Response, method: str) -> dict:
+    def _payload(self, answer: httpx.Response, method: str,
+                 originals: dict[str, str] | None = None) -> dict:
         """The answer read as any JSON, checked to be a Prometheus one, its labels plain
         (cut while decoding: prom_decode)."""
         try:
-            payload = decoded_answer(answer.content)
+            payload = decoded_answer(answer.content, originals)
         except ValueError:
             raise QueryError("bad answer", PROMETHEUS_ANSWER) from None
         if isinstance(payload, dict) and payload.get("status") == "error":

@@ -14,6 +14,7 @@ Its labels come out plain (``logs.text.plain``).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -22,7 +23,10 @@ import msgspec
 from ranktop.tui.logs.text import plain
 
 LABEL_NAME_CHARS = 128
-LABEL_VALUE_CHARS = 256
+# A label value is whole up to this length: it is what names a host or a pod, and what a
+# rank's queries send back (a DNS or Kubernetes name is at most 253). Longer ones are cut
+# while decoding, with a digest of the whole value, so that two values cut alike stay two.
+LABEL_VALUE_CHARS = 1024
 
 _Name = Annotated[str, msgspec.Meta(max_length=LABEL_NAME_CHARS)]
 _Value = Annotated[str, msgspec.Meta(max_length=LABEL_VALUE_CHARS)]
@@ -87,6 +91,8 @@ _RAW_VALUES = msgspec.json.Decoder(dict[str, msgspec.Raw])
 # Enough bytes for LABEL_VALUE_CHARS characters however they are written (an escaped
 # surrogate pair is 12 bytes a character), and the quotes.
 _WHOLE_BYTES = LABEL_VALUE_CHARS * 12 + 2
+_NOTE_CHARS = 60  # "… [N more characters, #digest]" after a cut value
+MAX_ORIGINALS = 65_536
 _MOST_PER_CHAR = 13  # a cut inside an escape or a UTF-8 character is undone within this
 # msgspec refuses a lone surrogate escape (JSON allows one); it becomes U+FFFD, as plain
 # would make it anyway.
@@ -94,16 +100,18 @@ _LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])
                              rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
-def answer(body: bytes) -> object:
+def answer(body: bytes, originals: dict[str, str] | None = None) -> object:
     """Any answer, as JSON reads it (ValueError if it is not JSON); in a vector or a matrix
-    every label name and value is plain and at most its limit long, cut while decoding."""
+    every label name and value is plain and at most its limit long, cut while decoding;
+    ``originals`` gets each value that plain changed, by what it became."""
+    originals = {} if originals is None else originals
     if b"\\ud" in body or b"\\uD" in body:
         body = _LONE_SURROGATE.sub(rb"\\ufffd", body)
     try:
         loose = _LOOSE.decode(body)
     except msgspec.ValidationError:  # another shape: an error, names, a scalar
         return _any_answer(body)
-    result = [_series(series) for series in loose.data.result]
+    result = [_series(series, originals) for series in loose.data.result]
     decoded = {"status": loose.status, "data": {"resultType": loose.data.resultType,
                                                  "result": result}}
     if loose.warnings is not None:
@@ -129,8 +137,8 @@ def plain_labels(labels: Mapping, max_chars: int = LABEL_VALUE_CHARS) -> dict[st
             for name, value in labels.items()}
 
 
-def _series(series: _LooseSeries) -> dict[str, Any]:
-    found: dict[str, Any] = {"metric": _labels(series.metric)}
+def _series(series: _LooseSeries, originals: dict[str, str]) -> dict[str, Any]:
+    found: dict[str, Any] = {"metric": _labels(series.metric, originals)}
     if series.value is not None:
         found["value"] = series.value
     if series.values is not None:
@@ -138,21 +146,34 @@ def _series(series: _LooseSeries) -> dict[str, Any]:
     return found
 
 
-def _labels(raw: msgspec.Raw) -> dict[str, str]:
+def _labels(raw: msgspec.Raw, originals: dict[str, str]) -> dict[str, str]:
     """A series' labels, plain; a label set too short to hold a long value is decoded whole
-    (and left as it is when it is plain already, as nearly every one is)."""
+    (and left as it is when it is plain already, as nearly every one is). A value that
+    plain changed is kept as it came in ``originals``, under what it became."""
     if len(memoryview(raw)) > _WHOLE_BYTES:
-        return {plain(name, LABEL_NAME_CHARS): label_value(value)
-                for name, value in _RAW_VALUES.decode(raw).items()}
-    labels = _ANY.decode(raw)
-    if not isinstance(labels, dict):
-        raise ValueError("a series' labels are not an object")
+        labels = {name: label_value(value) for name, value in _RAW_VALUES.decode(raw).items()}
+    else:
+        labels = _ANY.decode(raw)
+        if not isinstance(labels, dict):
+            raise ValueError("a series' labels are not an object")
     for name, value in labels.items():
         if not (isinstance(value, str) and len(value) <= LABEL_VALUE_CHARS
                 and value.isprintable() and len(name) <= LABEL_NAME_CHARS
                 and name.isprintable()):
-            return plain_labels(labels)
+            made = plain_labels(labels, LABEL_VALUE_CHARS + _NOTE_CHARS)
+            _keep_originals(labels, made, originals)
+            return made
     return labels
+
+
+def _keep_originals(labels: dict, made: dict[str, str], originals: dict[str, str]) -> None:
+    """Each short value that ``plain`` changed (a control character in it), by what it
+    became: a query about it sends what came."""
+    if len(originals) > MAX_ORIGINALS:
+        originals.clear()
+    for (_, value), shown in zip(labels.items(), made.values(), strict=True):
+        if isinstance(value, str) and value != shown and len(value) <= LABEL_VALUE_CHARS:
+            originals[shown] = value
 
 
 def label_value(raw: msgspec.Raw, max_chars: int = LABEL_VALUE_CHARS) -> str:
@@ -164,7 +185,8 @@ def label_value(raw: msgspec.Raw, max_chars: int = LABEL_VALUE_CHARS) -> str:
         return plain(value if isinstance(value, str) else str(value), max_chars)
     head, used = _head(view)
     dropped = len(head) - max_chars + len(view) - used
-    return f"{plain(head[:max_chars], max_chars)}… [{dropped} more characters]"
+    digest = hashlib.blake2b(view, digest_size=6).hexdigest()
+    return f"{plain(head[:max_chars], max_chars)}… [{dropped} more characters, #{digest}]"
 
 
 def _head(view: memoryview) -> tuple[str, int]:

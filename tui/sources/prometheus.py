@@ -21,12 +21,13 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from ranktop.tui.core import rank_merge, ranks
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL_LABELS
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
-from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
 from ranktop.tui.sources.bounded_body import ByteBudget
@@ -75,6 +76,7 @@ class PrometheusSource:
         self._last: Frame | None = None
         self._models: dict[int, str] = {}  # rank -> DCGM's modelName
         self._models_read = False  # whether DCGM's labels were read for them yet
+        self._originals: dict[str, str] = {}  # host or pod shown -> as its label holds it
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
@@ -242,11 +244,18 @@ class PrometheusSource:
         return found
 
     def _rank_query(self, metric, rank: int) -> str:
-        """The metric's query narrowed to one rank's GPU and the job's series of that rank."""
+        """The metric's query narrowed to one rank's GPU and the job's series of that rank,
+        by its host and pod as their labels hold them (not as the screen shows them)."""
         rs = self.rank_settings
         job = {**promql.job_labels(rs.job_label, self.prom.job), rs.rank_label: str(rank)}
-        return promql.rank_query(metric.queries, self.rank_map.ranks[rank],
+        return promql.rank_query(metric.queries, self.held(self.rank_map.ranks[rank]),
                                  self.prom.dcgm_selector, job)
+
+    def held(self, rank: Rank) -> Rank:
+        """``rank`` with its host and pod as their labels hold them, for a query about it:
+        the map holds them plain, as the screen shows them."""
+        return replace(rank, host=self._originals.get(rank.host, rank.host),
+                       pod=self._originals.get(rank.pod, rank.pod))
 
     def _first_series(self, expression: str, start: float, end: float, step: float
                       ) -> list[tuple[float, float]]:
@@ -272,6 +281,9 @@ class PrometheusSource:
         if seen == self._seen and self.rank_map.ranks:
             return False
         self._seen = seen
+        for metric_id in (STEP_METRIC, PROBE_METRIC):
+            answer = answers.get(f"metric:{metric_id}")
+            self._originals.update(getattr(answer, "originals", {}))
         pods = ranks.nodes_of_pods(dcgm) if by_pod else {}
         learned = ranks.from_job_series(step, rs.rank_label, rs.host_label,
                                         rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods,

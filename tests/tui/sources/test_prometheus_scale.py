@@ -126,7 +126,7 @@ def test_every_series_carries_only_the_labels_that_place_it(big):
 def test_the_rank_map_is_kept_while_the_rank_labels_stay_the_same(big, monkeypatch):
     built = []
     learn = ranks.from_job_series
-    monkeypatch.setattr(ranks, "from_job_series", lambda *a: built.append(1) or learn(*a))
+    monkeypatch.setattr(ranks, "from_job_series", lambda *a, **k: built.append(1) or learn(*a, **k))
     rank_map = big.rank_map
     for _ in range(3):
         big.poll_now()
