@@ -56,6 +56,8 @@ class RankContext:
 
         now = time.time()
         notes: list[str] = []
+        held = getattr(self.source, "held", None)  # as its labels hold it, for the queries
+        asked = held(rank) if held is not None else rank
         found: list[list[AlertRecord]] = []
         if self.event_log is not None:
             events = self.event_log.read(since=now - ALERT_WINDOW_SECONDS, rank=rank.rank,
@@ -66,12 +68,12 @@ class RankContext:
         prometheus = self.settings.prometheus
         if prometheus is not None and prometheus.url:
             found.append(self._try("Prometheus", notes, lambda: prometheus_history(
-                self.settings, rank, ALERT_WINDOW_SECONDS, now)))
+                self.settings, asked, ALERT_WINDOW_SECONDS, now)))
         else:
             notes.append("no Prometheus configured")
         if self.alertmanager_url:
             found.append(self._try("Alertmanager", notes, lambda: alertmanager_alerts(
-                self.alertmanager_url, self.settings, rank)))
+                self.alertmanager_url, self.settings, asked)))
         else:
             notes.append("no Alertmanager configured (--alertmanager URL)")
         records = merge(*found)

@@ -1,5 +1,6 @@
 """Secrets never show: a bearer token and a basic-auth password, each from the environment
-and from a file, against a server whose 401 page echoes the ``Authorization`` header back.
+and from a file, and a password in the URL's ``user:password@``, against a server whose 401
+page echoes the ``Authorization`` header back.
 
 Looked for in every place a secret could leak to: what the console writes to the terminal
 (through a pty), every file it leaves in its state folder (the event log, written here by
@@ -27,7 +28,7 @@ TOKEN = "tok-Zq81-secret"
 USER = "oncall"
 PASSWORD = "pw-Zq81-secret"
 BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-WAYS = ["token-env", "token-file", "password-env", "password-file"]
+WAYS = ["token-env", "token-file", "password-env", "password-file", "password-url"]
 
 
 def credentials(way: str, folder: Path) -> tuple[dict[str, str], list[str]]:
@@ -37,6 +38,8 @@ def credentials(way: str, folder: Path) -> tuple[dict[str, str], list[str]]:
     forms = [TOKEN] if way.startswith("token") else [PASSWORD, BASIC]
     variable = "RANKTOP_BEARER_TOKEN" if way.startswith("token") else "RANKTOP_PASSWORD"
     env = {} if way.startswith("token") else {"RANKTOP_USERNAME": USER}
+    if way.endswith("url"):
+        return {}, forms
     if way.endswith("file"):
         kept = folder / "secret"
         kept.write_text(secret + "\n")
@@ -44,6 +47,17 @@ def credentials(way: str, folder: Path) -> tuple[dict[str, str], list[str]]:
     else:
         env[variable] = secret
     return env, forms
+
+
+def url_for(way: str, url: str) -> str:
+    """The Prometheus URL as the user gives it: with ``user:password@`` for that way."""
+    return url.replace("://", f"://{USER}:{PASSWORD}@") if way.endswith("url") else url
+
+
+def in_ps(way: str, forms: list[str]) -> list[str]:
+    """The forms ``ps`` must not show: a URL given as a flag is in it like any argument
+    (the README says so), the header made of it is not."""
+    return [BASIC] if way.endswith("url") else forms
 
 
 def descendants(pid: int) -> list[int]:
@@ -84,8 +98,9 @@ def test_the_console_shows_no_secret_on_screen_in_its_files_or_in_ps(proxy, tmp_
     env, forms = credentials(way, tmp_path)
     state = tmp_path / "state"
     proxy.set("hw-thermal")  # a confirmed anomaly: the event log is written
-    console = PtyConsole.ranktop("--prometheus", proxy.url, "--job", JOB, "--refresh", "1",
-                                 size=(250, 50), env={**env, "XDG_STATE_HOME": str(state)})
+    console = PtyConsole.ranktop("--prometheus", url_for(way, proxy.url), "--job", JOB,
+                                 "--refresh", "1", size=(250, 50),
+                                 env={**env, "XDG_STATE_HOME": str(state)})
     events = state / "ranktop" / "events.jsonl"
     shown = []
     try:
@@ -104,7 +119,7 @@ def test_the_console_shows_no_secret_on_screen_in_its_files_or_in_ps(proxy, tmp_
         console.close()
     assert status == 0
     assert_no_secret(bytes(console.output).decode("utf-8", "replace"), forms, "the terminal")
-    assert_no_secret("\n".join(shown), forms, "ps")
+    assert_no_secret("\n".join(shown), in_ps(way, forms), "ps")
     assert b'"kind": "thermal"' in events.read_bytes()  # there was something to leak into
     for kept in state.rglob("*"):
         if kept.is_file():
@@ -117,8 +132,8 @@ def test_report_shows_no_secret_in_text_json_or_ps(proxy, tmp_path, way):
     proxy.set("echo-auth")
     for output in (["--json"], []):
         running = subprocess.Popen(
-            [sys.executable, "-m", "tui", "report", "--prometheus", proxy.url, "--job", JOB,
-             "--duration", "1.5", "--refresh", "0.5", *output],
+            [sys.executable, "-m", "tui", "report", "--prometheus", url_for(way, proxy.url),
+             "--job", JOB, "--duration", "1.5", "--refresh", "0.5", *output],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, **env, "XDG_STATE_HOME": str(tmp_path / "state")})
         shown = []
@@ -128,6 +143,6 @@ def test_report_shows_no_secret_in_text_json_or_ps(proxy, tmp_path, way):
         out, err = running.communicate(timeout=60)
         assert running.returncode == 1, err
         assert_no_secret(out + err, forms, f"report {' '.join(output)}")
-        assert_no_secret("\n".join(shown), forms, "ps")
+        assert_no_secret("\n".join(shown), in_ps(way, forms), "ps")
         message = json.loads(out)["source"]["message"] if output else out
         assert "HTTP 401" in message and "is not welcome here" in message

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from ranktop.tui.core.model import Health
+from ranktop.tui.core.model import SHOWN_HOST_CHARS, Health
 from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prom_decode import LABEL_VALUE_CHARS
 from ranktop.tui.sources.prometheus import PrometheusSource
 
 from tests.faults.conftest import RANKS, settings_for
@@ -105,7 +106,8 @@ def test_terminal_escapes_in_host_labels_never_leave_the_client(proxy, source):
 def test_a_megabyte_label_is_cut(proxy, source):
     proxy.set("megabyte-label")
     poll(source)
-    assert all(len(r.host) < 400 for r in source.rank_map.ranks)
+    assert all(len(r.host) < LABEL_VALUE_CHARS + 60 for r in source.rank_map.ranks)  # and a note
+    assert all(len(r.place) < SHOWN_HOST_CHARS + 30 for r in source.rank_map.ranks)
 
 
 def test_429_and_503_stop_the_poll_and_keep_retry_after(proxy, source):

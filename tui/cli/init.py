@@ -4,6 +4,11 @@ It polls once as the console would, so discovery looks for the job's metrics whe
 configured ones are absent, shows the config that reads them, then writes it to the XDG
 config path (or ``--config FILE``). A file that exists is never overwritten: the lines are
 shown to paste by hand, and the exit status is 1.
+
+A password is never printed nor put in the config: one read from a file is referred to by
+that file's path; one given otherwise (the URL's ``user:password@``, RANKTOP_PASSWORD) is
+written to ``prometheus-password`` beside the config, readable by its owner only, and the
+config refers to that.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ from typing import TextIO
 
 from ranktop.tui.core.ranks import FROM_JOB
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.settings.writer import FileExists, toml_text, write_new
+from ranktop.tui.settings.sources import PrometheusSettings
+from ranktop.tui.settings.writer import FileExists, check_new, toml_text, write_new
 from ranktop.tui.sources import suggest
 from ranktop.tui.sources.prom_client import VICTORIA_METRICS, QueryError
 from ranktop.tui.sources.prometheus import PrometheusSource
 
+PASSWORD_FILE = "prometheus-password"
 HEADER = ("# ranktop's config, written by `ranktop init` from what {url} holds.\n"
           "# Every other key keeps its default (ranktop --help, config/default.toml).\n\n")
 
@@ -41,7 +48,8 @@ def init_config(settings: Settings, target: Path, out: TextIO | None = None,
     finally:
         source.client.close()
     found = source.finder.discovery
-    table = {"prometheus": {"url": prom.url, "job": prom.job}}
+    secret_file = None if prom.password_file else target.with_name(PASSWORD_FILE)
+    table = {"prometheus": {"url": prom.url, "job": prom.job, **_auth_keys(prom, secret_file)}}
     for name, keys in suggest.suggestion(found, settings).items():
         table[name] = {**table.get(name, {}), **keys}
     if not table["prometheus"]["job"]:
@@ -54,7 +62,7 @@ def init_config(settings: Settings, target: Path, out: TextIO | None = None,
               file=out)
     print(f"{_what(source, found)}; the config:\n\n{text}", file=out)
     try:
-        write_new(target, text)
+        _write(target, text, prom.password.value, secret_file)
     except FileExists as error:
         print(f"ranktop init: not written: {error}; paste the lines above into it", file=err)
         return 1
@@ -64,6 +72,23 @@ def init_config(settings: Settings, target: Path, out: TextIO | None = None,
     print(f"written to {target}; `ranktop` now reads it (check it with "
           "`ranktop check-config`)", file=out)
     return 0
+
+
+def _auth_keys(prom: PrometheusSettings, secret_file: Path | None) -> dict[str, str]:
+    """The config's keys for basic auth: the user, and the file that holds the password."""
+    keys = {"username": prom.username} if prom.username else {}
+    if prom.password:
+        keys["password_file"] = str(prom.password_file or secret_file)
+    return keys
+
+
+def _write(target: Path, text: str, password: str, secret_file: Path | None) -> None:
+    """The config, and first the password's own file where one is to be written; neither
+    over a file that exists."""
+    check_new(target)
+    if password and secret_file is not None:
+        write_new(secret_file, password + "\n")
+    write_new(target, text)
 
 
 def _what(source: PrometheusSource, found) -> str:

@@ -1,4 +1,9 @@
-"""Anomalies becoming history: each one's start and resolve, as events in the event log."""
+"""Anomalies becoming history: each one's start and resolve, as events in the event log.
+
+A poll's events are bounded: when more than ``MAX_RANK_EVENTS`` ranks start (or resolve)
+the same anomaly at once, as when one answer names 100,000 ranks that were never there,
+they are one job-wide event that says how many ranks and which, not one event a rank.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from ranktop.tui.core.model import RankMap
 
 # Kinds whose verdict can change its mind about where the fault is.
 CORRECTABLE = frozenset({"hang"})
+MAX_RANK_EVENTS = 64  # events of one kind and state a poll, past which they are one
+SHOWN_RANKS = 8
 
 
 class Journal:
@@ -45,6 +52,7 @@ class Journal:
         for anomaly in resolved:
             state = "retract" if anomaly.kind in corrected else "resolve"
             events.append(self._event(anomaly, state, now, rank_map))
+        events = coalesced(events)
         if events and self.log is not None:
             self.log.append(events)
         return events
@@ -62,3 +70,33 @@ class Journal:
 
 def _where(anomaly: Anomaly) -> str:
     return "the whole job" if anomaly.rank is None else f"rank {anomaly.rank}"
+
+
+def coalesced(events: list[Event]) -> list[Event]:
+    """``events``, where more than MAX_RANK_EVENTS ranks share a kind, state and severity,
+    with those made one job-wide event in the place of the first."""
+    groups: dict[tuple[str, str, str], list[Event]] = {}
+    for event in events:
+        if event.rank is not None:
+            groups.setdefault((event.kind, event.state, event.severity), []).append(event)
+    large = {key: group for key, group in groups.items() if len(group) > MAX_RANK_EVENTS}
+    if not large:
+        return events
+    kept = []
+    for event in events:
+        group = large.get((event.kind, event.state, event.severity))
+        if group is None or event.rank is None:
+            kept.append(event)
+        elif event is group[0]:
+            kept.append(_one_for(group))
+    return kept
+
+
+def _one_for(group: list[Event]) -> Event:
+    first = group[0]
+    ranks = ", ".join(str(e.rank) for e in group[:SHOWN_RANKS])
+    more = f" and {len(group) - SHOWN_RANKS} more" if len(group) > SHOWN_RANKS else ""
+    return Event(time=min(e.time for e in group), state=first.state, kind=first.kind,
+                 severity=first.severity, rank=None, host="", gpu=None, job=first.job,
+                 summary=f"{len(group)} ranks at once (ranks {ranks}{more}); the first: "
+                         f"{first.summary}", source=first.source)

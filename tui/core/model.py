@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 MISSING = math.nan
+SHOWN_HOST_CHARS = 256  # a host is cut to this on screen only: it is whole in the map
 
 
 def is_missing(value: float) -> bool:
@@ -36,6 +37,8 @@ class Rank:
         """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5", and on
         Kubernetes "gpu-node-004 GPU 5 pod llama-worker-4" (node and pod)."""
         host = self.host if self.host and self.host != "?" else "host unknown"
+        if len(host) > SHOWN_HOST_CHARS:
+            host = host[:SHOWN_HOST_CHARS - 1] + "…"
         where = f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
         if self.pod and self.pod != self.host:
             where = f"{where} pod {self.pod}"
@@ -55,6 +58,7 @@ class RankMap:
     hosts: tuple[str, ...]
     gpus_per_node: int
     source: str
+    left_out: str = ""  # what the labels it was last learned from held and it left out
 
     @classmethod
     def grid(cls, hosts: Sequence[str], gpus_per_node: int, source: str) -> RankMap:

@@ -25,16 +25,19 @@ def merge(old: RankMap, new: RankMap) -> tuple[RankMap, str]:
     A rank keeps its number, host and GPU for the life of the job: a rank missing from
     ``new`` (its series vanished) stays as it was; the map only grows. A better source
     replaces the map (with a notice); a worse one changes nothing. Guessed ranks are matched
-    by host and GPU, so they never renumber: a new GPU gets the next free number.
+    by host and GPU, so they never renumber: a new GPU gets the next free number. What
+    ``new`` left out is what the map says it left out now.
     """
     if not old.ranks or trust(new) < trust(old):
         notice = f"ranks now from {new.source} (were from {old.source})" if old.ranks else ""
         return new, notice
     if trust(new) > trust(old):
         return old, ""
-    if new.source.startswith(FROM_DCGM):
-        return _merge_places(old, new), ""
-    return _merge_numbers(old, new), ""
+    merged = _merge_places(old, new) if new.source.startswith(FROM_DCGM) else (
+        _merge_numbers(old, new))
+    if merged.left_out != new.left_out:
+        merged = replace(merged, left_out=new.left_out)
+    return merged, ""
 
 
 def _merge_numbers(old: RankMap, new: RankMap) -> RankMap:

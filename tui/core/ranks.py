@@ -8,10 +8,14 @@ job's metrics carry it (containers and CUDA_VISIBLE_DEVICES renumber GPUs), else
 node is then the one DCGM's series give for that pod.
 
 The map is dense (ranks 0..N-1), so N is bounded by what the job shows, never by the largest
-number in a label: a rank numbered past ``rank_ceiling`` of the ranks seen (a typo, or a
-hostile ``rank="10000000"``) is left out, and the map's source says how many were. Host
-names from a file or the Slurm node list are plain text (``logs.text.plain``), and neither
-may expand past ``MAX_RANKS``.
+number in a label: a rank numbered past ``rank_ceiling`` of the ranks known (the map learned
+so far, else the ranks seen: a typo, a hostile ``rank="10000000"``, or one answer with
+100,000 extra series) is left out. A rank label is a rank only when written as ASCII decimal
+digits without a sign, space or leading zero ("05", " 5", Arabic-Indic or full-width
+digits are not rank 5), and a rank named by series on different hosts or GPUs keeps the
+first. What was left out is said in the map's ``left_out``. Host names from a file or the
+Slurm node list are plain text (``logs.text.plain``), and neither may expand past
+``MAX_RANKS``.
 """
 
 from __future__ import annotations
@@ -51,27 +55,61 @@ class RankMapError(ValueError):
 
 def from_job_series(series: Iterable[Labels], rank_label: str, host_label: str,
                     gpu_label: str, uuid_label: str, pod_label: str = "",
-                    node_of_pod: Mapping[str, str] | None = None) -> RankMap | None:
+                    node_of_pod: Mapping[str, str] | None = None, known: int = 0
+                    ) -> RankMap | None:
     """Ranks named by the job's own metrics; None when no series carries a usable rank.
 
     A series with a pod and no host runs on the node ``node_of_pod`` names (from DCGM), or,
-    where no node is known, is placed by its pod."""
+    where no node is known, is placed by its pod. ``known``: the ranks the job is known to
+    have (0 while none is)."""
     found: dict[int, tuple[str, int, str, str]] = {}
+    not_numbers: list[str] = []
+    twice: set[int] = set()
     nodes = node_of_pod or {}
     for labels in series:
-        rank = _whole(labels.get(rank_label))
+        text = labels.get(rank_label)
+        if text is None:
+            continue
+        rank = rank_number(text)
         if rank is None:
+            not_numbers.append(text)
             continue
         gpu = _whole(labels.get(gpu_label))
         pod = labels.get(pod_label, "") if pod_label else ""
         host = labels.get(host_label) or nodes.get(pod) or pod or "?"
-        found[rank] = (host, -1 if gpu is None else gpu, labels.get(uuid_label, ""), pod)
+        place = (host, -1 if gpu is None else gpu, labels.get(uuid_label, ""), pod)
+        if found.setdefault(rank, place) != place:
+            twice.add(rank)
     if not found:
         return None
+    said = [note for note in (_not_numbers_note(not_numbers), _twice_note(twice)) if note]
     try:
-        return _build(found, FROM_JOB)
+        return _build(found, FROM_JOB, known, said)
     except RankMapError:  # every rank number out of all proportion: no usable rank
         return None
+
+
+def rank_number(text: str) -> int | None:
+    """The rank a label names: ASCII decimal digits, no sign, space or leading zero, at
+    most 18 of them (int() refuses a string of thousands); else None."""
+    if not (0 < len(text) <= 18 and text.isascii() and text.isdigit()):
+        return None
+    return int(text) if text == "0" or text[0] != "0" else None
+
+
+def _not_numbers_note(texts: list[str]) -> str:
+    if not texts:
+        return ""
+    return (f"{len(texts)} series with a rank label that is not a plain number left out "
+            f"(e.g. {plain(texts[0], 20)!r})")
+
+
+def _twice_note(ranks: set[int]) -> str:
+    if not ranks:
+        return ""
+    shown = ", ".join(str(rank) for rank in sorted(ranks)[:5])
+    more = f" and {len(ranks) - 5} more" if len(ranks) > 5 else ""
+    return f"rank {shown}{more} named by series on different hosts or GPUs: the first kept"
 
 
 def nodes_of_pods(series: Iterable[Labels]) -> dict[str, str]:
@@ -227,12 +265,8 @@ class DcgmJoin:
     def rank_of(self, labels: Labels) -> int | None:
         """The rank of the map that the series belongs to; None for none."""
         number = labels.get(self.rank_label)
-        if number is not None:
-            rank = self.by_number.get(number)
-            if rank is None:  # "007", or a rank past the map
-                rank = _whole(number)
-            if rank is not None:
-                return rank if rank < self.size else None
+        if number is not None and rank_number(number) is not None:
+            return self.by_number.get(number)  # None past the map
         if self.by_uuid:
             uuid = labels.get(_UUID) or labels.get(_OLD_UUID)
             if uuid:
@@ -261,7 +295,7 @@ def _whole(text: str | None) -> int | None:
     if text is None:
         return None
     text = text.strip()  # 18 digits at most: int() refuses a string of thousands
-    return int(text) if text.isdecimal() and len(text) <= 18 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
 def rank_ceiling(seen: int) -> int:
@@ -270,17 +304,19 @@ def rank_ceiling(seen: int) -> int:
     return min(MAX_RANKS, max(2 * seen, seen + 1024))
 
 
-def _build(found: Found, source: str) -> RankMap:
+def _build(found: Found, source: str, known: int = 0, said: Iterable[str] = ()) -> RankMap:
     """A dense rank map 0..max. A rank never seen (a gap in the labels: it died before
     anyone looked) is placed where torchrun's order puts it, when its neighbours say so;
-    else on an unknown host. Ranks past ``rank_ceiling`` are left out, and said so."""
-    ceiling = rank_ceiling(len(found))
+    else on an unknown host. Ranks past ``rank_ceiling`` of the ``known`` ranks (else of
+    those found) are left out, and said so, with what ``said`` says."""
+    said = list(said)
+    ceiling = rank_ceiling(known or len(found))
     if max(found) >= ceiling:
         kept = {rank: place for rank, place in found.items() if rank < ceiling}
-        left_out = len(found) - len(kept)
-        source = f"{source}; {left_out} rank(s) numbered past {ceiling - 1} left out"
+        said.insert(0, f"{len(found) - len(kept)} rank(s) numbered past {ceiling - 1} "
+                       f"left out")
         if not kept:
-            raise RankMapError(f"{source}: no rank below {ceiling}")
+            raise RankMapError(f"{source}: {said[0]}: no rank below {ceiling}")
         found = kept
     hosts: list[str] = []
     for rank in sorted(found):
@@ -298,7 +334,7 @@ def _build(found: Found, source: str) -> RankMap:
         for r in range(max(found) + 1)
     ]
     return RankMap(ranks=tuple(ranks), hosts=tuple(hosts), gpus_per_node=gpus_per_node,
-                   source=source)
+                   source=source, left_out="; ".join(said))
 
 
 def _inferred(rank: int, found: Found, gpus_per_node: int,

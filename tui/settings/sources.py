@@ -1,7 +1,9 @@
 """Settings of the data sources: where Prometheus is, how to authenticate, how ranks are named.
 
 Secrets (a bearer token, a password) come from a file or an environment variable, never
-from the config file itself, and are held in ``Secret`` so they never print.
+from the config file itself, and are held in ``Secret`` so they never print. A
+``user:password@`` in the Prometheus URL is taken out of the URL as it is read: the user
+becomes ``username``, the password a Secret, and the URL kept holds neither.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ranktop.tui.settings.reader import ConfigError, Reader, control_in
 
@@ -33,6 +35,7 @@ ENVIRONMENT = {
 }
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 _DURATION = re.compile(r"^\d+(ms|s|m)$")
+_USERINFO = re.compile(r"//[^/@\s]*@")
 
 
 class Secret:
@@ -68,6 +71,7 @@ class PrometheusSettings:
     ca_bundle: Path | None
     insecure: bool
     tenant: str = ""  # Mimir / Cortex tenant, sent as X-Scope-OrgID
+    password_file: Path | None = None  # where the password was read from, if from a file
     latency_offset: str = ""  # VictoriaMetrics: hide only this much of the newest data
 
 
@@ -114,16 +118,37 @@ def _convert(name: str, text: str, kind: type) -> object:
     return text
 
 
+def without_userinfo(text: str) -> str:
+    """``text`` with any ``user:password@`` of a URL in it replaced by ``***@``."""
+    return _USERINFO.sub("//***@", text)
+
+
 def http_url(reader: Reader, key: str) -> str:
     """An http(s) URL with a host (and a port that can be), without its trailing "/"; ""
-    when not set. What is wrong is said about the text as the user wrote it."""
+    when not set. A user or password in it is refused: only Prometheus's URL may carry
+    them (``prometheus_address``). What is wrong is said about the URL as given, less any
+    password."""
+    url, user, password = _split_url(reader, key)
+    if user or password:
+        raise reader.fail(key, "must not hold a user or password; Alertmanager is asked with "
+                               "[prometheus]'s credentials")
+    return url
+
+
+def _split_url(reader: Reader, key: str) -> tuple[str, str, str]:
+    """The URL without its userinfo, and the user and password that were in it."""
     text = reader.optional_text(key)
     if not text:
-        return ""
+        return "", "", ""
     problem = _url_problem(text)
     if problem:
-        raise reader.fail(key, f"{problem} (got {text!r})")
-    return text.rstrip("/")
+        raise reader.fail(key, f"{problem} (got {without_userinfo(text)!r})")
+    parts = urlsplit(text)
+    if "@" not in parts.netloc:
+        return text.rstrip("/"), "", ""
+    host = parts.netloc.rpartition("@")[2]
+    url = urlunsplit(parts._replace(netloc=host)).rstrip("/")
+    return url, unquote(parts.username or ""), unquote(parts.password or "")
 
 
 def _url_problem(text: str) -> str:
@@ -144,19 +169,41 @@ def _url_problem(text: str) -> str:
 
 
 def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> PrometheusSettings:
+    url, username, (password, password_file) = _credentials(reader, environ)
     return PrometheusSettings(
-        url=http_url(reader, "url"),
+        url=url,
         job=reader.optional_text("job"),
         timeout_seconds=reader.number("timeout_seconds", 0.5, 300),
         dcgm_selector=reader.optional_text("dcgm_selector").strip().strip("{}"),
-        bearer_token=_secret(reader, "bearer_token_file", environ.get("RANKTOP_BEARER_TOKEN")),
-        username=reader.optional_text("username"),
-        password=_secret(reader, "password_file", environ.get("RANKTOP_PASSWORD")),
+        bearer_token=_secret(reader, "bearer_token_file",
+                             environ.get("RANKTOP_BEARER_TOKEN"))[0],
+        username=username,
+        password=password,
+        password_file=password_file,
         ca_bundle=_existing_file(reader, "ca_bundle"),
         insecure=reader.flag("insecure"),
         tenant=_header_value(reader, "tenant"),
         latency_offset=_duration(reader, "latency_offset"),
     )
+
+
+def _credentials(reader: Reader, environ: Mapping[str, str]
+                 ) -> tuple[str, str, tuple[Secret, Path | None]]:
+    """Prometheus's URL, user and password: a ``user:password@`` in the URL is moved out
+    of it, unless a user or password is given otherwise too (then the URL's is refused,
+    without showing it)."""
+    url, url_user, url_password = _split_url(reader, "url")
+    username = reader.optional_text("username")
+    password = _secret(reader, "password_file", environ.get("RANKTOP_PASSWORD"))
+    if not (url_user or url_password):
+        return url, username, password
+    if username or password[0]:
+        raise reader.fail("url", "holds a user or password, and so do username and the "
+                                 "password file or variable: give them once (the values "
+                                 "are not shown)")
+    if control_in(url_user + url_password) is not None:
+        raise reader.fail("url", "its user or password holds a control character")
+    return url, url_user, (Secret(url_password), None)
 
 
 def rank_settings(reader: Reader, environ: Mapping[str, str]) -> RankSettings:
@@ -200,18 +247,19 @@ def _existing_file(reader: Reader, key: str) -> Path | None:
     return path
 
 
-def _secret(reader: Reader, file_key: str, direct: str | None) -> Secret:
-    """A secret from its variable, else from the file the config names."""
+def _secret(reader: Reader, file_key: str, direct: str | None
+            ) -> tuple[Secret, Path | None]:
+    """A secret from its variable, else from the file the config names (and that file)."""
     if direct:
-        return _one_line_secret(reader, file_key, direct.strip(), "the variable holds")
+        return _one_line_secret(reader, file_key, direct.strip(), "the variable holds"), None
     path = _existing_file(reader, file_key)
     if path is None:
-        return Secret()
+        return Secret(), None
     try:
         text = path.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as error:
         raise reader.fail(file_key, f"cannot read {path}: {error.__class__.__name__}") from None
-    return _one_line_secret(reader, file_key, text, f"{path} holds")
+    return _one_line_secret(reader, file_key, text, f"{path} holds"), path
 
 
 def _one_line_secret(reader: Reader, key: str, text: str, where: str) -> Secret:

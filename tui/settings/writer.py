@@ -48,12 +48,25 @@ def _value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
+def check_new(path: Path) -> None:
+    """FileExists if ``path`` is there (``write_new`` would refuse it)."""
+    if os.path.lexists(path):
+        raise _exists(path)
+
+
+def _exists(path: Path) -> FileExists:
+    return FileExists(f"{path} exists: it is yours, and is never overwritten")
+
+
 def write_new(path: Path, text: str) -> None:
-    """Create ``path`` (and its folder) holding ``text``; FileExists if it is there."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Create ``path`` (and its folder) holding ``text``, readable by its owner only (a
+    config may come to hold a user name or a tenant; a secret file holds a password);
+    FileExists if it is there."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
-        with path.open("x", encoding="utf-8") as file:
-            file.write(text)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
-        raise FileExists(f"{path} exists: it is yours, and is never overwritten") from None
-    os.chmod(path, 0o600)  # it may come to hold a user name or a tenant
+        raise _exists(path) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        os.fchmod(fd, 0o600)  # whatever the umask
+        file.write(text)

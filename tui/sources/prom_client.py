@@ -15,9 +15,11 @@ runs a job sets its labels), alert texts and error bodies lose their control cha
 plain already is decoded fast, without looking at its labels again (prom_decode). Nothing
 is retried: the next poll is the retry, and a poll must stay short. A request has one
 deadline, its timeout, for the whole exchange: a server that trickles its headers or its
-body (slowloris) times out like one that never answers, and a body past ``MAX_BODY_BYTES``
-is refused. A 429 or 503 that says ``Retry-After`` carries it (``QueryError.retry_after``)
-for the poller to honour. Calls block: run them in a thread.
+body (slowloris) times out like one that never answers. A body is bounded after it is
+inflated: past ``MAX_BODY_BYTES``, or past what is left of the ``ByteBudget`` the caller
+shares among its requests (a poll's queries), it is refused (bounded_body). A 429 or 503
+that says ``Retry-After`` carries it (``QueryError.retry_after``) for the poller to honour.
+Calls block: run them in a thread.
 """
 
 from __future__ import annotations
@@ -34,21 +36,24 @@ from urllib.parse import urlparse
 
 import httpx
 from ranktop.tui.logs.text import plain
-from ranktop.tui.settings.sources import PrometheusSettings
-from ranktop.tui.sources.prom_decode import (
-    LABEL_NAME_CHARS,
-    LABEL_VALUE_CHARS,
-    Record,
-    instant_vector,
+from ranktop.tui.settings.sources import PrometheusSettings, without_userinfo
+from ranktop.tui.sources.bounded_body import (
+    ENCODINGS,
+    BodyEncoding,
+    BodyTooLarge,
+    BodyTooSlow,
+    ByteBudget,
+    read_body,
 )
+from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels
+from ranktop.tui.sources.prom_decode import answer as decoded_answer
 
 USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
 ALERTMANAGER_ANSWER = "not an Alertmanager v2 alerts list"
-_USERINFO = re.compile(r"//[^/@\s]+@")
 MAX_BODY_BYTES = 256_000_000  # 100,000 full DCGM series are ~43 MB
+TOO_LARGE = "too large"
 MAX_RETRY_AFTER = 300.0
-_DROPPED_HEADERS = ("content-encoding", "content-length", "transfer-encoding")
 TENANT_HEADER = "X-Scope-OrgID"  # Mimir's and Cortex's tenant
 VICTORIA_METRICS = "VictoriaMetrics"
 # VictoriaMetrics' HTTP server names itself on every answer with this header.
@@ -66,6 +71,12 @@ class QueryError(Exception):
         self.message = message
         self.retry_after = retry_after  # seconds the server asked us to wait, if it did
 
+    def bare(self) -> QueryError:
+        """The error without its traceback and the errors it was raised in: their frames
+        hold what the request read (a body of megabytes), as long as the error is kept."""
+        self.__cause__ = self.__context__ = None
+        return self.with_traceback(None)
+
 
 class Sample(NamedTuple):
     labels: Mapping[str, str]
@@ -80,11 +91,15 @@ class Series(NamedTuple):
 
 class Vector:
     """An instant vector as Prometheus sent it, read sample by sample without copying;
-    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy)."""
+    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy);
+    ``originals`` the label values that were made plain, as they came, by what they became
+    (what a query about them sends)."""
 
-    def __init__(self, result: list, warnings: tuple[str, ...] = ()) -> None:
+    def __init__(self, result: list, warnings: tuple[str, ...] = (),
+                 originals: Mapping[str, str] | None = None) -> None:
         self._result = result  # Records (prom_decode's fast path), or dicts as JSON reads
         self.warnings = warnings
+        self.originals = originals or {}
 
     def __len__(self) -> int:
         return len(self._result)
@@ -126,9 +141,9 @@ class PromClient:
         self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
+        # The URL holds no password: settings moved any out of it, into these.
         found = [settings.bearer_token.value, settings.password.value,
-                 urlparse(settings.url).password, _basic(settings.username,
-                                                         settings.password.value)]
+                 _basic(settings.username, settings.password.value)]
         self._secrets = [secret for secret in found if secret]
 
     def __enter__(self) -> PromClient:
@@ -142,18 +157,20 @@ class PromClient:
             self._http.close()
             self._http = None
 
-    def query(self, promql: str) -> Vector:
-        """The instant vector ``promql`` evaluates to now."""
-        answer = self._ask("query", {"query": promql, **self._freshness()})
+    def query(self, promql: str, budget: ByteBudget | None = None) -> Vector:
+        """The instant vector ``promql`` evaluates to now; its body counts against
+        ``budget`` where one is given."""
+        answer = self._ask("query", {"query": promql, **self._freshness()}, budget=budget)
         fast = instant_vector(answer.content)
         if fast is not None:
             result, warnings = fast
             return Vector(result, _warnings({"warnings": warnings}))
-        payload = self._payload(answer, "POST")
+        originals: dict[str, str] = {}
+        payload = self._payload(answer, "POST", originals)
         result = payload["data"].get("result")
         if not isinstance(result, list):
             raise QueryError("bad answer", "expected an instant vector")
-        return Vector(result, _warnings(payload))
+        return Vector(result, _warnings(payload), originals)
 
     def metric_names(self, since: float) -> list[str]:
         """The names of the metrics that had samples since ``since`` (epoch seconds)."""
@@ -206,7 +223,7 @@ class PromClient:
         found = [urlparse(url).password for url in urls]
         for secret in [*self._secrets, *(s for s in found if s)]:
             text = text.replace(secret, "***")
-        return _USERINFO.sub("//***@", text)
+        return without_userinfo(text)
 
     # -- the exchange ------------------------------------------------------------------
 
@@ -214,17 +231,22 @@ class PromClient:
         """The whole answer (``data``, and ``warnings`` where the server gave them)."""
         return self._payload(self._ask(endpoint, form, method), method)
 
-    def _ask(self, endpoint: str, form: dict[str, str], method: str = "POST"
-             ) -> httpx.Response:
+    def _ask(self, endpoint: str, form: dict[str, str], method: str = "POST",
+             budget: ByteBudget | None = None) -> httpx.Response:
         if not self.settings.url:
             raise QueryError("not configured", "no Prometheus URL")
         sent = {"data": form} if method == "POST" else {"params": form}
         return self._send(method, self.settings.url, f"/api/v1/{endpoint}",
-                          self.settings.timeout_seconds, **sent)
+                          self.settings.timeout_seconds, budget, **sent)
 
-    def _payload(self, answer: httpx.Response, method: str) -> dict:
-        """The answer read as any JSON, checked to be a Prometheus one, its labels plain."""
-        payload = _json(answer, PROMETHEUS_ANSWER)
+    def _payload(self, answer: httpx.Response, method: str,
+                 originals: dict[str, str] | None = None) -> dict:
+        """The answer read as any JSON, checked to be a Prometheus one, its labels plain
+        (cut while decoding: prom_decode)."""
+        try:
+            payload = decoded_answer(answer.content, originals)
+        except ValueError:
+            raise QueryError("bad answer", PROMETHEUS_ANSWER) from None
         if isinstance(payload, dict) and payload.get("status") == "error":
             raise QueryError("query failed", self.clean(str(payload.get("error", ""))[:2000]))
         if not (isinstance(payload, dict) and payload.get("status") == "success"
@@ -233,26 +255,24 @@ class PromClient:
         if method == "POST" and not isinstance(payload["data"], dict):
             raise QueryError("bad answer", PROMETHEUS_ANSWER)
         data = payload["data"]
-        if isinstance(data, dict) and isinstance(data.get("result"), list):
-            for item in data["result"]:
-                if isinstance(item, dict) and isinstance(item.get("metric"), dict):
-                    item["metric"] = _plain_series(item["metric"])
-        elif isinstance(data, list):  # names: metric or label names, plain text too
+        if isinstance(data, list):  # names: metric or label names, plain text too
             payload["data"] = [plain(n, 256) if isinstance(n, str) else n for n in data]
         return payload
 
     def _send(self, method: str, base: str, path: str, timeout: float,
-              **request: object) -> httpx.Response:
+              budget: ByteBudget | None = None, **request: object) -> httpx.Response:
         """The exchange, in a thread of its own so that its deadline holds at every stage:
         httpx's timeouts are per read, and a server trickling its header lines or its body
         a few bytes at a time never trips one. Past the deadline the connections are closed,
-        which ends the abandoned exchange too."""
+        which ends the abandoned exchange too. An error comes back without the thread's
+        traceback: its frames would keep what they read alive as long as the error."""
         outcome: list[httpx.Response | BaseException] = []
         done = threading.Event()
+        budget = budget or ByteBudget(MAX_BODY_BYTES)
 
         def exchange() -> None:
             try:
-                outcome.append(self._exchange(method, base, path, timeout, **request))
+                outcome.append(self._exchange(method, base, path, timeout, budget, **request))
             except BaseException as error:  # handed to the caller's thread, raised there
                 outcome.append(error)
             finally:
@@ -263,7 +283,8 @@ class PromClient:
             self._abandon()
             raise QueryError("timed out", f"no answer in {timeout:g} s")
         if isinstance(outcome[0], BaseException):
-            raise outcome[0]
+            error = outcome.pop()
+            raise error.bare() if isinstance(error, QueryError) else error
         return outcome[0]
 
     def _abandon(self) -> None:
@@ -274,15 +295,22 @@ class PromClient:
             http.close()
 
     def _exchange(self, method: str, base: str, path: str, timeout: float,
-                  **request: object) -> httpx.Response:
+                  budget: ByteBudget, **request: object) -> httpx.Response:
         deadline = time.monotonic() + timeout
         try:
             client = self._client()
             asked = client.build_request(method, f"{base.rstrip('/')}{path}", timeout=timeout,
                                          **request)
-            answer = _read_within(client.send(asked, stream=True), deadline, timeout)
+            answer = read_body(client.send(asked, stream=True), deadline, MAX_BODY_BYTES,
+                               budget)
         except httpx.TimeoutException:
             raise QueryError("timed out", f"no answer in {timeout:g} s") from None
+        except BodyTooSlow:
+            raise QueryError("timed out", f"the answer took more than {timeout:g} s") from None
+        except BodyTooLarge as error:
+            raise QueryError(TOO_LARGE, str(error)) from None
+        except BodyEncoding as error:
+            raise QueryError("bad answer", str(error)) from None
         except httpx.ConnectError as error:
             if _is_tls(error):
                 raise QueryError("TLS", self.clean(_tls_reason(error), base)) from None
@@ -304,7 +332,7 @@ class PromClient:
         with self._opening:
             if self._http is None:
                 settings = self.settings
-                headers = {"User-Agent": USER_AGENT}
+                headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ENCODINGS}
                 if settings.bearer_token:
                     headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
                 if settings.tenant:
@@ -317,24 +345,7 @@ class PromClient:
 
 def shown_url(url: str) -> str:
     """``url`` as it may be shown: any ``user:password@`` replaced by ``***@``."""
-    return plain(_USERINFO.sub("//***@", url), 300)
-
-
-def _read_within(answer: httpx.Response, deadline: float, timeout: float) -> httpx.Response:
-    """The whole answer read before ``deadline``, or a QueryError; the stream is closed."""
-    body = bytearray()
-    try:
-        for chunk in answer.iter_bytes():
-            body += chunk
-            if time.monotonic() > deadline:
-                raise QueryError("timed out", f"the answer took more than {timeout:g} s")
-            if len(body) > MAX_BODY_BYTES:
-                raise QueryError("bad answer", f"more than {MAX_BODY_BYTES // 1_000_000} MB")
-    finally:
-        answer.close()
-    headers = [(k, v) for k, v in answer.headers.items() if k.lower() not in _DROPPED_HEADERS]
-    return httpx.Response(answer.status_code, headers=headers, content=bytes(body),
-                          request=answer.request)
+    return plain(without_userinfo(url), 300)
 
 
 def retry_after(value: str | None) -> float | None:
@@ -352,24 +363,6 @@ def retry_after(value: str | None) -> float | None:
     if seconds != seconds:  # NaN
         return None
     return min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def plain_labels(labels: Mapping, max_chars: int = LABEL_VALUE_CHARS) -> dict[str, str]:
-    """Label names and values from outside as plain, short text (any JSON value a string)."""
-    return {plain(str(name), LABEL_NAME_CHARS):
-            plain(value if isinstance(value, str) else str(value), max_chars)
-            for name, value in labels.items()}
-
-
-def _plain_series(labels: dict) -> dict:
-    """``labels`` as they are when already plain and short (nearly always: checked at a
-    fifth of the cost of decoding them), else made so."""
-    for name, value in labels.items():
-        if not (isinstance(value, str) and len(value) <= LABEL_VALUE_CHARS
-                and value.isprintable() and isinstance(name, str)
-                and len(name) <= LABEL_NAME_CHARS and name.isprintable()):
-            return plain_labels(labels)
-    return labels
 
 
 def _basic(username: str, password: str) -> str:

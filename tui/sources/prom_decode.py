@@ -1,22 +1,32 @@
-"""Prometheus's instant-query answers decoded fast when they are plain.
+"""Prometheus's answers decoded: fast when they are plain, and never holding a long label.
 
 At 16,384 ranks a poll is megabytes of JSON; decoding it holds the GIL (the UI thread waits)
 and is much of a poll's CPU. An answer whose bytes are all printable ASCII with no escape in
 them, and whose every label name and value is short, is decoded straight into typed records
 by msgspec, in one pass that checks its shape as it goes: its labels are plain without
 looking at them again. Anything else (a label with a quote, a non-ASCII host name, a value
-past the length limit, an error, another shape) is left to the client's general path, which
-reads any JSON and makes every label plain (prom_client).
+past the length limit, an error, another shape) is read by ``answer``, which reads any JSON
+and, in a vector or a matrix, cuts each label value to its limit as it is decoded: a label
+value of a megabyte stays bytes of the body, and only its first characters ever become a
+string (decoded whole, a few hundred such values left the process's memory high for good).
+Its labels come out plain (``logs.text.plain``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import msgspec
+from ranktop.tui.logs.text import plain
 
 LABEL_NAME_CHARS = 128
-LABEL_VALUE_CHARS = 256
+# A label value is whole up to this length: it is what names a host or a pod, and what a
+# rank's queries send back (a DNS or Kubernetes name is at most 253). Longer ones are cut
+# while decoding, with a digest of the whole value, so that two values cut alike stay two.
+LABEL_VALUE_CHARS = 1024
 
 _Name = Annotated[str, msgspec.Meta(max_length=LABEL_NAME_CHARS)]
 _Value = Annotated[str, msgspec.Meta(max_length=LABEL_VALUE_CHARS)]
@@ -56,3 +66,135 @@ def instant_vector(body: bytes) -> tuple[list[Record], list[str]] | None:
     if answer.status != "success" or answer.data.resultType != "vector":
         return None
     return answer.data.result, answer.warnings
+
+
+class _LooseSeries(msgspec.Struct):
+    metric: msgspec.Raw  # decoded on its own: whole when short, else value by value
+    value: Any = None  # [time, "value"] in a vector
+    values: Any = None  # [[time, "value"], ...] in a matrix
+
+
+class _LooseData(msgspec.Struct):
+    resultType: str
+    result: list[_LooseSeries]
+
+
+class _LooseAnswer(msgspec.Struct):
+    status: str
+    data: _LooseData
+    warnings: Any = None
+
+
+_LOOSE = msgspec.json.Decoder(_LooseAnswer)
+_ANY = msgspec.json.Decoder()
+_RAW_VALUES = msgspec.json.Decoder(dict[str, msgspec.Raw])
+# Enough bytes for LABEL_VALUE_CHARS characters however they are written (an escaped
+# surrogate pair is 12 bytes a character), and the quotes.
+_WHOLE_BYTES = LABEL_VALUE_CHARS * 12 + 2
+_NOTE_CHARS = 60  # "… [N more characters, #digest]" after a cut value
+MAX_ORIGINALS = 65_536
+_MOST_PER_CHAR = 13  # a cut inside an escape or a UTF-8 character is undone within this
+# msgspec refuses a lone surrogate escape (JSON allows one); it becomes U+FFFD, as plain
+# would make it anyway.
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                             rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+def answer(body: bytes, originals: dict[str, str] | None = None) -> object:
+    """Any answer, as JSON reads it (ValueError if it is not JSON); in a vector or a matrix
+    every label name and value is plain and at most its limit long, cut while decoding;
+    ``originals`` gets each value that plain changed, by what it became."""
+    originals = {} if originals is None else originals
+    if b"\\ud" in body or b"\\uD" in body:
+        body = _LONE_SURROGATE.sub(rb"\\ufffd", body)
+    try:
+        loose = _LOOSE.decode(body)
+    except msgspec.ValidationError:  # another shape: an error, names, a scalar
+        return _any_answer(body)
+    result = [_series(series, originals) for series in loose.data.result]
+    decoded = {"status": loose.status, "data": {"resultType": loose.data.resultType,
+                                                 "result": result}}
+    if loose.warnings is not None:
+        decoded["warnings"] = loose.warnings
+    return decoded
+
+
+def _any_answer(body: bytes) -> object:
+    """An answer of any shape; the labels of any series in it made plain and short."""
+    decoded = _ANY.decode(body)
+    data = decoded.get("data") if isinstance(decoded, dict) else None
+    if isinstance(data, dict) and isinstance(data.get("result"), list):
+        for item in data["result"]:
+            if isinstance(item, dict) and isinstance(item.get("metric"), dict):
+                item["metric"] = plain_labels(item["metric"])
+    return decoded
+
+
+def plain_labels(labels: Mapping, max_chars: int = LABEL_VALUE_CHARS) -> dict[str, str]:
+    """Label names and values from outside as plain, short text (any JSON value a string)."""
+    return {plain(str(name), LABEL_NAME_CHARS):
+            plain(value if isinstance(value, str) else str(value), max_chars)
+            for name, value in labels.items()}
+
+
+def _series(series: _LooseSeries, originals: dict[str, str]) -> dict[str, Any]:
+    found: dict[str, Any] = {"metric": _labels(series.metric, originals)}
+    if series.value is not None:
+        found["value"] = series.value
+    if series.values is not None:
+        found["values"] = series.values
+    return found
+
+
+def _labels(raw: msgspec.Raw, originals: dict[str, str]) -> dict[str, str]:
+    """A series' labels, plain; a label set too short to hold a long value is decoded whole
+    (and left as it is when it is plain already, as nearly every one is). A value that
+    plain changed is kept as it came in ``originals``, under what it became."""
+    if len(memoryview(raw)) > _WHOLE_BYTES:
+        labels = {name: label_value(value) for name, value in _RAW_VALUES.decode(raw).items()}
+    else:
+        labels = _ANY.decode(raw)
+        if not isinstance(labels, dict):
+            raise ValueError("a series' labels are not an object")
+    for name, value in labels.items():
+        if not (isinstance(value, str) and len(value) <= LABEL_VALUE_CHARS
+                and value.isprintable() and len(name) <= LABEL_NAME_CHARS
+                and name.isprintable()):
+            made = plain_labels(labels, LABEL_VALUE_CHARS + _NOTE_CHARS)
+            _keep_originals(labels, made, originals)
+            return made
+    return labels
+
+
+def _keep_originals(labels: dict, made: dict[str, str], originals: dict[str, str]) -> None:
+    """Each short value that ``plain`` changed (a control character in it), by what it
+    became: a query about it sends what came."""
+    if len(originals) > MAX_ORIGINALS:
+        originals.clear()
+    for (_, value), shown in zip(labels.items(), made.values(), strict=True):
+        if isinstance(value, str) and value != shown and len(value) <= LABEL_VALUE_CHARS:
+            originals[shown] = value
+
+
+def label_value(raw: msgspec.Raw, max_chars: int = LABEL_VALUE_CHARS) -> str:
+    """A label's JSON value as plain text of at most ``max_chars`` characters and a note of
+    how many more there were (counted on the bytes past the cut: close, not exact)."""
+    view = memoryview(raw)
+    if len(view) <= _WHOLE_BYTES:
+        value = _ANY.decode(view)
+        return plain(value if isinstance(value, str) else str(value), max_chars)
+    head, used = _head(view)
+    dropped = len(head) - max_chars + len(view) - used
+    digest = hashlib.blake2b(view, digest_size=6).hexdigest()
+    return f"{plain(head[:max_chars], max_chars)}… [{dropped} more characters, #{digest}]"
+
+
+def _head(view: memoryview) -> tuple[str, int]:
+    """The first characters of a long JSON value, and how many of its bytes they took."""
+    if view[:1] == b'"':
+        for end in range(_WHOLE_BYTES, _WHOLE_BYTES - _MOST_PER_CHAR, -1):
+            try:
+                return _ANY.decode(bytes(view[:end]) + b'"'), end + 1
+            except ValueError:  # cut inside an escape or a character: a byte shorter
+                continue
+    return bytes(view[:_WHOLE_BYTES]).decode("utf-8", "replace"), _WHOLE_BYTES

@@ -8,7 +8,9 @@ per series whatever the number of ranks.
 
 A poll that fails keeps the last good frame on screen, marked stale, and says why; so does
 one whose answers turn out unreadable after they came. A server that is struggling (429,
-503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. While
+503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. A
+poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
+spent, the poll's remaining queries are not sent, and its status says so. While
 the job's metrics or DCGM's come back empty, the finder looks for them and asks why
 (finder.py); an unambiguous find is used at once, and said so.
 """
@@ -19,16 +21,19 @@ import asyncio
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from ranktop.tui.core import rank_merge, ranks
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL_LABELS
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
-from ranktop.tui.core.model import MISSING, Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
+from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
 from ranktop.tui.sources.prom_client import (
+    TOO_LARGE,
     VICTORIA_METRICS,
     PromClient,
     QueryError,
@@ -45,6 +50,7 @@ SLOW_SECONDS = 5.0
 # or it asked to be left alone.
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
+POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
 OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 FRESH_KEYS = ("fresh:dcgm", "fresh:job")
 STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
@@ -70,6 +76,7 @@ class PrometheusSource:
         self._last: Frame | None = None
         self._models: dict[int, str] = {}  # rank -> DCGM's modelName
         self._models_read = False  # whether DCGM's labels were read for them yet
+        self._originals: dict[str, str] = {}  # host or pod shown -> as its label holds it
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
@@ -102,7 +109,8 @@ class PrometheusSource:
     def poll_now(self) -> Frame:
         """One blocking poll; raises QueryError when nothing at all could be read."""
         started = self.clock()
-        answers, failures = self._run_queries()
+        budget = ByteBudget(POLL_BYTES)
+        answers, failures = self._run_queries(budget)
         self.retry_after = max((f.retry_after for f in failures if f.retry_after is not None),
                                default=None)
         if not answers:
@@ -111,7 +119,7 @@ class PrometheusSource:
                                        _empty(answers, f"metric:{PROBE_METRIC}"))
         if found is not None:  # an unambiguous find: read the job through it from now on
             self._use(found)
-            answers, failures = self._run_queries()
+            answers, failures = self._run_queries(budget)
         try:
             if self._learn_ranks(answers) or not self._models_read:
                 self._learn_models(answers)
@@ -159,16 +167,26 @@ class PrometheusSource:
             return (DCGM_GPU_LABEL, *DCGM_HOST_LABELS, *DCGM_MODEL_LABELS)
         return ()
 
-    def _run_queries(self) -> tuple[Answers, list[QueryError]]:
+    def _run_queries(self, budget: ByteBudget) -> tuple[Answers, list[QueryError]]:
         answers: Answers = {}
         failures: list[QueryError] = []
+        sent = 0
         for key, expression in self._queries.items():
+            if budget.spent:
+                break
+            sent += 1
             try:
-                answers[key] = self.client.query(expression)
+                answers[key] = self.client.query(expression, budget)
             except QueryError as error:
-                failures.append(error)
+                failures.append(error.bare())
                 if error.kind in GIVE_UP_KINDS:
                     break
+        if budget.spent:  # said first, in place of the answer that spent it
+            if failures and failures[-1].kind == TOO_LARGE:
+                failures.pop()
+            failures.insert(0, QueryError(
+                TOO_LARGE, f"this poll's answers passed {budget.limit // 1_000_000} MB; "
+                           f"{len(self._queries) - sent} more queries not sent"))
         return answers, failures
 
     def _fail(self, error: QueryError) -> None:
@@ -220,17 +238,24 @@ class PrometheusSource:
                                    f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))")
         found: dict[int, float] = {}
         for labels, when in answer.pairs():
-            rank = labels.get(self.rank_settings.rank_label, "")
-            if rank.isdigit() and int(rank) < len(self.rank_map):
-                found[int(rank)] = when
+            rank = ranks.rank_number(labels.get(self.rank_settings.rank_label, ""))
+            if rank is not None and rank < len(self.rank_map):
+                found[rank] = when
         return found
 
     def _rank_query(self, metric, rank: int) -> str:
-        """The metric's query narrowed to one rank's GPU and the job's series of that rank."""
+        """The metric's query narrowed to one rank's GPU and the job's series of that rank,
+        by its host and pod as their labels hold them (not as the screen shows them)."""
         rs = self.rank_settings
         job = {**promql.job_labels(rs.job_label, self.prom.job), rs.rank_label: str(rank)}
-        return promql.rank_query(metric.queries, self.rank_map.ranks[rank],
+        return promql.rank_query(metric.queries, self.held(self.rank_map.ranks[rank]),
                                  self.prom.dcgm_selector, job)
+
+    def held(self, rank: Rank) -> Rank:
+        """``rank`` with its host and pod as their labels hold them, for a query about it:
+        the map holds them plain, as the screen shows them."""
+        return replace(rank, host=self._originals.get(rank.host, rank.host),
+                       pod=self._originals.get(rank.pod, rank.pod))
 
     def _first_series(self, expression: str, start: float, end: float, step: float
                       ) -> list[tuple[float, float]]:
@@ -256,9 +281,13 @@ class PrometheusSource:
         if seen == self._seen and self.rank_map.ranks:
             return False
         self._seen = seen
+        for metric_id in (STEP_METRIC, PROBE_METRIC):
+            answer = answers.get(f"metric:{metric_id}")
+            self._originals.update(getattr(answer, "originals", {}))
         pods = ranks.nodes_of_pods(dcgm) if by_pod else {}
         learned = ranks.from_job_series(step, rs.rank_label, rs.host_label,
-                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods)
+                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods,
+                                        known=len(self.rank_map))
         if learned is None and (guessed or not self.rank_map.ranks):
             learned = self._fallback_ranks(
                 dcgm or [labels for labels, _ in _pairs(answers, PROBE_METRIC)])
@@ -342,6 +371,7 @@ class PrometheusSource:
         matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
         now = self.clock()
         notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
+                 self.rank_map.left_out,
                  self._age_note(now - newest), self.finder.status_note()]
         detail = "; ".join(note for note in notes if note)
         if failures:

@@ -9,7 +9,9 @@ active, else GPU utilisation) becomes one query that takes, GPU by GPU, the firs
 has data, and labels each answer with the way it used, so the screen can say which it shows.
 
 Every label value ranktop puts in a query goes through ``quote``: a host named
-``node",Hostname=~".+`` stays one value and never becomes a matcher of its own.
+``node",Hostname=~".+`` stays one value and never becomes a matcher of its own, and a
+control character in one is sent as an escape, as the label holds it (the screen shows it
+as U+FFFD; a query sending that would match nothing).
 """
 
 from __future__ import annotations
@@ -26,14 +28,20 @@ WAY_LABEL = "ranktop_way"
 JOIN = f"or on({', '.join(DCGM_UUID_LABELS)})"
 ALERTS_ACTIVE = 'alertstate=~"firing|pending"'
 DCGM_PROBE_METRIC = "DCGM_FI_DEV_GPU_TEMP"  # every dcgm-exporter exports it: is DCGM there?
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 
 
 def quote(value: str) -> str:
-    """``value`` as a PromQL string literal: backslash, double quote and newline escaped."""
+    """``value`` as a PromQL string literal: backslash, double quote, newline and every
+    other control character escaped."""
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{escaped}"'
+    return f'"{_CONTROL.sub(_escape, escaped)}"'
+
+
+def _escape(control: re.Match[str]) -> str:
+    return f"\\u{ord(control.group()):04x}"
 
 
 def selector(labels: Mapping[str, str], extra_matchers: str = "") -> str:

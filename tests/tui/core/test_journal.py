@@ -53,3 +53,18 @@ def test_a_hang_verdict_that_changes_its_culprit_is_a_correction_not_a_second_fa
     correction = next(e for e in events if e.state == "correct")
     assert correction.summary == "corrects the earlier verdict (rank 3): rank 6 is dead"
     assert not any(e.state == "start" and e.rank == 6 for e in log.read())
+
+
+def test_a_flood_of_ranks_at_once_is_one_event_not_one_a_rank(tmp_path):
+    log = EventLog(tmp_path / "events.jsonl")
+    journal = Journal("job-a", log)
+    flood = [Anomaly("missing", "critical", r, "no data", since=1.0) for r in range(100_006)]
+    hot = Anomaly("thermal", "major", 5, "GPU 88 °C", since=1.0)
+    events = journal.update(2.0, [*flood, hot], RANK_MAP)
+    assert [(e.kind, e.rank) for e in events] == [("missing", None), ("thermal", 5)]
+    assert events[0].summary.startswith("100006 ranks at once (ranks 0, 1, 2, 3, 4, 5, 6, 7 "
+                                        "and 99998 more); the first: no data")
+    assert (tmp_path / "events.jsonl").stat().st_size < 2_000
+    resolved = journal.update(3.0, [hot], RANK_MAP)
+    assert [(e.state, e.rank) for e in resolved] == [("resolve", None)]
+    assert len(journal.active) == 1  # each rank's anomaly is still tracked on its own

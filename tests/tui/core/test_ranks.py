@@ -115,7 +115,7 @@ def test_without_uuids_dcgm_series_join_by_host_or_pod_and_gpu():
 def test_a_series_with_a_rank_label_is_that_rank_when_the_map_has_it():
     join = DcgmJoin(from_job(job_series()), "rank")
     assert join.rank_of({"rank": "6", "UUID": "GPU-0-0"}) == 6  # its own rank first
-    assert join.rank_of({"rank": "007"}) == 7
+    assert join.rank_of({"rank": "007"}) is None  # not how a rank is written
     assert join.rank_of({"rank": "8"}) is None  # past the map
     assert join.rank_of({"rank": "x", "UUID": "GPU-1-0"}) == 4  # no number: joined by GPU
 

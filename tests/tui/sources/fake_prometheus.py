@@ -34,7 +34,7 @@ class FakePrometheus:
         found = self._select(match)
         return sorted({k for s in found for k in s if k != "value"})
 
-    def query(self, expression: str) -> list[Sample]:
+    def query(self, expression: str, budget: object = None) -> list[Sample]:
         self.asked.append(expression)
         if expression in self.failing:
             raise QueryError("HTTP 422", "bad query")

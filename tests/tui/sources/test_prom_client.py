@@ -190,7 +190,9 @@ def test_nobody_listening_is_connection_refused_and_names_the_url_without_secret
     url = f"http://oncall:url-secret@127.0.0.1:{closed_port()}"
     error = failure(call, url)
     assert error.kind == "connection refused"
-    assert error.message == url.replace("oncall:url-secret@", "***@")
+    # Prometheus's settings took it out of the URL; a URL the client is handed is cleaned
+    shown = "" if call in (instant, ranged) else "***@"
+    assert error.message == url.replace("oncall:url-secret@", shown)
 
 
 @EVERY_CALL
@@ -259,9 +261,9 @@ def test_no_message_ever_holds_a_secret(call, reply, server, tmp_path):
     echoes them back."""
     (tmp_path / "password").write_text("pw-secret\n")
     Scripted.reply = reply
-    url = server.replace("http://", "http://me:url-secret@")
+    url = server.replace("http://", "http://me:url-secret@")  # as an Alertmanager is asked
     settings = load_settings(overrides={"prometheus": {
-        "url": url, "username": "me", "password_file": str(tmp_path / "password")}},
+        "url": server, "username": "me", "password_file": str(tmp_path / "password")}},
         environ={"RANKTOP_BEARER_TOKEN": "tok-secret"})
     secretive = PromClient(settings.prometheus)
     calls = {instant: lambda: secretive.query("up"),

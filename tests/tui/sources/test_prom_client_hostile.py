@@ -4,11 +4,17 @@ what leaves the client is plain text, and no credential is echoed back."""
 from __future__ import annotations
 
 import base64
+import gc
 import json
+import re
+import tracemalloc
 
+import msgspec
 import pytest
 from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources import prom_decode
 from ranktop.tui.sources.prom_client import PromClient, QueryError
+from ranktop.tui.sources.prom_decode import LABEL_VALUE_CHARS
 
 from tests.tui.scripted_http import Scripted
 from tests.tui.sources.test_prom_client import matrix, vector
@@ -20,6 +26,7 @@ ESCAPES = {
     "bidi": "\u202eevil\u2066", "nul": "a\x00b", "del": "a\x7fb", "surrogate": "\ud800",
     "newline": "a\nb\rc",
 }
+LONGEST = LABEL_VALUE_CHARS + 60  # a value cut, and its note
 UNSAFE = set(map(chr, [*range(0x20), *range(0x7f, 0xa0), 0x202e, 0x2066, 0xd800]))
 
 
@@ -50,8 +57,8 @@ def test_label_values_and_names_come_out_plain(server, name):
 def test_a_megabyte_label_value_is_cut_with_a_note(server):
     Scripted.reply = (200, "application/json", vector(({"Hostname": "é" * 1_000_000}, 1)))
     [sample] = list(client(server).query("up"))
-    assert len(sample.labels["Hostname"]) < 300
-    assert sample.labels["Hostname"].endswith("more characters]")
+    assert len(sample.labels["Hostname"]) < LONGEST
+    assert re.search(r"… \[\d+ more characters, #[0-9a-f]{12}\]$", sample.labels["Hostname"])
 
 
 def test_a_label_that_is_not_a_string_becomes_one(server):
@@ -140,4 +147,48 @@ def test_labels_sent_unescaped_come_out_plain_or_not_at_all(server, name):
 def test_a_long_plain_label_value_is_cut_with_a_note_too(server):
     Scripted.reply = (200, "application/json", vector(({"Hostname": "x" * 100_000}, 1)))
     [sample] = list(client(server).query("up"))
-    assert sample.labels["Hostname"].endswith("more characters]")
+    assert re.search(r"… \[98976 more characters, #[0-9a-f]{12}\]$", sample.labels["Hostname"])
+
+
+def test_megabyte_label_values_are_cut_while_decoding_not_after(server):
+    """16 label values of 2 MB: decoded whole they would be strings as large as the body
+    (after the body's own text); cut while decoding, only the body is ever held."""
+    body = vector(*(({"Hostname": "x" * 2_000_000, "rank": str(i)}, 1) for i in range(16)))
+    Scripted.reply = (200, "application/json", body)
+    asking = client(server)
+    samples = []
+
+    def ask() -> None:
+        samples.extend(asking.query("up"))
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        ask()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [s.labels["rank"] for s in samples] == [str(i) for i in range(16)]
+    assert all(len(s.labels["Hostname"]) < LONGEST for s in samples)
+    assert f"… [{2_000_000 - LABEL_VALUE_CHARS} more characters, #" in samples[0].labels[
+        "Hostname"]
+    assert peak < 2.4 * len(body)  # the body, and its copy while it is read (3x: decoded)
+
+
+@pytest.mark.parametrize("written", ["é", "\\u00e9", "\\ud83d\\ude00", "a\\\"", "\\\\"])
+def test_a_long_value_is_cut_between_characters_however_they_are_written(written):
+    raw = msgspec.Raw(('"' + written * 100_000 + '"').encode())
+    text = prom_decode.label_value(raw)
+    head, _, note = text.partition("… [")
+    assert len(head) == LABEL_VALUE_CHARS and note.endswith("]")
+    assert head == json.loads('"' + written * 2000 + '"')[:LABEL_VALUE_CHARS]
+
+
+def test_a_lone_surrogate_in_a_long_answer_is_no_bad_answer(server):
+    result = [{"metric": {"Hostname": "x\ud800y", "UUID": "\udc00" + "z" * 5000},
+               "value": [1, "1"]}]
+    Scripted.reply = (200, "application/json", json.dumps(
+        {"status": "success", "data": {"resultType": "vector", "result": result}}))
+    [sample] = list(client(server).query("up"))
+    assert sample.labels["Hostname"] == "x\ufffdy"
+    assert sample.labels["UUID"].startswith("\ufffdzzz")

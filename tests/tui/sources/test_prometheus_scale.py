@@ -56,7 +56,7 @@ class PrometheusLike:
         self.bytes = 0
         self.hosts: dict[int, str] = {}  # ranks moved to another host
 
-    def query(self, expression: str) -> Vector:
+    def query(self, expression: str, budget: object = None) -> Vector:
         self.asked += 1
         key = {e: k for k, e in self.source.queries().items()}[expression]
         if key.startswith("job:"):
@@ -129,7 +129,7 @@ def test_every_series_carries_only_the_labels_that_place_it(big):
 def test_the_rank_map_is_kept_while_the_rank_labels_stay_the_same(big, monkeypatch):
     built = []
     learn = ranks.from_job_series
-    monkeypatch.setattr(ranks, "from_job_series", lambda *a: built.append(1) or learn(*a))
+    monkeypatch.setattr(ranks, "from_job_series", lambda *a, **k: built.append(1) or learn(*a, **k))
     rank_map = big.rank_map
     for _ in range(3):
         big.poll_now()

@@ -27,7 +27,7 @@ class ScriptedClient:
         self.ranged: list[str] = []
         self.names: list[str] = []  # what discovery is told the backend holds
 
-    def query(self, expression: str) -> Vector:
+    def query(self, expression: str, budget: object = None) -> Vector:
         # The poll's queries by their key; discovery's and diagnosis's by their PromQL.
         keys = {expr: key for key, expr in self.source.queries().items()} if self.source else {}
         key = keys.get(expression, expression)
@@ -284,3 +284,16 @@ def test_a_late_start_asks_for_the_jobs_recent_loss_and_when_each_rank_last_repo
     assert found.last_seen == {1: NOW - 30}
     assert found.job["loss"] == [(NOW - 4, 70.0), (NOW - 2, 71.0), (NOW, 72.0)]
     assert source.client.ranged[0] == 'avg(training_loss{training_job="j"})'
+
+
+def test_one_answer_of_100000_extra_ranks_leaves_the_map_near_the_jobs_size(source):
+    source.poll_now()
+    extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
+                     "training_job": "j"}, 1.0, NOW) for r in range(4, 100_004)]
+    source.client.answers["metric:step_time"] = [job(r, 1.1) for r in range(4)] + extra
+    source.poll_now()
+    assert len(source.rank_map) == ranks.rank_ceiling(4)
+    assert f"{100_004 - ranks.rank_ceiling(4)} rank(s) numbered past" in source.status().detail
+    source.client.answers.update(healthy())
+    source.poll_now()
+    assert "numbered past" not in source.status().detail  # said while the labels say it

@@ -20,7 +20,12 @@ def unquote(literal: str) -> str:
     """A double-quoted PromQL string literal read as Prometheus's lexer reads it."""
     match = _PROMQL_STRING.fullmatch(literal)
     assert match is not None, f"not one PromQL string: {literal!r}"
-    return re.sub(r"\\(.)", lambda m: _ESCAPE[m.group(1)], match.group(1))
+    return re.sub(r"\\(u[0-9a-f]{4}|.)", _unescape, match.group(1))
+
+
+def _unescape(escape: re.Match[str]) -> str:
+    code = escape.group(1)
+    return chr(int(code[1:], 16)) if len(code) == 5 else _ESCAPE[code]
 
 
 @FEW
