@@ -118,10 +118,10 @@ class SkippingSimulator:
     where the test watches it, and its quiet stretches pass at once."""
 
     def __init__(self, scenario: Path, seed: int, nodes: int,
-                 options: ExportOptions | None = None) -> None:
+                 options: ExportOptions | None = None, start: float = 30.0) -> None:
         self.clock = SkippingClock()
         cluster = SimCluster(nodes, seed=seed, scenario=load_scenario(scenario))
-        self.server = make_server(cluster, options, port=0, clock=self.clock, start=30.0)
+        self.server = make_server(cluster, options, port=0, clock=self.clock, start=start)
         self.port = self.server.server_address[1]
         serve_in_thread(self.server)
 

@@ -9,6 +9,7 @@ import json
 import time
 
 from ranktop.tui.cli.main import main
+from ranktop.tui.core.lookback import SEEN_STEP
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import PrometheusSource
@@ -17,32 +18,33 @@ from tests.integration.cluster import HERE, Prometheus, SkippingSimulator
 
 JOB = "integration-midway"
 DEAD = 455 % 128  # the scenario's rank 455 on a 16-node simulated cluster: rank 71
-# The scenario's XID comes at 40 s, the death at 42 s: a few polls see the job before, the
-# quiet stretch up to just before the XID is skipped, and the polls go on past the death.
-# A report learns which ranks reported before it from Prometheus, 10 s apart
-# (lookback.SEEN_STEP): the dead rank must have lived in Prometheus past one such instant.
-POLLS_BEFORE = 7
+# The scenario's XID comes at 40 s, the death at 42 s: polls see the job before, the quiet
+# stretch up to just before the XID is skipped, and the polls go on past the death. A report
+# learns which ranks reported before it from Prometheus, 10 s apart (SEEN_STEP): the skip
+# waits until Prometheus has held the job past one such instant, however long it took to
+# start.
+START = 10.0
 SKIP_TO = 38.0
 UNTIL = 48.0
 
 
 def test_a_rank_dying_mid_incident_keeps_its_identity_and_its_cause(tmp_path, capsys):
-    simulator = SkippingSimulator(HERE / "scenario-midway.toml", seed=11, nodes=16)
+    simulator = SkippingSimulator(HERE / "scenario-midway.toml", seed=11, nodes=16,
+                                  start=START)
     server = Prometheus(tmp_path, [simulator.port])
     try:
         server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', 128)
+        held_past = (time.time() // SEEN_STEP + 1) * SEEN_STEP + 1.0
         settings = load_settings(overrides={"prometheus": {"url": server.url, "job": JOB}},
                                  environ={})
         pipeline = Pipeline(settings, PrometheusSource(settings))
         seen: dict[tuple, set[float]] = {}
         analysis = None
-        polls = 0
         while simulator.now() < UNTIL:
             analysis = asyncio.run(pipeline.poll())
             for anomaly in analysis.anomalies:
                 seen.setdefault(anomaly.key, set()).add(anomaly.since)
-            polls += 1
-            if polls == POLLS_BEFORE:
+            if time.time() >= held_past:
                 simulator.skip_to(SKIP_TO)
             time.sleep(1.0)
         assert analysis is not None and DEAD in analysis.down
