@@ -18,8 +18,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ranktop.tui.app import RanktopApp  # noqa: E402
+from ranktop.tui.screens.rank import RankScreen  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.sources.demo import demo_source  # noqa: E402
+from ranktop.widgets.log_view import LogView  # noqa: E402
 from textual import constants  # noqa: E402
 
 from tests.tui.terminal_svg import terminal_svg  # noqa: E402
@@ -83,13 +85,24 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
                 await asyncio.to_thread(app.pipeline.triage.wait, 30.0)
             await pilot.pause()
         await pilot.press(*keys)
-        await pilot.pause(0.5)  # the rank screen reads its logs in a worker
-        await pilot.pause()
+        await logs_read(app, pilot)
         # in the colours the terminal is sent, which Textual's own screenshot does not show
         svg = terminal_svg(app, title=f"ranktop --demo ({size[0]}x{size[1]})")
     shutil.rmtree(LOGS, ignore_errors=True)
     (HERE / name).write_text(svg)
     print(f"wrote screenshots/{name}")
+
+
+async def logs_read(app: RanktopApp, pilot, deadline: float = 30.0) -> None:
+    """A moment to settle, and on the rank screen until its worker has read the logs."""
+    await pilot.pause(0.5)
+    waited = 0.0
+    while isinstance(app.screen, RankScreen) and not app.screen.query_one(LogView).lines:
+        if waited >= deadline:
+            raise SystemExit(f"the rank screen read no log line in {deadline:g} s")
+        await pilot.pause(0.1)
+        waited += 0.1
+    await pilot.pause()
 
 
 def main() -> None:

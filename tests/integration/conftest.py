@@ -24,8 +24,13 @@ def simulators():
 
 
 def _serving(server: Prometheus) -> Prometheus:
-    for job, ranks_up in ((JOB_FAULTS, 512), (JOB_DEATH, 511)):
-        server.wait_for_series(f'count(training_step_seconds{{training_job="{job}"}})', ranks_up)
+    try:
+        for job, ranks_up in ((JOB_FAULTS, 512), (JOB_DEATH, 511)):
+            server.wait_for_series(f'count(training_step_seconds{{training_job="{job}"}})',
+                                   ranks_up)
+    except BaseException:
+        server.stop()  # a backend that never served is not left running past the tests
+        raise
     return server
 
 
