@@ -26,12 +26,15 @@ from pathlib import Path
 from typing import Protocol
 
 from ranktop.tui.logs.discovery import PRESETS, find_logs
-from ranktop.tui.logs.text import byte_limit, classify, clean, count_chars, sanitise
+from ranktop.tui.logs.gztail import gz_tail
+from ranktop.tui.logs.rotation import predecessors
+from ranktop.tui.logs.text import byte_limit, classify, clean, count_chars, plain, sanitise
 
 __all__ = ["PRESETS", "FileLog", "LogLine", "LogSource", "classify", "find_logs", "sanitise"]
 
 NOTICE_SECONDS = 10.0  # how long status() keeps saying "truncated", "rotated" or "recreated"
 _BLOCK = 64 * 1024
+GZ_TAIL_BYTES = 4_000_000  # of a compressed predecessor's text, at most, for a tail
 
 @dataclass(frozen=True, slots=True)
 class LogLine:
@@ -129,7 +132,31 @@ class FileLog:
             self._fail(error)
             return []
         self._offset = size
-        return self._tail_lines(data, lines, at_start)
+        found = self._tail_lines(data, lines, at_start)
+        if len(found) < lines and at_start:
+            found = self._before_rotation(lines - len(found)) + found
+        return found
+
+    def _before_rotation(self, lines: int) -> list[LogLine]:
+        """The last lines of the newest rotated predecessor, under a line that names it: a
+        file just rotated holds little or nothing, and what led up to now is there (a dead
+        rank's crash, after logrotate)."""
+        older = predecessors(self.path)
+        if not older or lines < 2:
+            return []
+        path, lines = older[0], lines - 1  # a line for the mark
+        if path.suffix == ".gz":
+            earlier = FileLog(path, self.max_line_chars)
+            found = earlier._tail_lines(gz_tail(path, lines, GZ_TAIL_BYTES), lines, True)
+        else:
+            earlier = FileLog(path, self.max_line_chars)
+            found = earlier.tail(lines)
+            earlier.close()
+        if not found:
+            return []
+        mark = LogLine(f"[ranktop: above, the last lines of {plain(path.name)}, before"
+                       f" {plain(self.path.name)} was rotated]", "plain")
+        return [*found, mark]
 
     def follow(self) -> list[LogLine]:
         """The lines completed since the last tail() or follow()."""

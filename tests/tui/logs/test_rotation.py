@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
+from ranktop.tui.logs.tail import FileLog
 
 NAME = "stderr.log"
 
@@ -93,3 +94,27 @@ def test_directories_and_unreadable_places_have_none(tmp_path: Path) -> None:
     (tmp_path / f"{NAME}.1").mkdir()
     assert predecessors(tmp_path / NAME) == []
     assert predecessors(tmp_path / "missing" / NAME) == []
+
+
+def test_a_tail_of_a_file_just_rotated_shows_the_predecessors_last_lines(tmp_path) -> None:
+    current = tmp_path / "stderr.log"
+    (tmp_path / "stderr.log.1").write_text("step 1\nCUDA error: unspecified launch failure\n")
+    current.write_text("")  # copytruncate: the dead rank writes nothing more
+    lines = [line.text for line in FileLog(current).tail(300)]
+    assert lines == ["step 1", "CUDA error: unspecified launch failure",
+                     "[ranktop: above, the last lines of stderr.log.1, before stderr.log was"
+                     " rotated]"]
+    current.write_text("".join(f"line {n}\n" for n in range(400)))
+    full = [line.text for line in FileLog(current).tail(300)]
+    assert full[0] == "line 100" and len(full) == 300  # enough of its own: no predecessor
+
+
+def test_a_compressed_predecessor_is_read_too(tmp_path) -> None:
+    import gzip
+
+    with gzip.open(tmp_path / "stdout.log.1.gz", "wt") as older:
+        older.write("step 7 loss 2.1\nstep 8 loss 2.1\n")
+    (tmp_path / "stdout.log").write_text("step 9 loss 2.0\n")
+    lines = [line.text for line in FileLog(tmp_path / "stdout.log").tail(3)]
+    assert lines == ["step 8 loss 2.1", "[ranktop: above, the last lines of stdout.log.1.gz,"
+                     " before stdout.log was rotated]", "step 9 loss 2.0"]
