@@ -88,9 +88,8 @@ class HangWatch:
     def update(self, now: float, stuck: bool, ask: Callable[[int], TriageAsk],
                moving: bool = False, down: Collection[int] = ()) -> HangVerdict | None:
         """The verdict to show now; ``ask`` makes the ask with the id given, when one is due.
-        ``moving``: the job keeps stepping; ``down``: the ranks down now."""
-        if self.triage is None:
-            return None
+        ``moving``: the job keeps stepping; ``down``: the ranks down now. Without a triage
+        (no logs, no dumps) a hang is still opened and closed, for ``suspicion``."""
         self._calm_since = None if stuck else (self._calm_since or now)
         if self._first is not None and self._over(now, moving, down):
             self.end()
@@ -123,7 +122,8 @@ class HangWatch:
         else:  # the same hang: its dumps are as old as its first ask allowed
             made = replace(made, since=self._dumps_since)
         self._asked_at = now
-        self.triage.request(made)
+        if self.triage is not None:
+            self.triage.request(made)
 
     def _over(self, now: float, moving: bool, down: Collection[int]) -> bool:
         """This hang's evidence is gone: no rank it names dead is still down, and the job
@@ -184,5 +184,7 @@ class HangWatch:
         summary = (f"not sure yet: {noun} {ranks}: GPU idle (SM {first.sm:.0f} %) while the"
                    f" others spin in a collective (SM {first.others:.0f} %): the rank they may"
                    " be waiting for")
+        awaiting = ("the watchdogs' timeouts in the logs" if self.triage is not None else
+                    "evidence from logs or Flight Recorder dumps (neither is configured)")
         return Anomaly("hang", "critical", first.rank, summary, self.since or first.since,
-                       awaiting="the watchdogs' timeouts in the logs")
+                       awaiting=awaiting)

@@ -33,9 +33,9 @@ def polls(cluster: SimCluster, log_root: Path, until: float, since: float = 0.0,
     apart; each poll shows the hang triage the one before it asked for, as when a triage
     finishes within a refresh. ``logs=False``: no log is configured."""
     clock = FakeClock(START + since)
-    writer = LogWriter(cluster, log_root, seed=3, epoch=START)
+    writer = LogWriter(cluster, log_root, seed=3, epoch=START) if logs else None
     source = DemoSource(cluster, clock, START, writer)
-    overrides = {"logs": {"spec": writer.layout_spec}} if logs else {}
+    overrides = {"logs": {"spec": writer.layout_spec}} if writer else {}
     pipeline = Pipeline(load_settings(overrides=overrides, environ={}), source, clock=clock)
     while clock.now <= START + until:
         source.flush_logs()

@@ -60,6 +60,16 @@ def test_without_gpu_metrics_time_names_it(tmp_path) -> None:
     assert "still none" in named[0].hang.summary and "GPU" not in named[0].hang.summary
 
 
+def test_without_logs_or_dumps_the_idle_gpu_is_still_the_suspect(tmp_path) -> None:
+    rows = [(a.frame.time - START, hang_rows(a)) for a in polls(
+        frozen_job(), tmp_path, until=HANG_AT + 40, logs=False)]
+    assert all(rows == [] for t, rows in rows if t < HANG_AT)
+    late = [rows for t, rows in rows if t > HANG_AT + 12]
+    assert late and all([(r.rank, r.pending) for r in found] == [(FROZEN, True)]
+                        for found in late)
+    assert "neither is configured" in late[-1][0].awaiting
+
+
 def test_no_idle_gpu_before_the_hang_and_none_in_a_whole_job_stall(tmp_path) -> None:
     stall = Fault("job_stall", None, 20.0, 40.0, {})
     for analysis in polls(job((stall,)), tmp_path, until=70.0):
