@@ -1,0 +1,25 @@
+import pytest
+from ranktop.tui.cli.charset import ascii_only
+
+
+@pytest.mark.parametrize("environ", [
+    {"LANG": "en_US.UTF-8"},
+    {"LANG": "C.utf8"},
+    {"LC_CTYPE": "de_DE.UTF-8@euro", "LANG": "C"},
+    {"LC_ALL": "en_GB.UTF-8", "LANG": "C"},
+    {"LC_ALL": "", "LC_CTYPE": "", "LANG": "fr_FR.utf-8"},
+])
+def test_a_utf8_locale_keeps_unicode(environ):
+    assert not ascii_only(environ)
+
+
+@pytest.mark.parametrize("environ", [
+    {},
+    {"LANG": "C"},
+    {"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"},
+    {"LC_CTYPE": "C", "LANG": "en_US.UTF-8"},
+    {"LANG": "en_US.ISO-8859-1"},
+    {"LANG": "en_US"},
+])
+def test_a_locale_without_utf8_draws_ascii(environ):
+    assert ascii_only(environ)
