@@ -8,7 +8,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
@@ -21,10 +21,12 @@ from ranktop.tui.screens.help import HelpScreen
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
+from ranktop.widgets.ascii_only import AsciiOnly
 from ranktop.widgets.map_levels import MapLevels
 from textual import work
 from textual.app import App
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.message import Message
 
 
@@ -59,8 +61,10 @@ class RanktopApp(App[None]):
 
     def __init__(self, settings: Settings, source: Source,
                  clock: Callable[[], float] = time.time, poll: bool = True,
-                 event_log: EventLog | None = None) -> None:
+                 event_log: EventLog | None = None, ascii_only: bool = False) -> None:
         super().__init__()
+        self.ascii_filters = [AsciiOnly()] if ascii_only else []
+        """Set when the terminal's locale is not UTF-8 (tui/cli/charset.py)."""
         self.settings = settings
         self.source = source
         self.clock = clock
@@ -72,6 +76,9 @@ class RanktopApp(App[None]):
         self.analysis = self.pipeline.latest
         self.cleanups: list[Callable[[], None]] = []
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return [*super().get_line_filters(), *self.ascii_filters]
 
     def on_load(self) -> None:
         # Before the terminal is taken over: a signal from here on is a clean quit.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from ranktop.widgets import map_levels, palette
+from ranktop.widgets.ascii_only import ascii_only
 from ranktop.widgets.layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
 from rich.segment import Segment
 from rich.style import Style
@@ -190,8 +191,9 @@ class Heatmap(Widget):
         return palette.without_colour(self.app)
 
     def _shapes(self) -> list[tuple[int, int]]:
-        """Cell shapes to try, biggest first: (characters wide, cells per text row)."""
-        if self.glyphs:
+        """Cell shapes to try, biggest first: (characters wide, cells per text row); two cells
+        a row only as half-blocks, which need colour and more than ASCII."""
+        if self.glyphs or ascii_only(self.app):
             return [(2, 1), (1, 1)]
         return [(2, 1), (1, 1), (1, 2)]
 

@@ -30,12 +30,12 @@ class FakeClock:
 
 def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,
              event_log=None, color_system: str = "truecolor",
-             cluster: SimCluster | None = None) -> RanktopApp:
+             cluster: SimCluster | None = None, ascii_only: bool = False) -> RanktopApp:
     """The demo at ``at`` seconds into its scenario, with polls driven by the test; with
     ``log_root`` its ranks write their log files there; ``cluster``: a simulated job of the
     test's own instead of the shipped scenario. Its colour system is fixed (the terminal
     running the tests would choose otherwise), and its screenshots show that colour
-    system's colours."""
+    system's colours; ``ascii_only``: drawn as for a locale that is not UTF-8."""
     clock = FakeClock(START + at)
     if cluster is None:
         source = demo_source(DemoSettings(nodes, gpus, seed=7), clock, started=START,
@@ -47,7 +47,7 @@ def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,
     constants.COLOR_SYSTEM = color_system  # read when the app makes its console
     try:
         app = RanktopApp(load_settings(), source, clock=clock, poll=False,
-                         event_log=event_log)
+                         event_log=event_log, ascii_only=ascii_only)
     finally:
         constants.COLOR_SYSTEM = saved
     app.export_screenshot = partial(terminal_svg, app)

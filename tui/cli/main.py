@@ -17,7 +17,7 @@ from collections.abc import MutableMapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from ranktop.tui.cli import flags
+from ranktop.tui.cli import charset, flags
 from ranktop.tui.logs.text import plain
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
@@ -52,6 +52,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     terminal_environment(args.color_system, os.environ)
+    ascii = charset.ascii_only(os.environ)
     settings = _settings(args)
     if settings is None:
         return 2
@@ -59,9 +60,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if not _log_dir_usable(args.log_dir):
             return 2
         return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start,
-                        log_dir=args.log_dir)
+                        log_dir=args.log_dir, ascii_only=ascii)
     if settings.prometheus.url or args.local:
-        return run_live(settings, mouse=not args.no_mouse, local=args.local)
+        return run_live(settings, mouse=not args.no_mouse, local=args.local, ascii_only=ascii)
     print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
           "cluster, or `ranktop --prometheus URL --job NAME` for a real one; "
           "`ranktop --help` lists the options.", file=sys.stderr)
@@ -194,7 +195,8 @@ def _log_dir_usable(log_dir: Path | None) -> bool:
     return True
 
 
-def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int:
+def run_live(settings: Settings, mouse: bool = True, local: bool = False,
+             ascii_only: bool = False) -> int:
     """A real job: Prometheus, this node's NVML, or both."""
     if not _keys_usable(settings) or not _rank_map_readable(settings):
         return 2
@@ -205,7 +207,7 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False) -> int
     if source is None:
         return 2
     log = EventLog(default_log_path())
-    app = RanktopApp(settings, source, event_log=log)
+    app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
     app.cleanups.append(partial(_close, source))
     try:
         return _run_app(app, mouse)
@@ -270,7 +272,7 @@ def _keys_usable(settings: Settings) -> bool:
 
 
 def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
-             log_dir: Path | None = None) -> int:
+             log_dir: Path | None = None, ascii_only: bool = False) -> int:
     from ranktop.tui.app import RanktopApp
     from ranktop.tui.core.events import EventLog
     from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
@@ -290,7 +292,7 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         source = demo_source(settings.demo, started=time.time() - demo_start,
                              log_root=log_dir.expanduser() if log_dir else Path(folder) / "logs")
         log = EventLog(Path(folder) / "events.jsonl")
-        app = RanktopApp(settings, source, event_log=log)
+        app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
         app.cleanups += [source.close, partial(shutil.rmtree, folder, ignore_errors=True)]
         try:
             return _run_app(app, mouse)

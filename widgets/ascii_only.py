@@ -1,0 +1,69 @@
+"""ASCII-only drawing for a terminal whose locale is not UTF-8: every line the console draws
+passes through one filter that puts an ASCII character in place of each other one, cell for
+cell, so nothing moves. Marks and blocks take their stand-ins from one table; box drawing
+becomes ``+-|`` (as Textual's ``ascii`` border); anything else, outside text included, ``?``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import cache
+
+from rich.cells import cell_len
+from rich.color import Color
+from rich.segment import Segment
+from textual.filter import LineFilter
+
+# Each mark, block and sign the console draws, and what stands for it in ASCII.
+STAND_INS = {
+    "●": "*", "◌": "o", "▲": "^", "◆": "@", "▶": ">", "✓": "+", "…": "~", "·": ".",
+    "→": ">", "↳": ">", "—": "-", "–": "-", "×": "x", "°": "'", "≥": ">", "≤": "<",
+    "�": "?", "•": "*", "▼": "v", "◀": "<", "▸": ">", "▾": "v",
+    # the NO_COLOR density ramp ` ·:░▒▓█`, then the sparkline bars, lowest first
+    "░": "-", "▒": "=", "▓": "%", "█": "#",
+    "▁": "_", "▂": ".", "▃": "-", "▄": "=", "▅": "+", "▆": "*", "▇": "%",
+    "▀": '"', "▔": "-", "▌": "|", "▐": "|", "▍": "|", "▎": "|", "▏": "|", "▊": "|", "▋": "|",
+    "▉": "|", "╸": "-", "╺": "-", "╹": "|", "╻": "|",
+}
+
+
+@cache
+def stand_in(char: str) -> str:
+    """The ASCII for one character, as many cells wide as the character itself."""
+    if char.isascii():
+        return char
+    if char in STAND_INS:
+        return STAND_INS[char]
+    name = unicodedata.name(char, "")
+    if name.startswith("BOX DRAWINGS"):
+        return _box_stand_in(name)
+    return "?" * cell_len(char)
+
+
+def _box_stand_in(name: str) -> str:
+    horizontal, vertical = "HORIZONTAL" in name, "VERTICAL" in name
+    if horizontal and not vertical:
+        return "-"
+    return "|" if vertical and not horizontal else "+"
+
+
+def to_ascii(text: str) -> str:
+    """``text`` with each character put into ASCII, cell for cell."""
+    return text if text.isascii() else "".join(stand_in(char) for char in text)
+
+
+class AsciiOnly(LineFilter):
+    """The line filter that makes every drawn line ASCII."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [
+            segment if segment.text.isascii()
+            else Segment(to_ascii(segment.text), segment.style, segment.control)
+            for segment in segments
+        ]
+
+
+def ascii_only(app: object) -> bool:
+    """Whether a Textual app draws with ASCII only."""
+    filters = app.get_line_filters()  # type: ignore[attr-defined]
+    return any(isinstance(line_filter, AsciiOnly) for line_filter in filters)
