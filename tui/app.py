@@ -80,6 +80,14 @@ class RanktopApp(App[None]):
     def get_line_filters(self) -> Sequence[LineFilter]:
         return [*super().get_line_filters(), *self.ascii_filters]
 
+    def get_key_display(self, binding: Binding) -> str:
+        """Textual's display of a key; in ASCII its name where that is a symbol ("enter")."""
+        display = super().get_key_display(binding)
+        if self.ascii_filters and not display.isascii():
+            modifiers, key = binding.parse_key()
+            return "+".join([*modifiers, key])
+        return display
+
     def on_load(self) -> None:
         # Before the terminal is taken over: a signal from here on is a clean quit.
         loop = asyncio.get_running_loop()

@@ -17,7 +17,8 @@ from textual.filter import LineFilter
 # Each mark, block and sign the console draws, and what stands for it in ASCII.
 STAND_INS = {
     "●": "*", "◌": "o", "▲": "^", "◆": "@", "▶": ">", "✓": "+", "…": "~", "·": ".",
-    "→": ">", "↳": ">", "—": "-", "–": "-", "×": "x", "°": "'", "≥": ">", "≤": "<",
+    "→": ">", "↳": ">", "←": "<", "↑": "^", "↓": "v", "—": "-", "–": "-", "×": "x",
+    "°": "'", "≥": ">", "≤": "<",
     "�": "?", "•": "*", "▼": "v", "◀": "<", "▸": ">", "▾": "v",
     # the NO_COLOR density ramp ` ·:░▒▓█`, then the sparkline bars, lowest first
     "░": "-", "▒": "=", "▓": "%", "█": "#",

@@ -33,7 +33,7 @@ async def test_cluster_rank_and_help_screens_draw_only_ascii(tmp_path, monkeypat
         await polled(app, pilot, 40.0)
         cluster = screen_text(app)
         assert not not_ascii(cluster)
-        assert "+-" in cluster and "rank 37" in cluster
+        assert "+-" in cluster and "rank 37" in cluster and "enter Rank" in cluster
         maps = list(app.screen.query(Heatmap))
         assert maps and all(m.layout_grid.cells_per_row == 1 for m in maps)  # no half-blocks
         await pilot.press("enter")
