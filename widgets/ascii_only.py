@@ -24,7 +24,7 @@ STAND_INS = {
     "░": "-", "▒": "=", "▓": "%", "█": "#",
     "▁": "_", "▂": ".", "▃": "-", "▄": "=", "▅": "+", "▆": "*", "▇": "%",
     "▀": '"', "▔": "-", "▌": "|", "▐": "|", "▍": "|", "▎": "|", "▏": "|", "▊": "|", "▋": "|",
-    "▉": "|", "╸": "-", "╺": "-", "╹": "|", "╻": "|",
+    "▉": "|",
 }
 
 
@@ -42,10 +42,12 @@ def stand_in(char: str) -> str:
 
 
 def _box_stand_in(name: str) -> str:
-    horizontal, vertical = "HORIZONTAL" in name, "VERTICAL" in name
-    if horizontal and not vertical:
+    """``+`` where lines meet or turn, else ``-`` or ``|`` along the line."""
+    if " AND " in name or " ARC " in name or "DIAGONAL" in name:
+        return "+"
+    if name.endswith(("HORIZONTAL", "LEFT", "RIGHT")):
         return "-"
-    return "|" if vertical and not horizontal else "+"
+    return "|" if name.endswith(("VERTICAL", "UP", "DOWN")) else "+"
 
 
 def to_ascii(text: str) -> str:
