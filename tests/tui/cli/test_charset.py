@@ -23,3 +23,16 @@ def test_a_utf8_locale_keeps_unicode(environ):
 ])
 def test_a_locale_without_utf8_draws_ascii(environ):
     assert ascii_only(environ)
+
+
+@pytest.mark.parametrize(("lang", "drawn_ascii"), [("C", True), ("en_US.UTF-8", False)])
+def test_the_console_is_told_at_start_whether_to_draw_ascii(monkeypatch, lang, drawn_ascii):
+    from ranktop.tui.cli import main
+
+    told = {}
+    monkeypatch.setattr(main, "run_demo", lambda settings, **options: told.update(options) or 0)
+    for name in ("LC_ALL", "LC_CTYPE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", lang)
+    assert main.main(["--demo"]) == 0
+    assert told["ascii_only"] is drawn_ascii
