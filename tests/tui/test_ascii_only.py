@@ -36,6 +36,14 @@ async def test_cluster_rank_and_help_screens_draw_only_ascii(tmp_path, monkeypat
         assert "+-" in cluster and "rank 37" in cluster and "enter Rank" in cluster
         maps = list(app.screen.query(Heatmap))
         assert maps and all(m.layout_grid.cells_per_row == 1 for m in maps)  # no half-blocks
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*"rank 3")
+        await pilot.pause(0.5)
+        palette = screen_text(app)
+        assert not not_ascii(palette) and ">  rank 3" in palette  # its search icon, in ASCII
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert isinstance(app.screen, RankScreen)
