@@ -7,7 +7,7 @@ becomes ``+-|`` (as Textual's ``ascii`` border); anything else, outside text inc
 from __future__ import annotations
 
 import unicodedata
-from functools import cache
+from functools import lru_cache
 
 from rich.cells import cell_len
 from rich.color import Color
@@ -29,7 +29,7 @@ STAND_INS = {
 }
 
 
-@cache
+@lru_cache(maxsize=4096)  # bounded: outside text may bring any character
 def stand_in(char: str) -> str:
     """The ASCII for one character, as many cells wide as the character itself."""
     if char.isascii():
