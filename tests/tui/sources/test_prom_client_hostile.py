@@ -172,7 +172,9 @@ def test_megabyte_label_values_are_cut_while_decoding_not_after(server):
     assert all(len(s.labels["Hostname"]) < LONGEST for s in samples)
     assert f"… [{2_000_000 - LABEL_VALUE_CHARS} more characters, #" in samples[0].labels[
         "Hostname"]
-    assert peak < 2.4 * len(body)  # the body, and its copy while it is read (3x: decoded)
+    # the body, and its copy while it is read, give or take what the test server in this
+    # process holds while it sends (decoded whole, as before: 3x)
+    assert peak < 2.7 * len(body), peak / len(body)
 
 
 @pytest.mark.parametrize("written", ["é", "\\u00e9", "\\ud83d\\ude00", "a\\\"", "\\\\"])
