@@ -48,9 +48,11 @@ SHOTS = [
     # the throttling rank in a 16-colour terminal, and a rank down without colour
     ("cluster-16-colours-120x40.svg", (120, 40), 60.0, ["slash", *"37", "enter"], "standard"),
     ("cluster-no-color-120x40.svg", (120, 40), 200.0, [], "none"),
+    # a rank down in a terminal whose locale is not UTF-8 (LANG=C): ASCII only
+    ("cluster-ascii-120x40.svg", (120, 40), 200.0, [], "truecolor", True),
 ]
 # Each picture is in truecolor (the same as 256 colours) unless its shot names "standard"
-# (16 colours) or "none" (NO_COLOR).
+# (16 colours) or "none" (NO_COLOR); in ASCII only where it says True.
 LOGS = Path("/tmp/ranktop-screenshot-logs")  # a fixed place: its path shows on screen
 
 
@@ -64,7 +66,7 @@ class FrozenClock:
 
 
 async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
-                colours: str = "truecolor") -> None:
+                colours: str = "truecolor", ascii_only: bool = False) -> None:
     settings = load_settings()
     clock = FrozenClock()
     shutil.rmtree(LOGS, ignore_errors=True)
@@ -72,7 +74,7 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
     if colours == "none":
         os.environ["NO_COLOR"] = "1"  # read when the app is made
     constants.COLOR_SYSTEM = "truecolor" if colours == "none" else colours
-    app = RanktopApp(settings, source, clock=clock, poll=False)
+    app = RanktopApp(settings, source, clock=clock, poll=False, ascii_only=ascii_only)
     os.environ.pop("NO_COLOR", None)
     async with app.run_test(size=size) as pilot:
         # Polls over the last 40 s, as a live session would have had them; each waits for
