@@ -20,9 +20,7 @@ Slurm node list are plain text (``logs.text.plain``), and neither may expand pas
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -34,6 +32,7 @@ from ranktop.tui.core.domain import (
     DCGM_UUID_LABELS,
 )
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.core.outside_file import FileTooLarge, NotRegularFile, read_regular
 from ranktop.tui.logs.text import plain
 
 FROM_JOB = "job metric labels"
@@ -150,19 +149,15 @@ def from_file(path: Path) -> RankMap:
 def _read_lines(path: Path) -> list[str]:
     """The file's lines; a FIFO, a device or a file of more than MAX_FILE_BYTES is refused."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        return read_regular(path, MAX_FILE_BYTES).decode("utf-8").splitlines()
+    except NotRegularFile as error:
+        raise RankMapError(f"{path}: {error.strerror}") from None
+    except FileTooLarge as error:
+        raise RankMapError(f"{path}: {error.strerror}: too large for a rank map") from None
     except OSError as error:
         raise RankMapError(f"{path}: cannot read: {error.strerror or error}") from None
-    with os.fdopen(handle, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise RankMapError(f"{path}: not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise RankMapError(f"{path}: too large for a rank map ({info.st_size:,} bytes)")
-        try:
-            return file.read(MAX_FILE_BYTES + 1).decode("utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as error:
-            raise RankMapError(f"{path}: cannot read: {error.__class__.__name__}") from None
+    except UnicodeDecodeError as error:
+        raise RankMapError(f"{path}: cannot read: {error.__class__.__name__}") from None
 
 
 def from_slurm(nodelist: str, gpus_per_node: int) -> RankMap:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
+from ranktop.tui.core.outside_file import FileTooLarge, NotRegularFile, read_regular
 
 MAX_CONFIG_BYTES = 1_000_000
 # No string of the configuration may hold a terminal control (ESC, C1), a bidi control or a
@@ -41,16 +40,14 @@ def control_in(text: str) -> str | None:
 def read_toml(path: Path) -> dict[str, Any]:
     """A TOML file as a dict; every way of failing becomes a ConfigError naming the file.
 
-    Only a regular file of at most a megabyte is read: a FIFO would block and /dev/zero would
-    never end."""
+    Only a regular file of at most a megabyte is read (``read_regular``): a FIFO would block
+    and /dev/zero would never end."""
     try:
-        with open(path, "rb", opener=_open_nonblocking) as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise ConfigError(f"{path}: not a regular file")
-            if info.st_size > MAX_CONFIG_BYTES:
-                raise ConfigError(f"{path}: too large for a config file ({info.st_size:,} bytes)")
-            return tomllib.loads(handle.read(MAX_CONFIG_BYTES + 1).decode("utf-8"))
+        return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except NotRegularFile as error:
+        raise ConfigError(f"{path}: {error.strerror}") from None
+    except FileTooLarge as error:
+        raise ConfigError(f"{path}: {error.strerror}: too large for a config file") from None
     except RecursionError:
         raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
     except FileNotFoundError:
@@ -65,11 +62,6 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid UTF-8 text") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
-
-
-def _open_nonblocking(path: str, flags: int) -> int:
-    # A FIFO opened for reading blocks until a writer comes: never wait for one.
-    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
