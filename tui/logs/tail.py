@@ -145,11 +145,10 @@ class FileLog:
         if not older or lines < 2:
             return []
         path, lines = older[0], lines - 1  # a line for the mark
+        earlier = FileLog(path, self.max_line_chars)
         if path.suffix == ".gz":
-            earlier = FileLog(path, self.max_line_chars)
             found = earlier._tail_lines(gz_tail(path, lines, GZ_TAIL_BYTES), lines, True)
         else:
-            earlier = FileLog(path, self.max_line_chars)
             found = earlier.tail(lines)
             earlier.close()
         if not found:
