@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.core.outside_file import open_regular
 from ranktop.tui.logs.rotation import predecessors
 from ranktop.tui.logs.split import NCCL_INIT, global_label, local_rank, short_host
 
@@ -234,8 +235,14 @@ def _host_in_path(path: Path, hosts: frozenset[str]) -> str:
 
 
 def _head(path: Path) -> bytes:
+    """The file's first bytes; nothing of a FIFO, a device or a folder (never waited on)."""
     try:
-        with path.open("rb") as file:
-            return file.read(NCCL_SNIFF_BYTES)
+        fd = open_regular(path)
     except OSError:
         return b""
+    try:
+        return os.pread(fd, NCCL_SNIFF_BYTES, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)

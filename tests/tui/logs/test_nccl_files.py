@@ -105,3 +105,18 @@ def test_every_rank_gets_its_own_file_whatever_the_pattern(tmp_path: Path, patte
         assert path.name == f"nccl.{GRID.ranks[rank].host}.{1000 + rank}.log"
     lines = logs.triage_lines(GRID)
     assert lines[5] == [init("gpu-node-001", 1005, 5, 1), nccl("gpu-node-001", 1005, 1)]
+
+
+def test_a_fifo_among_the_files_is_never_waited_on(tmp_path: Path) -> None:
+    import threading
+
+    os.mkfifo(tmp_path / "nccl.gpu-node-000.666.log")  # nobody ever writes to it
+    # ... and one where a file's rotated copy should be, read when the file names no rank
+    write(tmp_path / "nccl.gpu-node-002.800.log", ["no NCCL line here"])
+    os.mkfifo(tmp_path / "nccl.gpu-node-002.800.log.1")
+    write(tmp_path / "nccl.gpu-node-001.700.log", [nccl("gpu-node-001", 700, 0)])
+    found: list[list[Path]] = []
+    looking = threading.Thread(target=lambda: found.append(rank_of(tmp_path, 4)), daemon=True)
+    looking.start()
+    looking.join(30.0)  # a deadline for a broken reader, not a measure of speed
+    assert found == [[tmp_path / "nccl.gpu-node-001.700.log"]]
