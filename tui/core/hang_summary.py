@@ -76,7 +76,7 @@ class Facts:
         return f"ranks {_ranks(self.dead, False)} are dead ({listed}{more})"
 
     def _no_timeout(self) -> str:
-        # A log that could not be read says nothing about the job (issue 19, point 5).
+        # A log that could not be read says nothing about the job: say which it is.
         dead = set(self.dead)
         if any(log.read for rank, log in self.logs.items() if rank not in dead):
             return "no live rank has logged a timeout yet"
