@@ -24,7 +24,7 @@ def test_report_names_the_frozen_rank_from_its_silence_and_idle_gpu(tmp_path, ca
     try:
         server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', 128)
         code = main(["report", "--prometheus", server.url, "--job", JOB, "--logs",
-                     f"torchrun:{logs}", "--duration", "14", "--refresh", "2", "--json"])
+                     f"torchrun:{logs}", "--duration", "10", "--refresh", "2", "--json"])
         document = json.loads(capsys.readouterr().out)
     finally:
         server.stop()
