@@ -2,10 +2,11 @@
 
 Lines arrive already made safe for the terminal (no control characters); this widget only
 draws them. ``w`` shows warnings and errors only, ``f`` toggles following, ``g`` / ``G`` go
-to the top / bottom. A search (set by the screen) highlights every match, smart-case as in
-less and vim (case matters only when the search has a capital), and ``next_match`` steps
-through the matching lines. Each change of these modes is posted as ``Changed``, for the
-screen to show them.
+to the top / bottom, ``W`` wraps long lines (else the arrows scroll sideways), ``o`` puts
+before each line the name of the file it came from (where the screen gave one). A search
+(set by the screen) highlights every match, smart-case as in less and vim (case matters
+only when the search has a capital), and ``next_match`` steps through the matching lines.
+Each change of these modes is posted as ``Changed``, for the screen to show them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from collections import deque
 from collections.abc import Iterable
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
@@ -37,6 +39,10 @@ class LogView(ScrollView, can_focus=True):
                 tooltip="Show only warnings and errors, or every line"),
         Binding("f", "toggle_follow", "Follow", id="log.follow",
                 tooltip="Follow the end of the log, or stay where you are"),
+        Binding("W", "toggle_wrap", "Wrap", id="log.wrap",
+                tooltip="Wrap long lines, or keep one row a line (the arrows scroll sideways)"),
+        Binding("o", "toggle_origin", "Files", id="log.origin",
+                tooltip="Show which file each line came from, or hide it"),
         Binding("g", "top", "Top", id="log.top", tooltip="Go to the first line"),
         Binding("G", "bottom", "Bottom", id="log.bottom", tooltip="Go to the last line"),
         Binding("up,k", "scroll_up", "Up", show=False, id="log.up"),
@@ -56,33 +62,52 @@ class LogView(ScrollView, can_focus=True):
         "log-view--nccl-info",
         "log-view--match",  # the search text, over its line's style
         "log-view--current",  # the line of the match ``next_match`` went to
+        "log-view--origin",  # the name of a line's file, before it
     }
 
     following = var(True, init=False)
     """Whether the view keeps to the last line as lines arrive."""
     serious_only = var(False, init=False)
     """Whether only warnings and errors are shown."""
+    wrapping = var(False, init=False)
+    """Whether a line longer than the view goes on in the rows below it."""
+    show_origin = var(False, init=False)
+    """Whether each line starts with the name of the file it came from."""
 
     class Changed(Message):
-        """Following, the warnings-only filter or the search changed."""
+        """Following, the warnings-only filter, wrapping, the files or the search changed."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.lines: deque[tuple[str, str]] = deque(maxlen=MAX_LINES)
+        self.origins: deque[str] = deque(maxlen=MAX_LINES)  # each line's file, or ""
         self.search = ""
         self.matches: list[int] = []  # the shown lines that match the search
         self.current: int | None = None  # the index in ``matches`` last gone to
         self._pattern: re.Pattern[str] | None = None
         self._shown: list[tuple[str, str]] = []
+        self._shown_origins: list[str] = []
+        self._rows: list[tuple[int, int]] = []  # each row's shown line and its first cell
+        self._first_row: list[int] = []  # each shown line's first row
 
     # -- what the screen calls ---------------------------------------------------------
 
-    def add(self, lines: Iterable[tuple[str, str]]) -> None:
-        """Append (kind, text) lines; the view follows the end if it is following."""
-        before = len(self.lines)
-        self.lines.extend(lines)
-        if len(self.lines) != before or before == MAX_LINES:
+    def add(self, lines: Iterable[tuple[str, str] | tuple[str, str, str]]) -> None:
+        """Append (kind, text) or (kind, text, file) lines; the view follows the end if it
+        is following."""
+        before, added = len(self.lines), 0
+        for kind, text, *origin in lines:
+            self.lines.append((kind, text))
+            self.origins.append(origin[0] if origin else "")
+            added += 1
+        if added or before == MAX_LINES:
             self._reshow()
+
+    def clear(self) -> None:
+        """Forget every line."""
+        self.lines.clear()
+        self.origins.clear()
+        self._reshow()
 
     def set_search(self, text: str) -> int:
         """Highlight ``text`` (no text: no search) and go to its last match, the newest;
@@ -106,8 +131,8 @@ class LogView(ScrollView, can_focus=True):
         else:
             self.current = (self.current + step) % len(self.matches)
         self.following = False
-        line = self.matches[self.current]
-        self.scroll_to(y=max(0, line - self.size.height // 2), animate=False)
+        row = self._first_row[self.matches[self.current]]
+        self.scroll_to(y=max(0, row - self.size.height // 2), animate=False)
         self.refresh()
         self.post_message(self.Changed())
 
@@ -126,10 +151,29 @@ class LogView(ScrollView, can_focus=True):
     def action_toggle_follow(self) -> None:
         self.following = not self.following
 
+    def action_toggle_wrap(self) -> None:
+        self.wrapping = not self.wrapping
+
+    def action_toggle_origin(self) -> None:
+        self.show_origin = not self.show_origin
+
     def watch_serious_only(self) -> None:
         self.current = None
         self._reshow()
         self.post_message(self.Changed())
+
+    def watch_wrapping(self) -> None:
+        self.scroll_to(x=0, animate=False)
+        self._reshow()
+        self.post_message(self.Changed())
+
+    def watch_show_origin(self) -> None:
+        self._reshow()
+        self.post_message(self.Changed())
+
+    def on_resize(self) -> None:
+        if self.wrapping:
+            self._reshow()
 
     def watch_following(self) -> None:
         if self.following:
@@ -158,27 +202,56 @@ class LogView(ScrollView, can_focus=True):
         return self.get_component_rich_style(f"log-view--{part}", partial=True, default=Style())
 
     def _reshow(self) -> None:
-        lines = self.lines
-        self._shown = [ln for ln in lines if ln[0] in SERIOUS] if self.serious_only else list(lines)
+        if len(self.origins) != len(self.lines):  # lines changed without add() or clear()
+            self.origins = deque([""] * len(self.lines), maxlen=MAX_LINES)
+        keep = [i for i, ln in enumerate(self.lines) if not self.serious_only or ln[0] in SERIOUS]
+        self._shown = [self.lines[i] for i in keep]
+        self._shown_origins = [self.origins[i] for i in keep]
         self._find_matches()
-        width = max((len(text) for _, text in self._shown), default=0)
-        self.virtual_size = Size(width, len(self._shown))
+        widest = self._lay_out()
+        self.virtual_size = Size(widest, len(self._rows))
         self.refresh()
         if self.following:
             self.scroll_end(animate=False)
 
+    def _lay_out(self) -> int:
+        """Each line's rows (one, or as many as it needs when wrapping); the widest row."""
+        wrap = self._wrap_width()
+        self._rows, self._first_row = [], []
+        widest = 0
+        for index, (_, text) in enumerate(self._shown):
+            cells = cell_len(self._prefix(index)) + cell_len(text)
+            self._first_row.append(len(self._rows))
+            count = max(1, -(-cells // wrap)) if wrap else 1
+            self._rows.extend((index, part * (wrap or 0)) for part in range(count))
+            widest = max(widest, min(cells, wrap) if wrap else cells)
+        return widest
+
+    def _wrap_width(self) -> int:
+        """The row width lines wrap at (room left for a scrollbar); 0: no wrapping."""
+        if not self.wrapping:
+            return 0
+        return max(self.size.width - self.styles.scrollbar_size_vertical, 0)
+
+    def _prefix(self, index: int) -> str:
+        origin = self._shown_origins[index] if self.show_origin else ""
+        return f"{origin}: " if origin else ""
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
+        row = scroll_y + y
         width = self.size.width
-        if index >= len(self._shown):
+        if row >= len(self._rows):
             return Strip.blank(width, self.rich_style)
+        index, start = self._rows[row]
         kind, text = self._shown[index]
         style = self._style(kind.replace("_", "-"))
         if self.current is not None and self.matches[self.current] == index:
             style += self._style("current")
-        segments = list(_highlighted(text, self._pattern, style, self._style("match")))
-        strip = Strip(segments).crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        segments = [Segment(self._prefix(index), style + self._style("origin")),
+                    *_highlighted(text, self._pattern, style, self._style("match"))]
+        left = start if self.wrapping else scroll_x
+        strip = Strip(segments).crop_extend(left, left + width, self.rich_style)
         return strip.apply_style(self.rich_style)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
 from ranktop.tui.logs.discovery import find_logs, nccl_files, not_logs
+from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.nccl_files import NcclFiles, Sniffs
 from ranktop.tui.logs.split import local_rank
 from ranktop.tui.logs.tail import FileLog
@@ -53,11 +54,13 @@ class RankLogs:
         names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
         return paths, f"{names} in {folder}"
 
-    def open(self, rank_map: RankMap, rank: int) -> tuple[list[FileLog], str]:
+    def open(self, rank_map: RankMap, rank: int) -> tuple[list[MergedLog], str]:
+        """The rank's files as one log in time order (none when none is found), and a note
+        on what was found."""
         paths, note = self.files(rank_map, rank)
         if self.spec and not paths:
             note = self._refused(rank_map, rank) or note
-        return [FileLog(path) for path in paths], note
+        return ([MergedLog([FileLog(path) for path in paths])] if paths else []), note
 
     def _refused(self, rank_map: RankMap, rank: int) -> str:
         """Why the files the spec names are not read (a FIFO, a folder, ...); "" if none is

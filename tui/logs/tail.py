@@ -21,7 +21,7 @@ import contextlib
 import os
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -43,6 +43,7 @@ class LogLine:
     text: str
     kind: str
     partial: bool = False  # tail()'s last line, still without its newline
+    origin: str = ""  # the name of the file it came from, where it is not the one read
 
 
 class LogSource(Protocol):
@@ -153,6 +154,7 @@ class FileLog:
             earlier.close()
         if not found:
             return []
+        found = [replace(line, origin=plain(path.name)) for line in found]
         mark = LogLine(f"[ranktop: above, the last lines of {plain(path.name)}, before"
                        f" {plain(self.path.name)} was rotated]", "plain")
         return [*found, mark]

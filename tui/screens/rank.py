@@ -15,6 +15,7 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.logs.tail import LogLine
 from ranktop.tui.logs.text import plain
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
@@ -73,7 +74,7 @@ class RankScreen(Screen):
     ]
 
     class LogLines(Message):
-        def __init__(self, rank: int, lines: list[tuple[str, str]], note: str) -> None:
+        def __init__(self, rank: int, lines: list[tuple[str, str, str]], note: str) -> None:
             super().__init__()
             self.rank, self.lines, self.note = rank, lines, note
 
@@ -144,8 +145,7 @@ class RankScreen(Screen):
         self._draw_values()
 
     def _open_rank(self) -> None:
-        self.query_one("#rank-log", LogView).lines.clear()
-        self.query_one("#rank-log", LogView).add([])
+        self.query_one("#rank-log", LogView).clear()
         self._draw_values()
         self.log_note = "looking for this rank's files…"
         self._draw_log_title()
@@ -190,10 +190,10 @@ class RankScreen(Screen):
         worker = get_current_worker()
         logs, note = self.context.open_logs(self.rank_map, rank)
         lines = [line for log in logs for line in log.tail(TAIL_LINES)]
-        self.post_message(self.LogLines(rank, [(ln.kind, ln.text) for ln in lines], note))
+        self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note))
         while logs and not worker.is_cancelled:
             time.sleep(FOLLOW_SECONDS)
-            new = [(ln.kind, ln.text) for log in logs for ln in log.follow()]
+            new = [_shown(ln) for log in logs for ln in log.follow()]
             status = "; ".join(s for s in (log.status() for log in logs) if s)
             if new or status:
                 self.post_message(self.LogLines(rank, new, status or note))
@@ -300,3 +300,8 @@ class RankScreen(Screen):
         self.query_one(LogView).set_search(event.value)
         event.input.display = False
         self.query_one(LogView).focus()
+
+
+def _shown(line: LogLine) -> tuple[str, str, str]:
+    """A log line as the log view takes it: its kind, its text and its file's name."""
+    return line.kind, line.text, line.origin

@@ -12,7 +12,8 @@ it, named as ``NCCL_DEBUG_FILE=nccl.%h.%p.log`` names it::
     root/nccl.<short host>.<pid>.log
 
 stderr gets NCCL (2.26+: WARN lines carry a timestamp after an empty line) and PyTorch
-ProcessGroupNCCL lines; stdout gets training progress. Each line is a function of the
+ProcessGroupNCCL lines; stdout gets training progress, stamped as Python's logging stamps
+(so a rank's files can be read in time order). Each line is a function of the
 seed and the simulated time it is due at, so files do not depend on how often we poll.
 A scenario's log_rotation rotates files under the writer (``rotation.py``); the writer
 opens its files by name for every write, as a process told to reopen its logs would.
@@ -364,7 +365,8 @@ class LogWriter:
         if tokens <= 0 or step_time != step_time:  # hung, stalled or dead: no step finished
             return []
         exponent = math.floor(math.log10(tokens))
-        line = (f"[rank {e.rank}] step {int(frame.job['step'])} loss {frame.job['loss']:.3f}"
+        line = (f"{self._stamp(e)} [rank {e.rank}] step {int(frame.job['step'])}"
+                f" loss {frame.job['loss']:.3f}"
                 f" step_time {step_time:.2f}s tokens/s {tokens / 10**exponent:.2f}e{exponent}")
         if e.rank == 0:
             rng = random.Random(f"{self._seed}:grad:{int(frame.job['step'])}")
@@ -381,10 +383,12 @@ class LogWriter:
         text = _RANK0[e.kind].format(step=int(frame.job["step"]), loss=frame.job["loss"],
                                      took=took, usual=usual, slower=took / usual - 1,
                                      arg=e.arg, before=before)
-        if e.stream == "stdout":
-            return [text + "\n"]
+        return [f"{self._stamp(e)} {text}\n"]
+
+    def _stamp(self, e: _Event) -> str:
+        """When the line was written, as Python's logging writes it."""
         seconds, nanos = self._wall(e)
-        return [f"{time.strftime('%Y-%m-%d %H:%M:%S', seconds)},{nanos // 10**6:03d} {text}\n"]
+        return f"{time.strftime('%Y-%m-%d %H:%M:%S', seconds)},{nanos // 10**6:03d}"
 
 
 _RANK0 = {

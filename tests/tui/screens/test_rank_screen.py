@@ -270,3 +270,40 @@ async def test_help_on_the_rank_screen_lists_its_keys_and_the_logs():
                       "Show only warnings and errors", "Follow the end of the log",
                       "Search the log tail"):
             assert words in text
+
+
+CRASH_END = "terminate called after throwing an instance of 'c10::DistBackendError'"
+
+
+async def test_the_dead_rank_s_log_ends_on_its_crash_and_o_names_each_line_s_file(tmp_path):
+    app = make_app(at=200.0, log_root=tmp_path / "logs")  # rank 455 died at 172 s
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 200.0)
+        await open_rank(app, pilot, 455)
+        await settle(pilot)
+        log = app.screen.query_one(LogView)
+        assert log.lines and log.lines[-1][1] == CRASH_END, list(log.lines)[-5:]
+        assert CRASH_END in screen_text(app)  # following the end: the crash is in view
+        assert f"stderr.log: {CRASH_END}" not in screen_text(app)
+        await pilot.press("o")
+        await pilot.pause()
+        assert f"stderr.log: {CRASH_END}" in screen_text(app)
+        assert {"stderr.log", "stdout.log"} <= set(log.origins)
+
+
+async def test_at_80x24_W_wraps_a_long_log_line_so_its_end_shows(tmp_path):
+    end = "so the stacktrace below might be incorrect."
+    app = make_app(at=200.0, log_root=tmp_path / "logs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await poll(app, pilot, 200.0)
+        await open_rank(app, pilot, 455)
+        await settle(pilot)
+        assert "CUDA kernel errors might be" in screen_text(app)
+        assert end not in " ".join(screen_text(app).split())
+        assert "W Wrap" in screen_text(app).splitlines()[-1]
+        await pilot.press("W")
+        await pilot.pause()
+        assert end in " ".join(screen_text(app).split())
+        await pilot.press("W")
+        await pilot.pause()
+        assert end not in " ".join(screen_text(app).split())

@@ -23,6 +23,7 @@ WARN_2_26 = re.compile(
     r" \S+:\d+ NCCL WARN (?P<msg>.*)\n"
 )
 PROGRESS = re.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "
     r"\[rank (\d+)\] step (\d+) loss \d+\.\d{3} step_time \d+\.\d\ds tokens/s \d\.\d\de6"
 )
 

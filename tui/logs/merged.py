@@ -1,0 +1,95 @@
+"""A rank's log files read as one log, its lines in the order they were written.
+
+A rank writes to several files (stderr and stdout under torchrun, each with its rotated
+predecessors); shown one after the other, a dead rank's crash would sit above older step
+lines. Lines are merged by the time stamped at their head (``line_time``); a line without
+a stamp (an NCCL INFO line, a traceback) stays with the line before it in its own file,
+and the lines of a file before its first stamp go just before that stamp. A file with no
+stamp at all comes first, whole: what carries a time (warnings, errors, a crash) then ends
+the log. Each file keeps its own order, whatever its stamps say.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ranktop.tui.logs.line_time import line_time, local_clock
+from ranktop.tui.logs.tail import FileLog, LogLine
+from ranktop.tui.logs.text import plain
+
+_NEVER = float("-inf")
+
+
+def in_time_order(parts: Sequence[Sequence[LogLine]], now: float,
+                  since: list[float | None] | None = None) -> list[LogLine]:
+    """The lines of several files (one sequence each), merged by their stamps.
+
+    ``now``: on ``line_time``'s scale, for the year of a stamp without one.
+    ``since``: each file's last stamp so far (for lines read later), updated in place.
+    """
+    since = since if since is not None else [None] * len(parts)
+    keyed = []
+    for index, lines in enumerate(parts):
+        keys, since[index] = _keys(lines, now, since[index])
+        keyed.append([(key, index, pos, line)
+                      for pos, (key, line) in enumerate(zip(keys, lines, strict=True))])
+    return [line for *_, line in heapq.merge(*keyed)]
+
+
+def _keys(lines: Sequence[LogLine], now: float, last: float | None
+          ) -> tuple[list[float], float | None]:
+    """Each line's place in time, never before the line above it; the last stamp. A stamp
+    without a year takes the one nearest the file's last stamp (else now)."""
+    before, stamps = last, []
+    for line in lines:
+        stamp = line_time(line.text, last if last is not None else now)
+        last = stamp if stamp is not None else last
+        stamps.append(stamp)
+    first = next((s for s in stamps if s is not None), None)
+    current = before if before is not None else (_NEVER if first is None else first)
+    keys = []
+    for stamp in stamps:
+        current = current if stamp is None else max(current, stamp)
+        keys.append(current)
+    return keys, last
+
+
+class MergedLog:
+    """Several ``FileLog``s as one log source; each line says which file it came from."""
+
+    def __init__(self, logs: Sequence[FileLog]) -> None:
+        self.logs = list(logs)
+        self.name = ", ".join(log.name for log in self.logs)
+        self._since: list[float | None] = [None] * len(self.logs)
+
+    def tail(self, lines: int) -> list[LogLine]:
+        """Each file's last ``lines`` lines (and its predecessor's), merged."""
+        parts = [self._named(log, log.tail(lines)) for log in self.logs]
+        self._since = [None] * len(self.logs)
+        return in_time_order(parts, local_clock(time.time()), self._since)
+
+    def follow(self) -> list[LogLine]:
+        """What every file gained since the last call, merged."""
+        parts = [self._named(log, log.follow()) for log in self.logs]
+        return in_time_order(parts, local_clock(time.time()), self._since)
+
+    def status(self) -> str:
+        """What happened to any of the files, each named when there are several."""
+        said = [(log, log.status()) for log in self.logs]
+        if len(self.logs) == 1:
+            return said[0][1]
+        return "; ".join(f"{Path(log.name).name}: {status}" for log, status in said if status)
+
+    def close(self) -> None:
+        for log in self.logs:
+            log.close()
+
+    @staticmethod
+    def _named(log: FileLog, lines: list[LogLine]) -> list[LogLine]:
+        """The lines, each naming its file (a predecessor's lines name theirs already)."""
+        name = plain(log.path.name)
+        return [line if line.origin else replace(line, origin=name) for line in lines]
