@@ -41,7 +41,7 @@ class LogView(ScrollView, can_focus=True):
                 tooltip="Follow the end of the log, or stay where you are"),
         Binding("W", "toggle_wrap", "Wrap", id="log.wrap",
                 tooltip="Wrap long lines, or keep one row a line (the arrows scroll sideways)"),
-        Binding("o", "toggle_origin", "Files", id="log.origin",
+        Binding("o", "toggle_origin", "Files", show=False, id="log.origin",
                 tooltip="Show which file each line came from, or hide it"),
         Binding("g", "top", "Top", id="log.top", tooltip="Go to the first line"),
         Binding("G", "bottom", "Bottom", id="log.bottom", tooltip="Go to the last line"),

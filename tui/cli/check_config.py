@@ -169,7 +169,7 @@ def _found(source: PrometheusSource, out: TextIO) -> None:
     table = suggest.suggestion(found, source.configured)
     if not table:
         print("  none is good enough to use: name the job's metrics in [metrics.step_time] "
-              "and [ranks] (README: \"Export the job's metrics\")", file=out)
+              "and [ranks] (docs/real-clusters.md: \"Export the job's metrics\")", file=out)
         return
     if source.finder.adopted:
         print("\nthe console uses the unambiguous part of this already, and says so", file=out)

@@ -1,4 +1,5 @@
-"""The help screen and the README's keys tables list the same keys, screen by screen."""
+"""The help screen and the keys tables of the README (and the rank screen's page in docs/)
+list the same keys, screen by screen."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from textual.binding import Binding
 
 from tests.tui.conftest import make_app
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+ROOT = Path(__file__).resolve().parents[3]
+README = ROOT / "README.md"
+RANK_PAGE = ROOT / "docs" / "rank-screen.md"
 # How the README writes keys, in Textual's names of them.
 WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": ("escape",),
          "PgUp": ("pageup",), "PgDn": ("pagedown",), "↑": ("up",), "↓": ("down",),
@@ -19,9 +22,9 @@ WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": 
          "]": ("right_square_bracket",)}
 
 
-def readme_keys(heading: str) -> set[str]:
-    """The keys in the first column of the table under ``heading``."""
-    text = README.read_text(encoding="utf-8")
+def readme_keys(page: Path, heading: str) -> set[str]:
+    """The keys in the first column of the table under ``heading`` in ``page``."""
+    text = page.read_text(encoding="utf-8")
     section = text.split(f"\n{heading}\n", 1)[1]
     rows = section.split("\n| key | what it does |\n", 1)[1].split("\n\n", 1)[0]
     keys: set[str] = set()
@@ -47,9 +50,10 @@ async def help_keys(keys: list[str], everywhere: bool) -> set[str]:
                 for key in binding.key.split(",")}
 
 
-@pytest.mark.parametrize("heading,keys,everywhere", [
-    ("## Keys", [], True),  # the cluster screen, and the keys that work everywhere
-    ("## One rank: `Enter`", ["enter"], False),  # the rank screen and its log
+@pytest.mark.parametrize("page,heading,keys,everywhere", [
+    (README, "## Keys", [], True),  # the cluster screen, and the keys that work everywhere
+    (RANK_PAGE, "## One rank: `Enter`", ["enter"], False),  # the rank screen and its log
 ])
-async def test_the_readme_lists_the_keys_the_help_screen_lists(heading, keys, everywhere):
-    assert readme_keys(heading) == await help_keys(keys, everywhere)
+async def test_the_readme_lists_the_keys_the_help_screen_lists(page, heading, keys,
+                                                                everywhere):
+    assert readme_keys(page, heading) == await help_keys(keys, everywhere)
