@@ -95,11 +95,10 @@ class LogView(ScrollView, can_focus=True):
     def add(self, lines: Iterable[tuple[str, str] | tuple[str, str, str]]) -> None:
         """Append (kind, text) or (kind, text, file) lines; the view follows the end if it
         is following."""
-        before, added = len(self.lines), 0
-        for kind, text, *origin in lines:
-            self.lines.append((kind, text))
-            self.origins.append(origin[0] if origin else "")
-            added += 1
+        before = len(self.lines)
+        added = list(lines)[-MAX_LINES:]  # of a flood, only what the view can hold
+        self.lines.extend((line[0], line[1]) for line in added)
+        self.origins.extend(line[2] if len(line) > 2 else "" for line in added)
         if added or before == MAX_LINES:
             self._reshow()
 
@@ -204,9 +203,10 @@ class LogView(ScrollView, can_focus=True):
     def _reshow(self) -> None:
         if len(self.origins) != len(self.lines):  # lines changed without add() or clear()
             self.origins = deque([""] * len(self.lines), maxlen=MAX_LINES)
-        keep = [i for i, ln in enumerate(self.lines) if not self.serious_only or ln[0] in SERIOUS]
-        self._shown = [self.lines[i] for i in keep]
-        self._shown_origins = [self.origins[i] for i in keep]
+        kept = [(line, origin) for line, origin in zip(self.lines, self.origins, strict=True)
+                if not self.serious_only or line[0] in SERIOUS]
+        self._shown = [line for line, _ in kept]
+        self._shown_origins = [origin for _, origin in kept]
         self._find_matches()
         widest = self._lay_out()
         self.virtual_size = Size(widest, len(self._rows))
@@ -219,8 +219,9 @@ class LogView(ScrollView, can_focus=True):
         wrap = self._wrap_width()
         self._rows, self._first_row = [], []
         widest = 0
+        width_of = cell_len if wrap else len  # only wrapping needs exact cells (wide text)
         for index, (_, text) in enumerate(self._shown):
-            cells = cell_len(self._prefix(index)) + cell_len(text)
+            cells = width_of(self._prefix(index)) + width_of(text)
             self._first_row.append(len(self._rows))
             count = max(1, -(-cells // wrap)) if wrap else 1
             self._rows.extend((index, part * (wrap or 0)) for part in range(count))

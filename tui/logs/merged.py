@@ -14,14 +14,13 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from ranktop.tui.logs.line_time import line_time, local_clock
 from ranktop.tui.logs.tail import FileLog, LogLine
-from ranktop.tui.logs.text import plain
 
 _NEVER = float("-inf")
+STAMP_LOOKBACK = 200
 
 
 def in_time_order(parts: Sequence[Sequence[LogLine]], now: float,
@@ -32,12 +31,28 @@ def in_time_order(parts: Sequence[Sequence[LogLine]], now: float,
     ``since``: each file's last stamp so far (for lines read later), updated in place.
     """
     since = since if since is not None else [None] * len(parts)
+    filled = [index for index, lines in enumerate(parts) if lines]
+    if len(filled) == 1:  # nothing to merge: a flood of one file is not parsed line by line
+        index = filled[0]
+        last = _last_stamp(parts[index], now)
+        since[index] = last if last is not None else since[index]
+        return list(parts[index])
     keyed = []
     for index, lines in enumerate(parts):
         keys, since[index] = _keys(lines, now, since[index])
         keyed.append([(key, index, pos, line)
                       for pos, (key, line) in enumerate(zip(keys, lines, strict=True))])
     return [line for *_, line in heapq.merge(*keyed)]
+
+
+def _last_stamp(lines: Sequence[LogLine], now: float) -> float | None:
+    """The stamp of the last stamped line among the last ``STAMP_LOOKBACK`` (a flood of
+    unstamped lines is not read whole for it)."""
+    for line in lines[:-STAMP_LOOKBACK - 1:-1]:
+        stamp = line_time(line.text, now)
+        if stamp is not None:
+            return stamp
+    return None
 
 
 def _keys(lines: Sequence[LogLine], now: float, last: float | None
@@ -68,13 +83,13 @@ class MergedLog:
 
     def tail(self, lines: int) -> list[LogLine]:
         """Each file's last ``lines`` lines (and its predecessor's), merged."""
-        parts = [self._named(log, log.tail(lines)) for log in self.logs]
+        parts = [log.tail(lines) for log in self.logs]
         self._since = [None] * len(self.logs)
         return in_time_order(parts, local_clock(time.time()), self._since)
 
     def follow(self) -> list[LogLine]:
         """What every file gained since the last call, merged."""
-        parts = [self._named(log, log.follow()) for log in self.logs]
+        parts = [log.follow() for log in self.logs]
         return in_time_order(parts, local_clock(time.time()), self._since)
 
     def status(self) -> str:
@@ -88,8 +103,3 @@ class MergedLog:
         for log in self.logs:
             log.close()
 
-    @staticmethod
-    def _named(log: FileLog, lines: list[LogLine]) -> list[LogLine]:
-        """The lines, each naming its file (a predecessor's lines name theirs already)."""
-        name = plain(log.path.name)
-        return [line if line.origin else replace(line, origin=name) for line in lines]

@@ -21,7 +21,7 @@ import contextlib
 import os
 import stat
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -43,7 +43,7 @@ class LogLine:
     text: str
     kind: str
     partial: bool = False  # tail()'s last line, still without its newline
-    origin: str = ""  # the name of the file it came from, where it is not the one read
+    origin: str = ""  # the name of the file it came from
 
 
 class LogSource(Protocol):
@@ -107,6 +107,7 @@ class FileLog:
                  max_follow_bytes: int = 4_000_000, max_follow_lines: int = 50_000) -> None:
         self.path = Path(path)
         self.name = str(path)
+        self.origin = plain(self.path.name)  # what each line says of its file
         self.max_line_chars = max_line_chars
         self.max_follow_bytes = max_follow_bytes
         self.max_follow_lines = max_follow_lines
@@ -154,7 +155,6 @@ class FileLog:
             earlier.close()
         if not found:
             return []
-        found = [replace(line, origin=plain(path.name)) for line in found]
         mark = LogLine(f"[ranktop: above, the last lines of {plain(path.name)}, before"
                        f" {plain(self.path.name)} was rotated]", "plain")
         return [*found, mark]
@@ -255,11 +255,11 @@ class FileLog:
         line = self._line(raw)
         if b"\r" in raw.rstrip(b"\r"):
             return line  # a carriage return started it over: what follows is whole
-        return LogLine("…" + line.text, line.kind)
+        return LogLine("…" + line.text, line.kind, origin=self.origin)
 
     def _line(self, raw: bytes, dropped: int = 0, partial: bool = False) -> LogLine:
         text = clean(raw, self.max_line_chars, dropped)
-        return LogLine(text, classify(text), partial)
+        return LogLine(text, classify(text), partial, self.origin)
 
     def _follow(self) -> list[LogLine]:
         if not self._started:

@@ -99,3 +99,19 @@ def test_the_dead_rank_s_log_ends_on_its_crash(tmp_path: Path, until: float) -> 
     crash = next(i for i, text in enumerate(lines) if "Cuda failure" in text)
     assert any(" step " in text for text in lines[:crash])
     assert not any(" step " in text for text in lines[crash:])
+
+
+def test_lines_of_one_file_alone_still_place_what_follows_them(tmp_path: Path) -> None:
+    err = write(tmp_path / "stderr.log", ["2026-03-14 02:00:00,000 start"])
+    out = write(tmp_path / "stdout.log", ["2026-03-14 02:00:01,000 step 1"])
+    log = MergedLog([FileLog(err), FileLog(out)])
+    log.tail(10)
+    with err.open("a") as f:
+        f.write("2026-03-14 02:00:08,000 crash\n")
+    assert [line.text for line in log.follow()] == ["2026-03-14 02:00:08,000 crash"]
+    with err.open("a") as f:
+        f.write("  undated, after the crash\n")
+    with out.open("a") as f:
+        f.write("2026-03-14 02:00:05,000 step 2\n")
+    assert [line.text for line in log.follow()] == [
+        "2026-03-14 02:00:05,000 step 2", "  undated, after the crash"]
