@@ -203,7 +203,7 @@ def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
 
 def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
     """The active anomaly that explains ``anomaly`` and why (None: it is a root)."""
-    found = explained_by(anomaly, findings.active)
+    found = explained_by(anomaly, findings.active, findings.rank_map)
     if found is None:
         return None
     cause, rule = found

@@ -45,7 +45,8 @@ def test_a_polled_window_finds_the_fault_and_exits_1():
     text = as_text(findings, settings)
     assert "anomalies (5 active):" in text
     assert "critical  rank 128 (gpu-node-016 GPU 0)  memory: row(s) remapped +1" in text
-    assert "major     rank 296 (gpu-node-037 GPU 0)  nvlink errors: NVLink CRC error(s) on" in text
+    # the CRC errors on the GPU whose counter climbs, the bandwidth drop on its node
+    assert "major     rank 300 (gpu-node-037 GPU 4)  nvlink errors: NVLink CRC error(s) on" in text
     assert "critical  rank 128 (gpu-node-016 GPU 0)  ecc: 1 uncorrectable" in text
     assert "critical  rank 201 (gpu-node-025 GPU 1)  straggler: compute 1.45x median" in text
     assert "major     rank 296 (gpu-node-037 GPU 0)  nvlink: NVLink of node gpu-node-037" in text
@@ -149,7 +150,7 @@ def test_the_report_groups_as_the_panel_does_each_anomaly_naming_what_explains_i
     memory = by_key[("memory", 128)]["explained_by"]
     assert (memory["kind"], memory["rank"]) == ("ecc", 128) and "ECC" in memory["why"]
     nvlink = by_key[("nvlink", 296)]["explained_by"]
-    assert (nvlink["kind"], nvlink["rank"]) == ("nvlink_errors", 296)
+    assert (nvlink["kind"], nvlink["rank"]) == ("nvlink_errors", 300)
     assert by_key[("ecc", 128)]["explained_by"] is None
     assert by_key[("straggler", 201)]["explained_by"] is None
     lines = as_text(findings, settings).splitlines()
