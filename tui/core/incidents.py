@@ -58,6 +58,7 @@ RULES = (
          "in a synchronous job the live ranks wait for a dead one, their GPUs idle", "job"),
     Rule("missing", "throughput",
          "in a synchronous job no step ends without every rank, so no tokens", "job"),
+    Rule("job_stall", "throughput", "a job whose GPUs idle makes fewer tokens", "job"),
 )
 
 Key = tuple[str, int | None]
@@ -170,7 +171,7 @@ class _Causes:
 
     def _placed(self, scope: str, cause: Anomaly, effect: Anomaly) -> bool:
         if scope == "job":
-            return cause.rank != effect.rank
+            return effect.rank is None or cause.rank != effect.rank
         if cause.rank is None or effect.rank is None:
             return False
         return self._node(cause.rank) == self._node(effect.rank) is not None

@@ -23,6 +23,7 @@ FOLDS = [
     ("hang", "missing", 12),  # a rank that went down with the hung job
     ("missing", "job_stall", None),
     ("missing", "throughput", None),
+    ("job_stall", "throughput", None),
 ]
 # Where each fold must not happen: another node for a node's rule, the same rank for a job's.
 ELSEWHERE = {37: 38, 32: 40, None: 37, 12: 37}
@@ -106,3 +107,10 @@ def test_critical_roots_come_first_then_the_newest():
                        anomaly("missing", rank=2, severity="critical", since=5.0),
                        anomaly("ecc", rank=3, severity="critical", since=9.0)])
     assert [i.root.kind for i in found] == ["ecc", "missing", "thermal"]
+
+
+def test_a_hang_with_no_culprit_roots_the_job_wide_stall_and_throughput_drop():
+    hang = anomaly("hang", rank=None, severity="critical")
+    stall, slow = anomaly("job_stall", rank=None), anomaly("throughput", rank=None)
+    (row,) = incidents([stall, slow, hang])
+    assert row.root is hang and row.explained == (stall, slow)

@@ -66,5 +66,6 @@ async def test_the_demos_hang_is_one_row_on_the_dead_rank_with_its_consequences_
         assert "● critical" in row
         assert all(name in row for name in ("missing", "hang", "job stall", "throughput"))
         assert "the whole job" not in screen_text(app)  # folded, not rows of their own
+        assert "more below" not in screen_text(app)  # the worst moment fits at 120x40
         await pilot.press("n")  # the critical root first
         assert app.cluster.cursor == 455
