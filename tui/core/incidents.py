@@ -122,14 +122,16 @@ def incidents(anomalies: Sequence[Anomaly], rank_map: RankMap | None = None
     """The anomalies as incidents, one per root, most pressing first."""
     causes = _Causes(tuple(anomalies), rank_map)
     roots: list[Anomaly] = []
-    folded: dict[Key, list[Anomaly]] = {}
+    folded: dict[Key, list[tuple[int, Anomaly]]] = {}
     for anomaly in anomalies:
-        root = causes.root(anomaly)
-        if root is anomaly:
+        chain = causes.chain(anomaly)
+        if chain[-1] is anomaly:
             roots.append(anomaly)
-        else:
-            folded.setdefault(root.key, []).append(anomaly)
-    grouped = [Incident(root, tuple(folded.get(root.key, ()))) for root in roots]
+        else:  # nearer causes before what they explain in turn: "missing → hang → stall"
+            folded.setdefault(chain[-1].key, []).append((len(chain), anomaly))
+    grouped = [Incident(root, tuple(a for _, a in sorted(folded.get(root.key, ()),
+                                                         key=lambda pair: pair[0])))
+               for root in roots]
     return tuple(sorted(grouped, key=lambda incident: incident.order))
 
 
@@ -157,17 +159,19 @@ class _Causes:
                     return cause, rule
         return None
 
-    def root(self, anomaly: Anomaly) -> Anomaly:
-        """The first cause of ``anomaly``'s chain (itself when nothing explains it). Where
-        causes loop, the loop's most pressing member is the root, whichever it starts from."""
+    def chain(self, anomaly: Anomaly) -> list[Anomaly]:
+        """``anomaly``, what explains it, what explains that, … up to the first cause, its
+        root (the chain is ``[anomaly]`` when nothing explains it). Where causes loop, the
+        loop's most pressing member is the root, whichever member the chain starts from."""
         chain = [anomaly]
         while (found := self.of(chain[-1])) is not None:
             cause = found[0]
             if any(cause is seen for seen in chain):
-                loop = chain[next(i for i, seen in enumerate(chain) if seen is cause):]
-                return min(loop, key=lambda a: (a.order, a.kind))
+                start = next(i for i, seen in enumerate(chain) if seen is cause)
+                root = min(chain[start:], key=lambda a: (a.order, a.kind))
+                return [*chain[:chain.index(root)], root]
             chain.append(cause)
-        return chain[-1]
+        return chain
 
     def _placed(self, scope: str, cause: Anomaly, effect: Anomaly) -> bool:
         if scope == "job":

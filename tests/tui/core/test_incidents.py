@@ -75,7 +75,8 @@ def test_a_dead_ranks_hang_is_one_row_rooted_at_what_killed_it():
     other = anomaly("missing", rank=12, severity="critical", since=190.0)
     (row,) = incidents([stall, hang, dead, slow, other, xid])
     assert row.root is xid and row.rank == 455 and row.severity == "critical"
-    assert row.headline == "xid → job stall → hang → missing → throughput → missing"
+    # nearer causes first: what killed the rank, then the hang, then what the hang explains
+    assert row.headline == "xid → missing → hang → job stall → throughput → missing"
     assert explained_by(stall, [stall, hang, dead])[0] is hang
 
 
