@@ -270,3 +270,17 @@ async def test_help_on_the_rank_screen_lists_its_keys_and_the_logs():
                       "Show only warnings and errors", "Follow the end of the log",
                       "Search the log tail"):
             assert words in text
+
+
+async def test_the_rank_screen_wraps_each_anomaly_so_every_word_of_it_shows_at_80x24():
+    app = make_app(at=100.0)  # rank 201 straggles: a long line of evidence
+    async with app.run_test(size=(80, 24)) as pilot:
+        for seconds in range(100, 124, 2):
+            await poll(app, pilot, seconds)
+        await open_rank(app, pilot, 201)
+        await settle(pilot)
+        (straggler,) = [a for a in app.analysis.anomalies if a.rank == 201]
+        assert len(straggler.summary) > 80  # longer than a line
+        shown = " ".join(" ".join(line.strip() for line in screen_text(app).splitlines()
+                                  ).split())
+        assert " ".join(straggler.summary.split()) in shown
