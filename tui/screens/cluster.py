@@ -358,7 +358,9 @@ class ClusterScreen(Screen):
             self.app.notify(cluster_lines.no_verdict_yet(self.analysis), timeout=6,
                             markup=False)
             return
-        self.app.push_screen(EvidenceScreen(verdict, self.rank_map))
+        frame = self.analysis.frame
+        now = frame.time if frame is not None else None
+        self.app.push_screen(EvidenceScreen(verdict, self.rank_map, now))
 
     def action_jump(self) -> None:
         self.app.push_screen(JumpScreen(self.rank_map), self._jumped)

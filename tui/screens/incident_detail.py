@@ -77,8 +77,12 @@ def _member(anomaly: Anomaly, rank_map: RankMap, now: float, style: Styles,
 class IncidentScreen(ModalScreen[None]):
     """The selected incident, whole; it scrolls when longer than the screen."""
 
+    BINDING_GROUP_TITLE = "Incident"
     BINDINGS = [
         Binding("escape,i,q", "close", "Close", id="incident.close"),
+        # A modal screen hears none of the app's keys: its own, to the same help.
+        Binding("question_mark", "app.help", "Help", key_display="?", id="incident.help",
+                tooltip="Show every key of this screen"),
         Binding("down,j", "scroll(1)", "Down", show=False, id="incident.down"),
         Binding("up,k", "scroll(-1)", "Up", show=False, id="incident.up"),
         Binding("home,g", "edge(0)", "Top", show=False, id="incident.top"),
@@ -95,7 +99,7 @@ class IncidentScreen(ModalScreen[None]):
             yield Static(id="incident-text", markup=False)
             closes = any_of(keys_for(self, "incident.close"))
             yield Static(sentence(f"{closes} closes this screen."), id="help-footer")
-        yield KeyFooter(first=("help", "close"))
+        yield KeyFooter(first=("app.help", "close"))
 
     def on_mount(self) -> None:
         self.query_one("#incident-box").border_title = "incident"
