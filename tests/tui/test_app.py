@@ -444,7 +444,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
         # one row per root: the remapped row under the ECC error, the node's NVLink drop
         # under its CRC errors
         assert "rank 128 gpu-node-016 GPU 0  ecc → memory +1: 1 uncorrectable (double-bit)" in text
-        assert "rank 201 gpu-node-025 GPU 1  straggler: compute 1.45x median" in text
+        assert "rank 201 gpu-node-025 GPU 1  straggler: compute 1.45x the median" in text
         assert "rank 300 gpu-node-037 GPU 4  nvlink errors → nvlink: NVLink CRC error(s)" in text
         assert sum("rank 128 gpu-node-016" in row for row in text.splitlines()) == 1
         await pilot.press("n")  # the most severe first, newest first: the ECC error,

@@ -48,7 +48,7 @@ def test_a_polled_window_finds_the_fault_and_exits_1():
     # the CRC errors on the GPU whose counter climbs, the bandwidth drop on its node
     assert "major     rank 300 (gpu-node-037 GPU 4)  nvlink errors: NVLink CRC error(s) on" in text
     assert "critical  rank 128 (gpu-node-016 GPU 0)  ecc: 1 uncorrectable" in text
-    assert "critical  rank 201 (gpu-node-025 GPU 1)  straggler: compute 1.45x median" in text
+    assert "critical  rank 201 (gpu-node-025 GPU 1)  straggler: compute 1.45x the median" in text
     assert "major     rank 296 (gpu-node-037 GPU 0)  nvlink: NVLink of node gpu-node-037" in text
 
 

@@ -101,7 +101,7 @@ def test_a_straggler_is_named_by_its_compute_factor_not_flagged_by_noise():
         last = anomalies.update(healthy(t, compute_time={9: 1.16}))
     straggler = next(a for a in last if a.kind == "straggler")
     assert straggler.rank == 9
-    assert straggler.summary.startswith("compute 1.44x median (+44%, ")
+    assert straggler.summary.startswith("compute 1.44x the median (+44%), far outside")
     assert "one GPU (a bad worker), steady 40 s" in straggler.summary
     assert run(healthy(t, compute_time={9: 0.84}) for t in times(60)) == {}
 
