@@ -135,12 +135,18 @@ def test_a_rank_that_dies_after_an_xid_is_down_with_the_xid_named():
     detectors = Detectors(SETTINGS, RANK_MAP)
     detectors.update(healthy(0))
     detectors.update(healthy(2, xid={7: 79.0}))
-    down = [a for a in detectors.update(healthy(4, **gone)) if a.rank == 7]
-    assert [(a.kind, a.since) for a in down] == [("missing", 4)]
-    assert down[0].summary == ("down: XID 79: GPU has fallen off the bus (2 s before), "
-                               "then its series vanished")
+    down = {a.kind: a for a in detectors.update(healthy(4, **gone)) if a.rank == 7}
+    assert {kind: a.since for kind, a in down.items()} == {"missing": 4, "xid": 2}
+    assert down["missing"].summary == ("down: XID 79: GPU has fallen off the bus (2 s before), "
+                                       "then its series vanished")
     record = detectors.liveness.down[7]
     assert record.last_values["temperature"] == 62.0 and record.last_seen == 2
+    # Its series gone, the GPU has not recovered: the XID stays while the rank is down,
+    # and ends once the rank is back without it.
+    for t in (6, 8):
+        still = [a.kind for a in detectors.update(healthy(t, **gone)) if a.rank == 7]
+        assert "xid" in still
+    assert [a for a in detectors.update(healthy(10)) if a.kind == "xid"] == []
 
 
 def test_a_rank_map_that_grows_keeps_every_timer():
