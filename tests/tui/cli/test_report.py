@@ -157,3 +157,16 @@ def test_the_report_groups_as_the_panel_does_each_anomaly_naming_what_explains_i
     ecc = next(i for i, line in enumerate(lines) if "rank 128" in line and "ecc:" in line)
     assert lines[ecc + 1].startswith("    ↳ critical  rank 128 (gpu-node-016 GPU 0)  memory:")
     assert lines[ecc + 1].endswith("explained by: ecc")
+
+
+def test_at_the_hang_every_anomaly_is_kept_each_naming_what_directly_explains_it(tmp_path):
+    findings, settings = report_at(176.0, duration=24.0, log_root=tmp_path)
+    document = json.loads(as_json(findings, settings))
+    causes = {(a["kind"], a["rank"]): a["explained_by"] for a in document["anomalies"]}
+    assert {("missing", 455), ("hang", 455), ("job_stall", None)} <= set(causes)
+    assert (causes[("hang", 455)]["kind"], causes[("hang", 455)]["rank"]) == ("missing", 455)
+    stall = causes[("job_stall", None)]
+    assert (stall["kind"], stall["rank"]) == ("hang", 455) and "hung" in stall["why"]
+    assert causes[("missing", 455)] is None  # the root
+    text = as_text(findings, settings)
+    assert "job stall: SM activity" in text and "explained by: hang on rank 455" in text
