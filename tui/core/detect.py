@@ -175,7 +175,8 @@ class Detectors:
                 if not is_missing(value) and value < self.s.nvlink_fraction * typical:
                     holding[first] = (f"NVLink of node {self.rank_map.ranks[first].host} "
                                       f"{value / 1e9:.0f} GB/s per GPU, {value / typical:.2f}x "
-                                      f"the median node ({typical / 1e9:.0f} GB/s)")
+                                      f"the median node ({typical / 1e9:.0f} GB/s); "
+                                      f"{_lowest(links, nodes[first])}")
                     if value < NVLINK_SEVERE_FRACTION * typical:
                         severe[first] = "under a tenth of the median node"
         return self.holds["nvlink"].update(frame.time, holding, severe)
@@ -235,6 +236,12 @@ class Detectors:
             holding[None] = (f"{tokens / 1e6:.2f} M tokens/s, {tokens / typical:.2f}x the "
                              f"recent median ({typical / 1e6:.2f} M)")
         return self.holds["throughput"].update(frame.time, holding)
+
+
+def _lowest(links: Sequence[float], ranks: Sequence[int], shown: int = 3) -> str:
+    """"lowest: rank 300 12 GB/s, rank 301 14 GB/s": the node's GPUs, worst first."""
+    present = sorted((_at(links, r), r) for r in ranks if not is_missing(_at(links, r)))
+    return "lowest: " + ", ".join(f"rank {r} {v / 1e9:.0f} GB/s" for v, r in present[:shown])
 
 
 def _nodes(rank_map: RankMap) -> dict[int, list[int]]:

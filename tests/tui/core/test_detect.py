@@ -120,6 +120,16 @@ def test_a_node_with_low_nvlink_is_named_once_by_its_first_rank():
     assert list(found) == [("nvlink", 8)]
 
 
+def test_a_node_with_low_nvlink_names_its_gpus_worst_first():
+    slow = {**dict.fromkeys(range(8, 16), 90e9), 13: 20e9, 10: 40e9}
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    for t in times(30):
+        found = [a for a in detectors.update(healthy(t, nvlink=slow)) if a.kind == "nvlink"]
+    (nvlink,) = found
+    assert nvlink.rank == 8  # the node's drop stays on the node
+    assert nvlink.summary.endswith("; lowest: rank 13 20 GB/s, rank 10 40 GB/s, rank 8 90 GB/s")
+
+
 def test_ecc_and_xid_are_confirmed_at_once_with_the_xids_meaning_and_keep_their_start():
     detectors = Detectors(SETTINGS, RANK_MAP)
     detectors.update(healthy(0, ecc_dbe={4: 1.0}, xid={7: 79.0}))
