@@ -13,7 +13,7 @@ from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
-from ranktop.tui.screens.incident_detail import IncidentScreen
+from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
@@ -341,13 +341,13 @@ class ClusterScreen(Screen):
             self.app.notify("No active anomalies.", timeout=3)
             return
         index = self.current_incident
-        if index is None or index >= len(self.incidents):
-            on_cursor = [i for i, found in enumerate(self.incidents)
-                         if any(a.rank == self.cursor for a in found.members)]
-            index = on_cursor[0] if on_cursor else 0
+        if index is not None and index < len(self.incidents):
+            chosen = self.incidents[index]
+        else:
+            chosen = incident_on(self.incidents, self.cursor) or self.incidents[0]
         frame = self.analysis.frame
         now = frame.time if frame is not None else self.app.clock()
-        self.app.push_screen(IncidentScreen(self.incidents[index], self.rank_map, now))
+        self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
 
     def action_open_rank(self) -> None:
         self.app.open_rank(self.cursor)

@@ -7,6 +7,8 @@ its details, what confirmed it or what it waits for, and the rule that folds it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.incidents import Incident, explained_by
 from ranktop.tui.core.metrics import clock_time
@@ -33,6 +35,11 @@ def where(anomaly: Anomaly, rank_map: RankMap) -> str:
         rank = rank_map.ranks[anomaly.rank]
         return f"rank {rank.rank} {rank.place}"
     return f"rank {anomaly.rank}"
+
+
+def incident_on(incidents: Sequence[Incident], rank: int) -> Incident | None:
+    """The first (most pressing) incident with an anomaly on ``rank``."""
+    return next((i for i in incidents if any(a.rank == rank for a in i.members)), None)
 
 
 def incident_text(incident: Incident, rank_map: RankMap, now: float, style: Styles) -> Group:

@@ -55,3 +55,21 @@ async def test_the_detail_key_is_in_the_footer_and_the_help():
         await pilot.press("question_mark")
         await pilot.pause()
         assert "The selected anomaly's whole text" in screen_text(app)
+
+
+async def test_on_the_rank_screen_the_detail_key_shows_its_incident_whole_at_80x24(tmp_path):
+    app = make_app(at=174.0, log_root=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await watched(app, pilot, 20)
+        await pilot.press("slash", *"455", "enter", "enter")
+        await pilot.pause()
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, IncidentScreen)
+        (incident,) = [i for i in app.analysis.incidents if i.rank == 455]
+        assert words(incident.headline) in box_words(app)
+        await pilot.press("escape")
+        await pilot.press("]")  # rank 456: nothing wrong there
+        await pilot.press("i")
+        await pilot.pause()
+        assert not isinstance(app.screen, IncidentScreen)
