@@ -17,6 +17,7 @@ from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.commands import RanktopCommands
+from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.help import HelpScreen
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import Settings
@@ -155,7 +156,7 @@ class RanktopApp(App[None]):
                 self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
                             timeout=8, markup=False)
         self.cluster.show_analysis(analysis, message.planned)
-        if isinstance(self.screen, RankScreen):
+        if isinstance(self.screen, (RankScreen, EvidenceScreen)):
             self.screen.show_analysis(analysis)
 
     @property

@@ -444,20 +444,20 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
         # one row per root: the remapped row under the ECC error, the node's NVLink drop
         # under its CRC errors
         assert "rank 128 gpu-node-016 GPU 0  ecc → memory +1: 1 uncorrectable (double-bit)" in text
-        assert "rank 201 gpu-node-025 GPU 1  straggler: compute 1.45x median" in text
-        assert "rank 296 gpu-node-037 GPU 0  nvlink errors → nvlink: NVLink CRC error(s)" in text
+        assert "rank 201 gpu-node-025 GPU 1  straggler: compute 1.45x the median" in text
+        assert "rank 300 gpu-node-037 GPU 4  nvlink errors → nvlink: NVLink CRC error(s)" in text
         assert sum("rank 128 gpu-node-016" in row for row in text.splitlines()) == 1
-        await pilot.press("n")  # the most severe first, oldest first: the straggler
-        assert app.cluster.cursor == 201
+        await pilot.press("n")  # the most severe first, newest first: the ECC error,
+        assert app.cluster.cursor == 128  # its remapped row on the same row
         assert "▶● critical" in screen_text(app)
-        await pilot.press("n")  # the ECC error, its remapped row on the same row
-        assert app.cluster.cursor == 128
-        await pilot.press("n")  # the node's CRC errors and the NVLink drop they explain
-        assert app.cluster.cursor == 296
-        assert "▶● major    rank 296 gpu-node-037 GPU 0  nvlink errors → nvlink" in screen_text(app)
+        await pilot.press("n")  # the older straggler
+        assert app.cluster.cursor == 201
+        await pilot.press("n")  # the GPU whose CRC errors climb, its node's NVLink drop
+        assert app.cluster.cursor == 300  # folded under it
+        assert "▶● major    rank 300 gpu-node-037 GPU 4  nvlink errors → nvlink" in screen_text(app)
         await pilot.press("N")
-        assert app.cluster.cursor == 128
-        assert heatmap(app, 1).marked == {128, 201, 296}
+        assert app.cluster.cursor == 201
+        assert heatmap(app, 1).marked == {128, 201, 296, 300}
         assert "▲" in screen_text(app)
     kinds = {(e.kind, e.rank, e.state) for e in app.pipeline.analyser.journal.log.read()}
     assert {("nvlink", 296, "start"), ("ecc", 128, "start"), ("straggler", 201, "start")} <= kinds

@@ -107,6 +107,15 @@ def _auth(settings: Settings) -> str:
     return "; ".join(parts) or "none"
 
 
+def query_line(key: str, series: int, took: float, expression: str) -> str:
+    """A query's line: "ok" only when it found series; one that ran and found none is
+    said to be empty, for that metric then has no data on screen."""
+    if series:
+        return f"  {key:<24} ok {series:>6} series  {took * 1000:6.0f} ms   {expression}"
+    return (f"  {key:<24} EMPTY  no series: not exported, or the selector matches nothing "
+            f"({took * 1000:.0f} ms)   {expression}")
+
+
 def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
     print("\nqueries", file=out)
     failed = 0
@@ -119,8 +128,7 @@ def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
             failed += 1
             print(f"  {key:<24} FAILED  {error}", file=out)
             continue
-        state = f"{len(samples):>6} series" if samples else "  not exported (no series)"
-        print(f"  {key:<24} ok {state}  {took * 1000:6.0f} ms   {expression}", file=out)
+        print(query_line(key, len(samples), took, expression), file=out)
     try:
         frame = source.poll_now()
     except QueryError as error:

@@ -160,8 +160,8 @@ def as_text(findings: Findings, settings: Settings) -> str:
     lines += ["", f"anomalies ({counts}):" if findings.active else "anomalies: none active"]
     for incident in findings.analysis.incidents:  # each root, what it explains under it
         lines.append(f"  {_anomaly_line(incident.root, rank_map)}")
-        lines += [f"    ↳ {_anomaly_line(a, rank_map)}; explained by: {incident.root.name}"
-                  for a in incident.explained]
+        lines += [f"    ↳ {_anomaly_line(a, rank_map)}; explained by: "
+                  f"{_named_cause(a, incident.members, rank_map)}" for a in incident.explained]
     if findings.resolved:
         lines += ["", "seen during the report, since resolved:"]
         lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.resolved]
@@ -203,11 +203,21 @@ def _anomaly(anomaly: Anomaly, rank_map: RankMap) -> dict:
 
 def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
     """The active anomaly that explains ``anomaly`` and why (None: it is a root)."""
-    found = explained_by(anomaly, findings.active)
+    found = explained_by(anomaly, findings.active, findings.rank_map)
     if found is None:
         return None
     cause, rule = found
     return {"kind": cause.kind, "rank": cause.rank, "why": rule.why}
+
+
+def _named_cause(anomaly: Anomaly, members: tuple[Anomaly, ...], rank_map: RankMap) -> str:
+    """"hang on rank 455": what directly explains a folded anomaly (its root is above)."""
+    found = explained_by(anomaly, members, rank_map)
+    if found is None:
+        return "?"
+    cause = found[0]
+    return cause.name if cause.rank is None or cause.rank == anomaly.rank else (
+        f"{cause.name} on rank {cause.rank}")
 
 
 def _hang(verdict: HangVerdict | None) -> dict | None:

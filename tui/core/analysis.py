@@ -79,7 +79,7 @@ class Analysis:
     incidents: tuple[Incident, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "incidents", incidents(self.anomalies))
+        object.__setattr__(self, "incidents", incidents(self.anomalies, self.rank_map))
 
     @property
     def confirmed(self) -> list[Anomaly]:

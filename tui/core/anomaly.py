@@ -32,6 +32,7 @@ class Anomaly:
     rule: str = ""  # the severe evidence that confirmed it early, if any
     awaiting: str = ""  # evidence still missing before it can be confirmed, if any
     figure: str = ""  # its size in a few characters ("1.29x", "88 °C", "+1"), if it has one
+    detail: str = ""  # figures too technical for its row, for the incident's detail view
 
     @property
     def name(self) -> str:
@@ -81,18 +82,21 @@ class Hold:
 
     def update(self, now: float, holding: dict[object, str],
                severe: dict[object, str] | None = None,
-               figures: dict[object, str] | None = None) -> list[Anomaly]:
+               figures: dict[object, str] | None = None,
+               details: dict[object, str] | None = None) -> list[Anomaly]:
         """An anomaly per condition holding now, pending until it has held ``seconds``.
 
         ``severe`` names the conditions whose evidence confirms them at once, and why;
-        ``figures`` their sizes in a few characters, where they have one.
+        ``figures`` their sizes in a few characters, where they have one; ``details`` what
+        only the detail view says of them.
         """
         self.began = {key: self.began.get(key, now) for key in holding}
-        severe, figures = severe or {}, figures or {}
+        severe, figures, details = severe or {}, figures or {}, details or {}
         return [
             Anomaly(self.kind, self.severity, _rank(key), text, self.began[key],
                     held=now - self.began[key], confirm_after=self.seconds,
-                    rule=severe.get(key, ""), figure=figures.get(key, ""))
+                    rule=severe.get(key, ""), figure=figures.get(key, ""),
+                    detail=details.get(key, ""))
             for key, text in holding.items()
         ]
 

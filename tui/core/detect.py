@@ -58,6 +58,7 @@ class Detectors:
         self.liveness = Liveness()
         self.ledger = Ledger()
         self._nodes: tuple[RankMap | None, dict[int, list[int]]] = (None, {})
+        self._faults: dict[str, dict[object, str]] = {}  # last poll's hardware faults
         self.polls = 0
         self._loss: deque[tuple[float, float]] = deque()
         self._tokens: deque[tuple[float, float]] = deque()
@@ -71,7 +72,7 @@ class Detectors:
         n = len(self.rank_map)
         up = frame.ranks_up(n)
         self.polls += 1
-        hardware = [*self._hardware(frame), *self.ledger.update(frame, self.nodes())]
+        hardware = [*self._hardware(frame, up), *self.ledger.update(frame, self.nodes())]
         for fault in hardware:
             if fault.rank is not None:
                 self.liveness.note_fault(fault.rank, fault.since, fault.summary,
@@ -174,12 +175,13 @@ class Detectors:
                 if not is_missing(value) and value < self.s.nvlink_fraction * typical:
                     holding[first] = (f"NVLink of node {self.rank_map.ranks[first].host} "
                                       f"{value / 1e9:.0f} GB/s per GPU, {value / typical:.2f}x "
-                                      f"the median node ({typical / 1e9:.0f} GB/s)")
+                                      f"the median node ({typical / 1e9:.0f} GB/s); "
+                                      f"{_lowest(links, nodes[first])}")
                     if value < NVLINK_SEVERE_FRACTION * typical:
                         severe[first] = "under a tenth of the median node"
         return self.holds["nvlink"].update(frame.time, holding, severe)
 
-    def _hardware(self, frame: Frame) -> list[Anomaly]:
+    def _hardware(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
         ecc: dict[object, str] = {}
         for rank, count in enumerate(frame.values.get("ecc_dbe", ())):
             if not is_missing(count) and count > 0:
@@ -192,9 +194,21 @@ class Detectors:
                 codes[rank] = f"{code:.0f}"
                 text = f"XID {code:.0f}: {xid_meaning(int(code))}"
                 (critical if int(code) in CRITICAL_XIDS else xids)[rank] = text
+        ecc, xids, critical, codes = (self._still_gone(name, found, up) for name, found in (
+            ("ecc", ecc), ("xid", xids), ("xid_critical", critical), ("xid_codes", codes)))
+        self._faults = {"ecc": ecc, "xid": xids, "xid_critical": critical, "xid_codes": codes}
         return [*self.holds["ecc"].update(frame.time, ecc),
                 *self.holds["xid"].update(frame.time, xids, figures=codes),
                 *self.holds["xid_critical"].update(frame.time, critical, figures=codes)]
+
+    def _still_gone(self, name: str, found: dict[object, str], up: Sequence[bool]
+                    ) -> dict[object, str]:
+        """``found``, and the faults of last poll on ranks that are down now: a GPU that
+        reported an XID and then vanished has not recovered, its series are only gone."""
+        kept = {rank: text for rank, text in self._faults.get(name, {}).items()
+                if rank not in found and isinstance(rank, int) and rank < len(up)
+                and not up[rank]}
+        return {**found, **kept}
 
     # -- the whole job -----------------------------------------------------------------
 
@@ -222,6 +236,12 @@ class Detectors:
             holding[None] = (f"{tokens / 1e6:.2f} M tokens/s, {tokens / typical:.2f}x the "
                              f"recent median ({typical / 1e6:.2f} M)")
         return self.holds["throughput"].update(frame.time, holding)
+
+
+def _lowest(links: Sequence[float], ranks: Sequence[int], shown: int = 3) -> str:
+    """"lowest: rank 300 12 GB/s, rank 301 14 GB/s": the node's GPUs, worst first."""
+    present = sorted((_at(links, r), r) for r in ranks if not is_missing(_at(links, r)))
+    return "lowest: " + ", ".join(f"rank {r} {v / 1e9:.0f} GB/s" for v, r in present[:shown])
 
 
 def _nodes(rank_map: RankMap) -> dict[int, list[int]]:

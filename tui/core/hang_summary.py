@@ -39,8 +39,9 @@ class Facts:
         elif self.dead:
             text = f"{self._dead()}: " + (f"{told} timed out{self.where()}" if self.reporting
                                           else self._no_timeout())
-            if self.awaited:
-                text += f"; {count(len(self.awaited), 'live rank')} not yet"
+            if self.awaited and self.reporting:  # with none reporting, already said
+                text += (f"; {count(len(self.awaited), 'live rank')} "
+                         f"{'has' if len(self.awaited) == 1 else 'have'} not timed out yet")
             if self.why:
                 text += f"; also seen, not culprits: {self._behind()}"
         elif self.why:

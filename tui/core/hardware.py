@@ -80,7 +80,7 @@ class Ledger:
                ) -> list[Anomaly]:
         """An anomaly per rank and counter that rose within the window (or is set); for a
         per-node counter, one per node (``nodes``: each node's ranks by its first rank),
-        placed on its first rank and naming its GPUs, worst first."""
+        placed on the GPU whose counter rose most and naming its GPUs, worst first."""
         counters = [c for c in COUNTERS if c.metric in frame.values]
         self._snapshot(frame, counters)
         oldest = self._snapshots[0][1] if self._snapshots else {}
@@ -94,8 +94,9 @@ class Ledger:
             rises = {rank: _entry(entries, rank, counter).rise for rank in rising}
             if counter.per_node and nodes:
                 rising = _by_node(counter, rising, entries, nodes)
-                rises = {first: sum(rises[r] for r in ranks if r in rises)
-                         for first, ranks in nodes.items() if first in rising}
+                node_of = {rank: ranks for ranks in nodes.values() for rank in ranks}
+                rises = {worst: sum(rises.get(r, 0.0) for r in node_of[worst])
+                         for worst in rising}
             figures = {key: f"+{rise:.0f}" for key, rise in rises.items()
                        if not counter.flag}
             found += self._holds[counter.metric].update(frame.time, rising, figures=figures)
@@ -139,19 +140,20 @@ class Ledger:
 def _by_node(counter: Counter, rising: Mapping[int, str],
              entries: Mapping[int, Sequence[LedgerEntry]],
              nodes: Mapping[int, Sequence[int]]) -> dict[object, str]:
-    """The risen ranks of each node as one condition on the node's first rank."""
+    """The risen ranks of each node as one condition on the rank whose counter rose most:
+    the GPU to look at, where the next-anomaly key lands."""
     node_of = {rank: first for first, ranks in nodes.items() for rank in ranks
                if rank in rising}
     grouped: dict[object, str] = {}
     for first in sorted(set(node_of.values())):
         mine = [(rank, _entry(entries, rank, counter)) for rank, node in node_of.items()
                 if node == first]
-        mine.sort(key=lambda pair: -pair[1].rise)
+        mine.sort(key=lambda pair: (-pair[1].rise, pair[0]))
         named = ", ".join(f"+{e.rise:.0f} on rank {rank}" for rank, e in mine[:3])
         more = f" and {len(mine) - 3} more" if len(mine) > 3 else ""
         minutes = WINDOW_SECONDS / 60
-        grouped[first] = (f"{counter.noun} on {len(mine)} GPU(s) of this node in the last "
-                          f"{minutes:.0f} min: {named}{more}: {counter.meaning}")
+        grouped[mine[0][0]] = (f"{counter.noun} on {len(mine)} GPU(s) of this node in the "
+                               f"last {minutes:.0f} min: {named}{more}: {counter.meaning}")
     return grouped
 
 

@@ -1,32 +1,40 @@
-"""Incidents: one root anomaly with what it explains folded under it, so that one rank's
-faults take one row and more distinct problems fit before the panel scrolls.
+"""Incidents: one root anomaly with everything it explains folded under it, so that one
+problem takes one row and more distinct problems fit before the panel scrolls.
 
 The rules of what explains what are here and nowhere else. Each names a cause, the
-consequence it explains on the same rank, and why. A consequence is never itself a cause,
-so an incident is one level deep: a root and what it explains. An anomaly no active
-anomaly explains is a root of its own. Folding hides nothing: a consequence is still named
-on its root's row, and its own text stays on its rank's screen and in `ranktop report`.
+consequence it explains, where the two must be, and why:
 
-Only rules within one rank are made: a job-wide consequence (the stall and throughput drop
-a dead rank causes) would have no rank screen to keep its text on.
+- ``rank``: on the same rank (a throttling GPU's rank straggles);
+- ``node``: on the same node (a GPU whose link takes errors drags its node's NVLink down);
+- ``job``: the consequence is the whole job's, or another rank's (a hung job stalls).
+
+Explanations chain (an XID kills a rank, the dead rank hangs the job, the hang stalls it),
+and an incident is rooted at the first cause of its chain, with every link of the chain
+folded under it, so an incident is one level deep. An anomaly nothing active explains is a
+root of its own. Folding hides nothing: a consequence is still named on its root's row, and
+its own text is kept in the incident's detail view and in ``ranktop report``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import SEVERITIES
+from ranktop.tui.core.model import RankMap
+
+SCOPES = ("rank", "node", "job")
 
 
 @dataclass(frozen=True)
 class Rule:
-    """``cause`` on a rank explains ``effect`` on the same rank."""
+    """``cause`` explains ``effect`` where ``scope`` says (one of SCOPES)."""
 
     cause: str  # an anomaly's kind
     effect: str
     why: str
+    scope: str = "rank"
 
 
 RULES = (
@@ -38,8 +46,22 @@ RULES = (
     Rule("xid", "missing", "the GPU reported an XID, then its rank's series vanished"),
     Rule("xid", "pcie", "a GPU falling off the bus replays its PCIe transfers"),
     Rule("nvlink_errors", "nvlink",
-         "a link taking CRC errors retries and retrains, dragging its node's NVLink down"),
+         "a link taking CRC errors retries and retrains, dragging its node's NVLink down",
+         "node"),
+    Rule("missing", "hang",
+         "the hang waits on this rank, and the rank is dead: its death is the hang's cause"),
+    Rule("hang", "job_stall", "a hung job's GPUs idle, waiting in a collective", "job"),
+    Rule("hang", "throughput", "a hung job makes no steps, so no tokens", "job"),
+    Rule("hang", "missing",
+         "ranks that vanish during a hang went down with the hung job", "job"),
+    Rule("missing", "job_stall",
+         "in a synchronous job the live ranks wait for a dead one, their GPUs idle", "job"),
+    Rule("missing", "throughput",
+         "in a synchronous job no step ends without every rank, so no tokens", "job"),
+    Rule("job_stall", "throughput", "a job whose GPUs idle makes fewer tokens", "job"),
 )
+
+Key = tuple[str, int | None]
 
 
 @dataclass(frozen=True)
@@ -54,7 +76,7 @@ class Incident:
         return (self.root, *self.explained)
 
     @property
-    def key(self) -> tuple[str, int | None]:
+    def key(self) -> Key:
         return self.root.key
 
     @property
@@ -75,8 +97,9 @@ class Incident:
 
     @property
     def order(self) -> tuple[int, int, float, int]:
-        """As anomalies are ordered: confirmed first, the most severe, the oldest, by rank."""
-        return (int(self.pending), SEVERITIES.index(self.severity), self.root.since,
+        """Confirmed first, the most severe, the newest, by rank: a new problem is not
+        buried under an old notice of the same severity."""
+        return (int(self.pending), SEVERITIES.index(self.severity), -self.root.since,
                 -1 if self.rank is None else self.rank)
 
     @property
@@ -87,32 +110,76 @@ class Incident:
         return " → ".join([self.root.name, *folded])
 
 
-def explained_by(anomaly: Anomaly, active: Iterable[Anomaly]) -> tuple[Anomaly, Rule] | None:
-    """The active anomaly that explains ``anomaly``, and the rule; None for a root."""
-    return _cause(anomaly, {a.key: a for a in active})
+def explained_by(anomaly: Anomaly, active: Iterable[Anomaly],
+                 rank_map: RankMap | None = None) -> tuple[Anomaly, Rule] | None:
+    """The active anomaly that directly explains ``anomaly``, and the rule; None for one
+    nothing explains."""
+    return _Causes(tuple(active), rank_map).of(anomaly)
 
 
-def incidents(anomalies: Sequence[Anomaly]) -> tuple[Incident, ...]:
+def incidents(anomalies: Sequence[Anomaly], rank_map: RankMap | None = None
+              ) -> tuple[Incident, ...]:
     """The anomalies as incidents, one per root, most pressing first."""
-    by_key = {a.key: a for a in anomalies}
+    causes = _Causes(tuple(anomalies), rank_map)
     roots: list[Anomaly] = []
-    folded: dict[tuple[str, int | None], list[Anomaly]] = {}
+    folded: dict[Key, list[tuple[int, Anomaly]]] = {}
     for anomaly in anomalies:
-        found = _cause(anomaly, by_key)
-        if found is None:
+        chain = causes.chain(anomaly)
+        if chain[-1] is anomaly:
             roots.append(anomaly)
-        else:
-            folded.setdefault(found[0].key, []).append(anomaly)
-    grouped = [Incident(root, tuple(folded.get(root.key, ()))) for root in roots]
+        else:  # nearer causes before what they explain in turn: "missing → hang → stall"
+            folded.setdefault(chain[-1].key, []).append((len(chain), anomaly))
+    grouped = [Incident(root, tuple(a for _, a in sorted(folded.get(root.key, ()),
+                                                         key=lambda pair: pair[0])))
+               for root in roots]
     return tuple(sorted(grouped, key=lambda incident: incident.order))
 
 
-def _cause(anomaly: Anomaly, by_key: Mapping[tuple[str, int | None], Anomaly]
-           ) -> tuple[Anomaly, Rule] | None:
-    if anomaly.rank is None:
+class _Causes:
+    """Which active anomaly explains which, looked up by kind and place."""
+
+    def __init__(self, anomalies: tuple[Anomaly, ...], rank_map: RankMap | None) -> None:
+        self.by_kind: dict[str, list[Anomaly]] = {}
+        for anomaly in anomalies:
+            self.by_kind.setdefault(anomaly.kind, []).append(anomaly)
+        self.by_key = {anomaly.key: anomaly for anomaly in anomalies}
+        self.rank_map = rank_map
+
+    def of(self, anomaly: Anomaly) -> tuple[Anomaly, Rule] | None:
+        for rule in RULES:
+            if rule.effect != anomaly.kind:
+                continue
+            if rule.scope == "rank":  # the one place to look: found at once among many
+                cause = self.by_key.get((rule.cause, anomaly.rank))
+                if cause is not None and anomaly.rank is not None:
+                    return cause, rule
+                continue
+            for cause in self.by_kind.get(rule.cause, ()):
+                if cause is not anomaly and self._placed(rule.scope, cause, anomaly):
+                    return cause, rule
         return None
-    for rule in RULES:
-        cause = by_key.get((rule.cause, anomaly.rank)) if rule.effect == anomaly.kind else None
-        if cause is not None:
-            return cause, rule
-    return None
+
+    def chain(self, anomaly: Anomaly) -> list[Anomaly]:
+        """``anomaly``, what explains it, what explains that, … up to the first cause, its
+        root (the chain is ``[anomaly]`` when nothing explains it). Where causes loop, the
+        loop's most pressing member is the root, whichever member the chain starts from."""
+        chain = [anomaly]
+        while (found := self.of(chain[-1])) is not None:
+            cause = found[0]
+            if any(cause is seen for seen in chain):
+                start = next(i for i, seen in enumerate(chain) if seen is cause)
+                root = min(chain[start:], key=lambda a: (a.order, a.kind))
+                return [*chain[:chain.index(root)], root]
+            chain.append(cause)
+        return chain
+
+    def _placed(self, scope: str, cause: Anomaly, effect: Anomaly) -> bool:
+        if scope == "job":
+            return effect.rank is None or cause.rank != effect.rank
+        if cause.rank is None or effect.rank is None:
+            return False
+        return self._node(cause.rank) == self._node(effect.rank) is not None
+
+    def _node(self, rank: int) -> int | None:
+        ranks = self.rank_map.ranks if self.rank_map is not None else ()
+        return ranks[rank].node if rank < len(ranks) and ranks[rank].node >= 0 else None

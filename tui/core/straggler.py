@@ -24,6 +24,7 @@ from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.settings.config import DetectSettings
 
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
+FAR_OUTSIDE = 3  # this many times the bar of deviations: far outside the ranks' spread
 MANY_SCATTERED = 8  # more scattered hot ranks than this are one anomaly of the job
 STAYS_HOT = 0.8  # a hot rank stays hot down to this share of the bar (no flicker at the bar)
 LAPSE_POLLS = 2  # a steady condition missing for up to this many polls goes on (noise)
@@ -45,6 +46,7 @@ class Stragglers:
         self._peak: dict[object, float] = {}  # the highest impact of each condition so far
         self._last: dict[object, tuple[str, float]] = {}  # the conditions of the last poll
         self._missed: dict[object, int] = {}  # polls in a row each condition has lapsed
+        self._details: dict[object, str] = {}  # each condition's figures for its detail view
 
     def grid(self, rank_map: RankMap) -> Grid:
         """The rows and columns of the maps for ``rank_map`` (by node when the parallelism
@@ -139,8 +141,13 @@ class Stragglers:
             meaning = f" ({meaning})" if meaning else ""
             distance = (value - middle) / spread if spread > 0 else float("inf")
             found = causes(frame, rank, ledger.of(rank) if ledger else (), medians)
-            line = (f"{name} {value / middle:.2f}x median (+{value / middle - 1:.0%}, "
-                    f"{_mads(distance)}) · {what}{meaning}, {same} · {said(found)}")
+            line = (f"{name} {value / middle:.2f}x the median (+{value / middle - 1:.0%}), "
+                    f"{_spread_words(distance, self.s.straggler_mads)} · {what}{meaning}, {same} · "
+                    f"{said(found)}")
+            self._details[key] = (
+                f"{name} of rank {rank} {value:.3g} against the median {middle:.3g}: "
+                f"{_mads(distance)} above it (median absolute deviations, scaled to a "
+                f"standard deviation; the bar is {self.s.straggler_mads:g})")
             return line, value / middle - 1
 
         what, meaning = shape.says(grid)
@@ -178,7 +185,11 @@ class Stragglers:
                       for key, (_, impact) in conditions.items()}
         found = self.hold.update(now, {key: line for key, (line, _) in conditions.items()},
                                  figures={key: f"{1 + impact:.2f}x"
-                                          for key, (_, impact) in conditions.items()})
+                                          for key, (_, impact) in conditions.items()},
+                                 details={key: self._details.get(key, "")
+                                          for key in conditions})
+        self._details = {key: self._details[key] for key in conditions
+                         if key in self._details}
         critical = self.s.straggler_critical_factor - 1
         return [replace(a, severity="critical") if self._peak[_key(a)] >= critical else a
                 for a in found]
@@ -199,5 +210,13 @@ def _measure(frame: Frame, idle_pct: float) -> tuple[str, list[float] | None]:
     return "SM activity", list(sm)
 
 
+def _spread_words(distance: float, bar: float) -> str:
+    """How far past the ranks' usual spread a value lies, in words (the figure, in median
+    absolute deviations, is in the detail view); ``bar``: the deviations a straggler needs."""
+    if distance >= FAR_OUTSIDE * bar:
+        return "far outside the spread"
+    return "outside the spread" if distance >= bar else "at the edge of the spread"
+
+
 def _mads(distance: float) -> str:
-    return "many MAD" if distance > 999 else f"{distance:.0f} MAD"
+    return "very many" if distance > 999 else f"{distance:.0f}"

@@ -13,6 +13,7 @@ from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
+from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
@@ -76,6 +77,9 @@ class ClusterScreen(Screen):
                 tooltip="Move the cursor to the next row's rank (most severe first)"),
         Binding("N", "next_anomaly(-1)", "Previous anomaly", show=False, id="anomaly.previous",
                 tooltip="Move the cursor to the previous row's rank"),
+        Binding("i", "incident_detail", "Detail", id="anomaly.detail",
+                tooltip="The selected anomaly's whole text, its evidence, and what is "
+                        "folded under it and why"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
         Binding("q", "app.quit", "Quit", id="cluster.quit",
@@ -330,6 +334,21 @@ class ClusterScreen(Screen):
         if rank is not None:
             self.select(rank)
 
+    def action_incident_detail(self) -> None:
+        """The highlighted row's incident, else the one on the cursor's rank, else the
+        first."""
+        if not self.incidents:
+            self.app.notify("No active anomalies.", timeout=3)
+            return
+        index = self.current_incident
+        if index is not None and index < len(self.incidents):
+            chosen = self.incidents[index]
+        else:
+            chosen = incident_on(self.incidents, self.cursor) or self.incidents[0]
+        frame = self.analysis.frame
+        now = frame.time if frame is not None else self.app.clock()
+        self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
+
     def action_open_rank(self) -> None:
         self.app.open_rank(self.cursor)
 
@@ -339,7 +358,9 @@ class ClusterScreen(Screen):
             self.app.notify(cluster_lines.no_verdict_yet(self.analysis), timeout=6,
                             markup=False)
             return
-        self.app.push_screen(EvidenceScreen(verdict, self.rank_map))
+        frame = self.analysis.frame
+        now = frame.time if frame is not None else None
+        self.app.push_screen(EvidenceScreen(verdict, self.rank_map, now))
 
     def action_jump(self) -> None:
         self.app.push_screen(JumpScreen(self.rank_map), self._jumped)

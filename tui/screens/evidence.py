@@ -5,52 +5,105 @@ from __future__ import annotations
 
 from functools import partial
 
+from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.log_gaps import NO_LINES_READ
+from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.flight.dump_paths import PatternError
 from ranktop.tui.flight.pipes import describe, find_pipes, named_pipes, request_dumps
 from ranktop.tui.logs.text import plain
+from ranktop.tui.screens.cluster_lines import no_verdict_yet
 from ranktop.tui.screens.confirm_dumps import ConfirmDumpsScreen
 from ranktop.tui.screens.flight_lines import flight_text
 from ranktop.tui.screens.hints import any_of, keys_for, sentence
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
+from ranktop.widgets.key_footer import KeyFooter
+from ranktop.widgets.log_view import smart_case
 from rich.text import Text
-from textual import work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 SHOWN_RANKS = 12
 
 
 class EvidenceScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,e,q", "close", "Close", id="evidence.close"),
-                Binding("d", "request_dumps", "Ask every rank for a dump",
-                        id="evidence.request_dumps")]
+    """The newest verdict's evidence, redrawn with each analysis (``show_analysis``): when
+    the hang ends, it says so above the last verdict's evidence."""
+
+    BINDING_GROUP_TITLE = "Hang evidence"
+    BINDINGS = [
+        Binding("escape,e,q", "close", "Close", id="evidence.close"),
+        # A modal screen hears none of the app's keys: its own, to the same help.
+        Binding("question_mark", "app.help", "Help", key_display="?", id="evidence.help",
+                tooltip="Show every key of this screen"),
+        Binding("d", "request_dumps", "Ask every rank for a dump",
+                id="evidence.request_dumps"),
+        Binding("down,j", "scroll(1)", "Down", show=False, id="evidence.down"),
+        Binding("up,k", "scroll(-1)", "Up", show=False, id="evidence.up"),
+        Binding("g", "edge(0)", "Top", id="evidence.top", tooltip="Go to the first line"),
+        Binding("G", "edge(1)", "Bottom", id="evidence.bottom", tooltip="Go to the last line"),
+        Binding("slash", "search", "Search", key_display="/", id="evidence.search",
+                tooltip="Find a word in the evidence (smart case, as in the log view)"),
+    ]
     COMPONENT_CLASSES = CLASSES
 
-    def __init__(self, verdict: HangVerdict, rank_map: RankMap) -> None:
+    def __init__(self, verdict: HangVerdict, rank_map: RankMap,
+                 now: float | None = None) -> None:
         super().__init__()
-        self.verdict = verdict
+        self.verdict = verdict  # the newest verdict, current or not
         self.rank_map = rank_map
+        self.now = verdict.as_of if now is None else now
+        self.ended = ""  # what the analysis says now that no hang holds, if none does
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="evidence-box"):
-            yield Static(self._text())
+            yield Static(id="evidence-text")
             closes = any_of(keys_for(self, "evidence.close"))
             hint = f"{closes} closes this screen."
             if self._dumps_on_demand():
                 asks = any_of(keys_for(self, "evidence.request_dumps"))
                 hint += f" {asks} asks every rank for a Flight Recorder dump (you confirm first)."
             yield Static(sentence(hint), id="help-footer")
+        yield Input(placeholder="find in the evidence (Enter; Esc to close)",
+                    id="evidence-search")
+        yield KeyFooter(first=("app.help", "close"))
+
+    def on_mount(self) -> None:
+        self.query_one("#evidence-search").display = False
+        self._draw()
+
+    def show_analysis(self, analysis: Analysis) -> None:
+        """The newest analysis: its verdict, or that the hang is over (the last verdict's
+        evidence kept below, as the last word on it)."""
+        frame = analysis.frame
+        self.now = frame.time if frame is not None else self.now
+        if analysis.hang is not None:
+            self.verdict, self.ended = analysis.hang, ""
+        else:
+            self.ended = no_verdict_yet(analysis)
+        self._draw()
+
+    def _draw(self) -> None:
+        try:
+            shown = self.query_one("#evidence-text", Static)
+        except NoMatches:  # an analysis before the screen is composed: on_mount draws it
+            return
+        shown.update(self._text())
 
     def _text(self) -> Text:
         verdict, style = self.verdict, styles_of(self)
         text = Text()
-        text.append("Hang triage\n", style("strong"))
+        text.append("Hang triage", style("strong"))
+        text.append(f"  {self._when()}\n", style("muted"))
+        if self.ended:
+            text.append(f"{self.ended}\n", style("quiet"))
+            text.append("The last verdict, no longer current:\n", style("muted"))
         text.append(f"{verdict.summary}\n")
         if verdict.disagreement:
             text.append(f"The witnesses disagree: {plain(verdict.disagreement, 400)}\n",
@@ -72,6 +125,51 @@ class EvidenceScreen(ModalScreen[None]):
             text.append("\n")
             text.append_text(flight_text(verdict.flight, self._label, style))
         return text
+
+    def _when(self) -> str:
+        """"verdict of 14:02:11, 12 s ago" (the poll that asked for its logs)."""
+        age = self.verdict.age(self.now)
+        if self.verdict.as_of is None or age is None:
+            return "verdict of an unknown time"
+        return f"verdict of {clock_time(self.verdict.as_of)}, {age:.0f} s ago"
+
+    # -- moving about ------------------------------------------------------------------
+
+    def _box(self) -> VerticalScroll:
+        return self.query_one("#evidence-box", VerticalScroll)
+
+    def action_scroll(self, lines: int) -> None:
+        self._box().scroll_relative(y=lines, animate=False)
+
+    def action_edge(self, bottom: int) -> None:
+        (self._box().scroll_end if bottom else self._box().scroll_home)(animate=False)
+
+    def action_search(self) -> None:
+        field = self.query_one("#evidence-search", Input)
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#evidence-search")
+    def _searched(self, event: Input.Submitted) -> None:
+        event.input.display = False
+        self.set_focus(None)
+        pattern = smart_case(event.value)
+        if pattern is None:
+            return
+        width = max(1, self.query_one("#evidence-text", Static).content_region.width)
+        lines = self._text().wrap(self.app.console, width)
+        found = next((y for y, line in enumerate(lines) if pattern.search(line.plain)), None)
+        if found is None:
+            self.app.notify(f"Not in the evidence: {event.value}", timeout=3, markup=False)
+            return
+        self._box().scroll_to(y=found, animate=False)
+
+    def on_key(self, event: events.Key) -> None:
+        field = self.query_one("#evidence-search", Input)
+        if event.key == "escape" and field.has_focus:
+            event.stop()
+            field.display = False
+            self.set_focus(None)
 
     def _no_lines(self, rank: int) -> str:
         """Why a rank shows no lines: what could not be read, never that it logged nothing."""

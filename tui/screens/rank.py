@@ -20,6 +20,7 @@ from ranktop.tui.logs.text import plain
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
+from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import Settings
@@ -71,6 +72,9 @@ class RankScreen(Screen):
         Binding("slash", "search", "Search", key_display="/", id="rank.search",
                 tooltip="Search the log tail (any case unless you type a capital; "
                         "an empty search clears it)"),
+        Binding("i", "incident_detail", "Detail", id="rank.detail",
+                tooltip="The whole text of this rank's incident: its root, what is folded "
+                        "under it and why"),
     ]
 
     class LogLines(Message):
@@ -288,6 +292,15 @@ class RankScreen(Screen):
         self.rank = (min(later, key=lambda r: abs(r - self.rank)) if later
                      else (ranks[0] if step > 0 else ranks[-1]))
         self._open_rank()
+
+    def action_incident_detail(self) -> None:
+        found = incident_on(self.analysis.incidents, self.rank)
+        if found is None:
+            self.app.notify("No active anomaly on this rank.", timeout=3)
+            return
+        frame = self.frame
+        now = frame.time if frame is not None else self.app.clock()
+        self.app.push_screen(IncidentScreen(found, self.rank_map, now))
 
     def action_search(self) -> None:
         search = self.query_one("#log-search", Input)

@@ -17,9 +17,10 @@ from rich.text import Text
 
 def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str,
           style: Styles, model: str = "", hardware: Sequence[str] = ()) -> Text:
-    """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line,
-    pending ones with how long they have held, then its hardware-error ledger."""
-    text = Text(no_wrap=True, overflow="ellipsis")
+    """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line
+    that wraps (every word of it shown), pending ones with how long they have held, then
+    its hardware-error ledger."""
+    text = Text(overflow="fold")
     text.append(f" rank {rank.rank} ", style("rank"))
     text.append(f" {rank.place}", style("strong"))
     if model:

@@ -58,3 +58,14 @@ def test_check_config_shows_the_users_keys_and_log_spec(tmp_path, capsys):
 def test_check_config_shows_the_alertmanager_it_accepts(capsys):
     assert main(["check-config", "--alertmanager", "http://am:9093"]) == 1
     assert "alertmanager   http://am:9093" in capsys.readouterr().out
+
+
+def test_a_query_that_finds_no_series_is_said_empty_never_ok():
+    from ranktop.tui.cli.check_config import query_line
+
+    found = query_line("temperature", 512, 0.012, "DCGM_FI_DEV_GPU_TEMP")
+    empty = query_line("xid", 0, 0.004, "DCGM_FI_DEV_XID_ERRORS")
+    assert found.split()[:4] == ["temperature", "ok", "512", "series"]
+    assert " ok " not in empty
+    assert empty.split()[:3] == ["xid", "EMPTY", "no"]
+    assert "not exported, or the selector matches nothing" in empty

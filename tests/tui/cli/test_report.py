@@ -45,9 +45,10 @@ def test_a_polled_window_finds_the_fault_and_exits_1():
     text = as_text(findings, settings)
     assert "anomalies (5 active):" in text
     assert "critical  rank 128 (gpu-node-016 GPU 0)  memory: row(s) remapped +1" in text
-    assert "major     rank 296 (gpu-node-037 GPU 0)  nvlink errors: NVLink CRC error(s) on" in text
+    # the CRC errors on the GPU whose counter climbs, the bandwidth drop on its node
+    assert "major     rank 300 (gpu-node-037 GPU 4)  nvlink errors: NVLink CRC error(s) on" in text
     assert "critical  rank 128 (gpu-node-016 GPU 0)  ecc: 1 uncorrectable" in text
-    assert "critical  rank 201 (gpu-node-025 GPU 1)  straggler: compute 1.45x median" in text
+    assert "critical  rank 201 (gpu-node-025 GPU 1)  straggler: compute 1.45x the median" in text
     assert "major     rank 296 (gpu-node-037 GPU 0)  nvlink: NVLink of node gpu-node-037" in text
 
 
@@ -149,10 +150,23 @@ def test_the_report_groups_as_the_panel_does_each_anomaly_naming_what_explains_i
     memory = by_key[("memory", 128)]["explained_by"]
     assert (memory["kind"], memory["rank"]) == ("ecc", 128) and "ECC" in memory["why"]
     nvlink = by_key[("nvlink", 296)]["explained_by"]
-    assert (nvlink["kind"], nvlink["rank"]) == ("nvlink_errors", 296)
+    assert (nvlink["kind"], nvlink["rank"]) == ("nvlink_errors", 300)
     assert by_key[("ecc", 128)]["explained_by"] is None
     assert by_key[("straggler", 201)]["explained_by"] is None
     lines = as_text(findings, settings).splitlines()
     ecc = next(i for i, line in enumerate(lines) if "rank 128" in line and "ecc:" in line)
     assert lines[ecc + 1].startswith("    ↳ critical  rank 128 (gpu-node-016 GPU 0)  memory:")
     assert lines[ecc + 1].endswith("explained by: ecc")
+
+
+def test_at_the_hang_every_anomaly_is_kept_each_naming_what_directly_explains_it(tmp_path):
+    findings, settings = report_at(176.0, duration=24.0, log_root=tmp_path)
+    document = json.loads(as_json(findings, settings))
+    causes = {(a["kind"], a["rank"]): a["explained_by"] for a in document["anomalies"]}
+    assert {("missing", 455), ("hang", 455), ("job_stall", None)} <= set(causes)
+    assert (causes[("hang", 455)]["kind"], causes[("hang", 455)]["rank"]) == ("missing", 455)
+    stall = causes[("job_stall", None)]
+    assert (stall["kind"], stall["rank"]) == ("hang", 455) and "hung" in stall["why"]
+    assert causes[("missing", 455)] is None  # the root
+    text = as_text(findings, settings)
+    assert "job stall: SM activity" in text and "explained by: hang on rank 455" in text

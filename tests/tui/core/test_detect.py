@@ -101,7 +101,7 @@ def test_a_straggler_is_named_by_its_compute_factor_not_flagged_by_noise():
         last = anomalies.update(healthy(t, compute_time={9: 1.16}))
     straggler = next(a for a in last if a.kind == "straggler")
     assert straggler.rank == 9
-    assert straggler.summary.startswith("compute 1.44x median (+44%, ")
+    assert straggler.summary.startswith("compute 1.44x the median (+44%), far outside")
     assert "one GPU (a bad worker), steady 40 s" in straggler.summary
     assert run(healthy(t, compute_time={9: 0.84}) for t in times(60)) == {}
 
@@ -120,6 +120,16 @@ def test_a_node_with_low_nvlink_is_named_once_by_its_first_rank():
     assert list(found) == [("nvlink", 8)]
 
 
+def test_a_node_with_low_nvlink_names_its_gpus_worst_first():
+    slow = {**dict.fromkeys(range(8, 16), 90e9), 13: 20e9, 10: 40e9}
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    for t in times(30):
+        found = [a for a in detectors.update(healthy(t, nvlink=slow)) if a.kind == "nvlink"]
+    (nvlink,) = found
+    assert nvlink.rank == 8  # the node's drop stays on the node
+    assert nvlink.summary.endswith("; lowest: rank 13 20 GB/s, rank 10 40 GB/s, rank 8 90 GB/s")
+
+
 def test_ecc_and_xid_are_confirmed_at_once_with_the_xids_meaning_and_keep_their_start():
     detectors = Detectors(SETTINGS, RANK_MAP)
     detectors.update(healthy(0, ecc_dbe={4: 1.0}, xid={7: 79.0}))
@@ -135,12 +145,18 @@ def test_a_rank_that_dies_after_an_xid_is_down_with_the_xid_named():
     detectors = Detectors(SETTINGS, RANK_MAP)
     detectors.update(healthy(0))
     detectors.update(healthy(2, xid={7: 79.0}))
-    down = [a for a in detectors.update(healthy(4, **gone)) if a.rank == 7]
-    assert [(a.kind, a.since) for a in down] == [("missing", 4)]
-    assert down[0].summary == ("down: XID 79: GPU has fallen off the bus (2 s before), "
-                               "then its series vanished")
+    down = {a.kind: a for a in detectors.update(healthy(4, **gone)) if a.rank == 7}
+    assert {kind: a.since for kind, a in down.items()} == {"missing": 4, "xid": 2}
+    assert down["missing"].summary == ("down: XID 79: GPU has fallen off the bus (2 s before), "
+                                       "then its series vanished")
     record = detectors.liveness.down[7]
     assert record.last_values["temperature"] == 62.0 and record.last_seen == 2
+    # Its series gone, the GPU has not recovered: the XID stays while the rank is down,
+    # and ends once the rank is back without it.
+    for t in (6, 8):
+        still = [a.kind for a in detectors.update(healthy(t, **gone)) if a.rank == 7]
+        assert "xid" in still
+    assert [a for a in detectors.update(healthy(10)) if a.kind == "xid"] == []
 
 
 def test_a_rank_map_that_grows_keeps_every_timer():

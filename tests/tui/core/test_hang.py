@@ -216,7 +216,7 @@ def test_a_vanished_rank_is_sure_evidence_before_anyone_times_out() -> None:
     assert verdict is not None and verdict.sure and verdict.behind == [9]
     assert verdict.reporting == [] and len(verdict.silent) == 15
     assert verdict.summary == ("rank 9 is dead (its series vanished): no live rank has logged a"
-                               " timeout yet; 15 live ranks not yet")
+                               " timeout yet")
 
 
 def test_a_dead_rank_whose_watchdog_timed_out_too_is_not_counted_among_the_timed_out() -> None:
@@ -541,3 +541,12 @@ def test_a_dead_rank_is_the_only_culprit_live_ranks_differences_are_evidence() -
     assert "not culprits" in verdict.summary and "rank 1 timed out at SeqNum 8809" in \
         verdict.summary
     assert verdict.evidence[1] == [watchdog_line(1, 8809), progress_line(1, 8809, 8809, 8808)]
+
+
+def test_beside_a_dead_rank_the_live_ranks_yet_to_time_out_are_said_in_plain_words() -> None:
+    logs = timed_out_job(16)
+    for rank in (1, 2, 9):
+        logs[rank] = healthy_tail(rank)
+    verdict = triage(logs, world_size=16, gone={9})
+    assert verdict is not None and verdict.dead == [9]
+    assert verdict.summary.endswith("; 2 live ranks have not timed out yet")

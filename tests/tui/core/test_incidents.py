@@ -1,22 +1,33 @@
-"""What explains what: each rule folds a consequence under its cause on the same rank, and
-only there."""
+"""What explains what: each rule folds a consequence under its cause where the rule says
+(the same rank, the same node, or the whole job), and only there."""
 
 from __future__ import annotations
 
 import pytest
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.incidents import RULES, Incident, explained_by, incidents
+from ranktop.tui.core.model import RankMap
 
-# (cause, consequence): one case per rule, written out so that a rule dropped or added
-# without its test fails here.
+# (cause, consequence, where the consequence is): one case per rule, written out so that a
+# rule dropped or added without its test fails here. Rank 37 is the cause's.
 FOLDS = [
-    ("thermal", "straggler"),
-    ("ecc", "memory"),
-    ("ecc", "remap_failure"),
-    ("xid", "missing"),
-    ("xid", "pcie"),
-    ("nvlink_errors", "nvlink"),
+    ("thermal", "straggler", 37),
+    ("ecc", "memory", 37),
+    ("ecc", "remap_failure", 37),
+    ("xid", "missing", 37),
+    ("xid", "pcie", 37),
+    ("nvlink_errors", "nvlink", 32),  # the node's first GPU: the node-wide drop
+    ("missing", "hang", 37),
+    ("hang", "job_stall", None),
+    ("hang", "throughput", None),
+    ("hang", "missing", 12),  # a rank that went down with the hung job
+    ("missing", "job_stall", None),
+    ("missing", "throughput", None),
+    ("job_stall", "throughput", None),
 ]
+# Where each fold must not happen: another node for a node's rule, the same rank for a job's.
+ELSEWHERE = {37: 38, 32: 40, None: 37, 12: 37}
+RANK_MAP = RankMap.grid([f"node-{n}" for n in range(8)], 8, "test")
 
 
 def anomaly(kind: str, rank: int | None = 37, severity: str = "major", since: float = 0.0,
@@ -26,37 +37,56 @@ def anomaly(kind: str, rank: int | None = 37, severity: str = "major", since: fl
 
 
 def test_every_rule_has_its_case_here():
-    assert sorted((r.cause, r.effect) for r in RULES) == sorted(FOLDS)
+    assert sorted((r.cause, r.effect) for r in RULES) == sorted(f[:2] for f in FOLDS)
 
 
-@pytest.mark.parametrize(("cause", "effect"), FOLDS)
-def test_a_consequence_folds_under_its_cause_on_the_same_rank(cause, effect):
-    root, folded = anomaly(cause), anomaly(effect)
-    assert incidents([folded, root]) == (Incident(root, (folded,)),)
-    found = explained_by(folded, [root, folded])
+@pytest.mark.parametrize(("cause", "effect", "where"), FOLDS)
+def test_a_consequence_folds_under_its_cause(cause, effect, where):
+    root, folded = anomaly(cause), anomaly(effect, rank=where)
+    assert incidents([folded, root], RANK_MAP) == (Incident(root, (folded,)),)
+    found = explained_by(folded, [root, folded], RANK_MAP)
     assert found is not None and found[0] is root and found[1].why
 
 
-@pytest.mark.parametrize(("cause", "effect"), FOLDS)
-def test_on_another_rank_each_is_a_root_of_its_own(cause, effect):
-    found = incidents([anomaly(cause, rank=37), anomaly(effect, rank=38)])
-    assert [i.explained for i in found] == [(), ()]
+@pytest.mark.parametrize(("cause", "effect", "where"), FOLDS)
+def test_out_of_its_rules_reach_the_cause_does_not_explain_it(cause, effect, where):
+    root, elsewhere = anomaly(cause), anomaly(effect, rank=ELSEWHERE[where])
+    assert explained_by(elsewhere, [root, elsewhere], RANK_MAP) is None
 
 
-@pytest.mark.parametrize(("cause", "effect"), FOLDS)
-def test_a_consequence_whose_cause_is_gone_is_a_root(cause, effect):
-    alone = anomaly(effect)
-    assert incidents([alone])[0].root is alone
-    assert explained_by(alone, [alone]) is None
+@pytest.mark.parametrize(("cause", "effect", "where"), FOLDS)
+def test_a_consequence_whose_cause_is_gone_is_a_root(cause, effect, where):
+    alone = anomaly(effect, rank=where)
+    assert incidents([alone], RANK_MAP)[0].root is alone
+    assert explained_by(alone, [alone], RANK_MAP) is None
 
 
-def test_no_consequence_is_itself_a_cause_so_an_incident_is_one_level_deep():
-    assert not {r.effect for r in RULES} & {r.cause for r in RULES}
-
-
-def test_job_wide_anomalies_are_never_folded():
-    found = incidents([anomaly("job_stall", rank=None), anomaly("throughput", rank=None)])
+def test_a_node_rule_without_a_rank_map_folds_nothing():
+    found = incidents([anomaly("nvlink_errors", rank=37), anomaly("nvlink", rank=32)])
     assert len(found) == 2
+
+
+def test_a_dead_ranks_hang_is_one_row_rooted_at_what_killed_it():
+    xid = anomaly("xid", rank=455, since=170.0, figure="79")
+    dead = anomaly("missing", rank=455, severity="critical", since=172.0)
+    hang = anomaly("hang", rank=455, severity="critical", since=172.0)
+    stall = anomaly("job_stall", rank=None, severity="critical", since=180.0)
+    slow = anomaly("throughput", rank=None, since=180.0)
+    other = anomaly("missing", rank=12, severity="critical", since=190.0)
+    (row,) = incidents([stall, hang, dead, slow, other, xid])
+    assert row.root is xid and row.rank == 455 and row.severity == "critical"
+    # nearer causes first: what killed the rank, then the hang, then what the hang explains
+    assert row.headline == "xid → missing → hang → job stall → throughput → missing"
+    assert explained_by(stall, [stall, hang, dead])[0] is hang
+
+
+def test_causes_that_loop_pick_one_root_whichever_anomaly_the_loop_is_entered_from():
+    # Two hangs each naming a dead rank: each hang explains the other rank's death.
+    old = [anomaly("missing", rank=r, severity="critical", since=9.0) for r in (3, 5)]
+    hangs = [anomaly("hang", rank=r, severity="critical", since=9.0) for r in (3, 5)]
+    for ordering in ([*old, *hangs], [*hangs, *reversed(old)]):
+        (row,) = incidents(ordering)
+        assert row.root.key == ("hang", 3) and len(row.explained) == 3
 
 
 def test_a_confirmed_critical_consequence_makes_its_root_row_critical_a_pending_one_not():
@@ -64,17 +94,24 @@ def test_a_confirmed_critical_consequence_makes_its_root_row_critical_a_pending_
     straggler = anomaly("straggler", severity="critical", since=8.0, figure="1.29x")
     ecc = anomaly("ecc", rank=128, severity="critical", since=2.0)
     (first, second) = incidents([ecc, straggler, thermal])
-    assert (first.root.kind, first.severity) == ("ecc", "critical")
-    assert (second.root.kind, second.severity) == ("thermal", "critical")
-    assert second.headline == "thermal → straggler 1.29x"
+    assert (first.root.kind, first.severity) == ("thermal", "critical")
+    assert (second.root.kind, second.severity) == ("ecc", "critical")
+    assert first.headline == "thermal → straggler 1.29x"
     waiting = anomaly("straggler", severity="critical", pending=True, figure="1.31x")
     (row,) = incidents([thermal, waiting])
     assert row.severity == "major" and not row.pending
     assert row.headline == "thermal → ◌ straggler 1.31x"
 
 
-def test_critical_roots_come_first_then_the_oldest():
-    found = incidents([anomaly("thermal", rank=1, since=1.0),
-                       anomaly("missing", rank=2, severity="critical", since=9.0),
-                       anomaly("ecc", rank=3, severity="critical", since=5.0)])
+def test_critical_roots_come_first_then_the_newest():
+    found = incidents([anomaly("thermal", rank=1, since=10.0),
+                       anomaly("missing", rank=2, severity="critical", since=5.0),
+                       anomaly("ecc", rank=3, severity="critical", since=9.0)])
     assert [i.root.kind for i in found] == ["ecc", "missing", "thermal"]
+
+
+def test_a_hang_with_no_culprit_roots_the_job_wide_stall_and_throughput_drop():
+    hang = anomaly("hang", rank=None, severity="critical")
+    stall, slow = anomaly("job_stall", rank=None), anomaly("throughput", rank=None)
+    (row,) = incidents([stall, slow, hang])
+    assert row.root is hang and row.explained == (stall, slow)

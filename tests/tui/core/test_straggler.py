@@ -38,7 +38,10 @@ def test_impact_sets_the_severity_ten_percent_warns_twenty_is_critical():
     (warn,) = stragglers(lambda i: {9: 1.14})
     (critical,) = stragglers(lambda i: {9: 1.3})
     assert (warn.severity, critical.severity) == ("warning", "critical")
-    assert warn.confirmed and warn.summary.startswith("compute 1.14x median (+14%, ")
+    assert warn.confirmed and warn.summary.startswith("compute 1.14x the median (+14%), ")
+    # plain words on the row; the deviations, a statistician's figure, in the detail view
+    assert "MAD" not in warn.summary and "spread" in warn.summary
+    assert "above it (median absolute deviations" in warn.detail
     assert stragglers(lambda i: {9: 1.06}) == []  # the dead band
 
 

@@ -95,8 +95,8 @@ async def test_the_anomaly_list_and_the_map_titles_name_the_rebound_keys():
         text = screen_text(app)
         assert "anomalies (3 critical, 2 major): v / V to visit" in text
         assert "w GPU temperature" in text and "1 SM activity" in text
-        await pilot.press("v")  # the oldest critical one: the straggler
-        assert app.cluster.cursor == 201
+        await pilot.press("v")  # the newest critical one: the ECC error
+        assert app.cluster.cursor == 128
         await pilot.press("w")
         assert app.cluster.solo == 1
 

@@ -52,3 +52,20 @@ async def test_the_ecc_error_and_its_row_remap_are_one_row_and_n_visits_roots_on
         assert visited == [incident.rank for incident in roots]
         await pilot.press("n")  # round again to the first root
         assert app.cluster.cursor == roots[0].rank
+
+
+async def test_the_demos_hang_is_one_row_on_the_dead_rank_with_its_consequences_folded(
+        tmp_path):
+    app = make_app(at=174.0, log_root=tmp_path)  # rank 455 died at 172 s: the others wait
+    async with app.run_test(size=(120, 40)) as pilot:
+        await watched(app, pilot, 20)
+        kinds = {(a.kind, a.rank) for a in app.analysis.anomalies}
+        assert {("hang", 455), ("missing", 455), ("job_stall", None),
+                ("throughput", None)} <= kinds
+        (row,) = panel_rows(app, 455)
+        assert "● critical" in row
+        assert all(name in row for name in ("missing", "hang", "job stall", "throughput"))
+        assert "the whole job" not in screen_text(app)  # folded, not rows of their own
+        assert "more below" not in screen_text(app)  # the worst moment fits at 120x40
+        await pilot.press("n")  # the critical root first
+        assert app.cluster.cursor == 455

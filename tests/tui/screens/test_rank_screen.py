@@ -220,7 +220,9 @@ async def test_a_hang_names_the_rank_the_others_wait_for_with_evidence_one_key_a
         for at in range(150, 216, 4):  # rank 455 dies at 172 s; the others time out ~30 s later
             await poll(app, pilot, float(at))
         assert any(a.kind == "hang" and a.rank == 455 for a in app.cluster.anomalies)
-        assert "hang:" in screen_text(app)
+        (row,) = [line for line in screen_text(app).splitlines() if "rank 455 gpu-node" in line
+                  and "●" in line]
+        assert "→ hang" in row  # folded under what killed the rank, named on its row
         await pilot.press("e")
         assert isinstance(app.screen, EvidenceScreen)
         assert "rank 455" in screen_text(app) and "waited for" in screen_text(app)
@@ -238,7 +240,9 @@ async def test_a_frozen_rank_is_named_on_the_cluster_and_on_its_own_screen(tmp_p
             await poll(app, pilot, float(at))
         assert [(a.rank, a.confirmed) for a in app.cluster.anomalies if a.kind == "hang"] == [
             (11, True)]
-        assert "hang: rank 11 is frozen, the others wait for it" in screen_text(app)
+        # the frozen rank is the root: what its hang causes job-wide folded under it
+        assert "hang → job stall" in screen_text(app)
+        assert ": rank 11 is frozen, the others wait for it" in screen_text(app)
         await open_rank(app, pilot, 11)
         text = screen_text(app)
         assert "no active anomaly on this rank" not in text
@@ -307,3 +311,17 @@ async def test_at_80x24_W_wraps_a_long_log_line_so_its_end_shows(tmp_path):
         await pilot.press("W")
         await pilot.pause()
         assert end not in " ".join(screen_text(app).split())
+
+
+async def test_the_rank_screen_wraps_each_anomaly_so_every_word_of_it_shows_at_80x24():
+    app = make_app(at=100.0)  # rank 201 straggles: a long line of evidence
+    async with app.run_test(size=(80, 24)) as pilot:
+        for seconds in range(100, 124, 2):
+            await poll(app, pilot, seconds)
+        await open_rank(app, pilot, 201)
+        await settle(pilot)
+        (straggler,) = [a for a in app.analysis.anomalies if a.rank == 201]
+        assert len(straggler.summary) > 80  # longer than a line
+        shown = " ".join(" ".join(line.strip() for line in screen_text(app).splitlines()
+                                  ).split())
+        assert " ".join(straggler.summary.split()) in shown
