@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
 from ranktop.tui.rank_context import RankContext
@@ -22,7 +23,6 @@ from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 from ranktop.widgets.ascii_only import AsciiOnly
-from ranktop.widgets.map_levels import MapLevels
 from textual import work
 from textual.app import App
 from textual.binding import Binding

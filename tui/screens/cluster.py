@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ranktop.tui.core import map_levels
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.incidents import Incident
+from ranktop.tui.core.map_layout import Arrangement
+from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.parallelism import Parallelism, for_job
@@ -17,12 +20,9 @@ from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import MetricDef, Settings
-from ranktop.widgets import map_levels
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.key_footer import KeyFooter
-from ranktop.widgets.layout import Arrangement
-from ranktop.widgets.map_levels import MapLevels
 from ranktop.widgets.panel import MetricPanel
 from textual import events, on
 from textual.app import ComposeResult
