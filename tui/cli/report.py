@@ -20,7 +20,7 @@ from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.core.parallelism import for_job
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from ranktop.tui.cli.report import collect
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario

@@ -1,4 +1,5 @@
-"""What the rank screen reads, in its thread workers: a rank's log files and its alerts.
+"""What the rank screen asks the engine for, in its thread workers: a rank's log files, its
+alerts, its history from before the console started and its GPU model.
 
 Every way of coming up empty is said, so an empty panel is never a mystery: no log pattern
 configured, no file matching it, no Alertmanager configured, Prometheus unreachable.
@@ -25,8 +26,8 @@ BACKFILL_SECONDS = 600.0
 BACKFILL_STEP = 4.0
 
 
-class RankContext:
-    """The app's handles the rank screen needs: logs, alerts, the source's history."""
+class RankData:
+    """The engine's answers to the rank screen's requests: logs, alerts, the source's history."""
 
     def __init__(self, settings: Settings, job_name: str, event_log: EventLog | None,
                  logs: RankLogs | None = None, alertmanager_url: str = "",
