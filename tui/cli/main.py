@@ -16,12 +16,16 @@ import time
 from collections.abc import MutableMapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ranktop.tui.cli import charset, flags
 from ranktop.tui.logs.text import plain
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
+
+if TYPE_CHECKING:
+    from ranktop.tui.sources.base import Source
 
 # An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
 ESC_DELAY_MS = 50
@@ -174,11 +178,9 @@ def _exit_on_signals() -> None:
         signal.signal(signum, leave)
 
 
-def _close(source: object) -> None:
-    """Shut a source's NVML (alone, or inside a merged source) when it has one."""
-    close = getattr(getattr(source, "local", source), "close", None)
-    if close is not None:
-        close()
+def _close(source: Source) -> None:
+    """Let go of what the source holds: NVML's handle, alone or inside a merged source."""
+    source.close()
 
 
 def _log_dir_usable(log_dir: Path | None) -> bool:

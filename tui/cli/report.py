@@ -65,7 +65,7 @@ def collect(settings: Settings, source: Source, duration: float,
     deadline = clock() + duration
     while True:
         analysis = asyncio.run(pipeline.poll())
-        wait = max(settings.refresh_seconds, getattr(source, "retry_after", None) or 0.0)
+        wait = max(settings.refresh_seconds, source.retry_after or 0.0)
         if clock() + wait > deadline:
             break
         sleep(wait)

@@ -20,6 +20,7 @@ from ranktop.tui.settings.config import Settings
 
 if TYPE_CHECKING:
     from ranktop.tui.sources.alerts import AlertRecord
+    from ranktop.tui.sources.base import Source
 
 ALERT_WINDOW_SECONDS = 3600.0
 BACKFILL_SECONDS = 600.0
@@ -31,7 +32,7 @@ class RankData:
 
     def __init__(self, settings: Settings, job_name: str, event_log: EventLog | None,
                  logs: RankLogs | None = None, alertmanager_url: str = "",
-                 source: object = None) -> None:
+                 source: Source | None = None) -> None:
         self.settings = settings
         self.source = source  # for its history, when it can give one
         self.job_name = job_name
@@ -57,8 +58,7 @@ class RankData:
 
         now = time.time()
         notes: list[str] = []
-        held = getattr(self.source, "held", None)  # as its labels hold it, for the queries
-        asked = held(rank) if held is not None else rank
+        asked = self.source.held(rank) if self.source is not None else rank
         found: list[list[AlertRecord]] = []
         if self.event_log is not None:
             events = self.event_log.read(since=now - ALERT_WINDOW_SECONDS, rank=rank.rank,
@@ -86,20 +86,19 @@ class RankData:
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
         """The rank's history from before the app started, where the source can say."""
-        fetch = getattr(self.source, "backfill", None)
-        if fetch is None:
+        if self.source is None:
             return {}, ""
         from ranktop.tui.sources.prom_client import QueryError  # a source that backfills has it
 
         try:
-            return fetch(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP), ""
+            return (self.source.backfill(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP),
+                    "")
         except QueryError as error:
             return {}, f"no earlier history: {error}"
 
     def gpu_model(self, rank: int) -> str:
         """The rank's GPU model where the source knows it, else ""."""
-        model = getattr(self.source, "gpu_model", None)
-        return model(rank) if model is not None else ""
+        return self.source.gpu_model(rank) if self.source is not None else ""
 
     @staticmethod
     def _try(name: str, notes: list[str], read) -> list[AlertRecord]:

@@ -57,7 +57,7 @@ class ThreadEngine:
             self._rank_map = analysis.rank_map
             rank_map_version += 1
         self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
-                               getattr(self.source, "retry_after", None) or 0.0)
+                               self.source.retry_after or 0.0)
         return self.latest
 
     # -- a rank's requests -------------------------------------------------------------
@@ -75,6 +75,4 @@ class ThreadEngine:
         return self.rank_data.gpu_model(rank)
 
     def close(self) -> None:
-        close = getattr(getattr(self.source, "local", self.source), "close", None)
-        if close is not None:
-            close()
+        self.source.close()

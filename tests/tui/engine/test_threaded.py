@@ -9,6 +9,7 @@ from ranktop.tui.core.model import RankMap
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.sources.merged import MergedSource
 
 from tests.tui.conftest import START, FakeClock
 
@@ -44,3 +45,16 @@ def test_maps_are_planned_only_for_the_newest_snapshot():
     first = asyncio.run(engine.poll())
     asyncio.run(engine.poll())
     assert asyncio.run(engine.plan_maps(first.version, ())) == {}
+
+
+def test_prometheus_and_nvml_merged_keep_the_servers_retry_after_and_the_history():
+    clock = FakeClock(START + 20.0)
+    job = demo_source(DemoSettings(4, 8, seed=7), clock, started=START)
+    job.retry_after = 30.0  # as a Prometheus source told to wait by its server
+    local = demo_source(DemoSettings(1, 8, seed=7), clock, started=START)
+    engine = ThreadEngine(load_settings(environ={}), MergedSource(job, local), clock=clock)
+    snapshot = asyncio.run(engine.poll())
+    assert snapshot.retry_after == 30.0
+    points, note = engine.backfill(snapshot.analysis.rank_map, 3)
+    assert note == "" and points["temperature"]
+    assert engine.gpu_model(3) == job.gpu_model(3) != ""
