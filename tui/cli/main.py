@@ -263,7 +263,7 @@ def _rank_map_readable(settings: Settings) -> bool:
 def _keys_usable(settings: Settings) -> bool:
     """Whether the user's ``[keys]`` fit the console's bindings, after saying why not. Textual
     is imported here: call it once the colour system is settled."""
-    from ranktop.tui.screens.keymap import check_keymap
+    from ranktop.tui.keymap import check_keymap
 
     try:
         check_keymap(settings.keymap, str(settings.config_file))
