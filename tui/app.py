@@ -10,10 +10,11 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.map_levels import MapLevels
-from ranktop.tui.engine.client import EngineClient
+from ranktop.tui.engine.client import EngineClient, EngineStopped
 from ranktop.tui.engine.snapshot import Snapshot
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
@@ -60,16 +61,22 @@ class RanktopApp(App[None]):
                 tooltip="Quit ranktop, from any screen"),
     ]
 
-    def __init__(self, settings: Settings, source: Source,
+    def __init__(self, settings: Settings, source: Source | None = None,
                  clock: Callable[[], float] = time.time, poll: bool = True,
-                 event_log: EventLog | None = None, ascii_only: bool = False) -> None:
+                 event_log: EventLog | None = None, ascii_only: bool = False,
+                 engine: EngineClient | None = None) -> None:
+        """``engine``: one already started (in its own process); else one in this process
+        for ``source``."""
         super().__init__()
         self.ascii_filters = [AsciiOnly()] if ascii_only else []
         """Set when the terminal's locale is not UTF-8 (tui/cli/charset.py)."""
         self.settings = settings
         self.clock = clock
         self.polling = poll
-        self.engine: EngineClient = ThreadEngine(settings, source, event_log, clock)
+        if engine is None:
+            assert source is not None, "an app needs a source or an engine"
+            engine = ThreadEngine(settings, source, event_log, clock)
+        self.engine = engine
         first = self.engine.latest
         self.analysis = first.analysis
         self.rank_map_version = first.rank_map_version
@@ -139,11 +146,24 @@ class RanktopApp(App[None]):
         self.cluster.polling_since = self.clock()
         try:
             snapshot = await self.engine.poll()
+        except EngineStopped as stopped:
+            await self.restart_engine(stopped)
+            return 0.0
         finally:
             self.cluster.polling_since = None
         planned = await self.engine.plan_maps(snapshot.version, self.cluster.map_geometry())
         self.post_message(AnalysisReady(snapshot, planned))
         return snapshot.retry_after
+
+    async def restart_engine(self, stopped: EngineStopped) -> None:
+        """Say that the engine stopped, and start another; the screen keeps what it shows."""
+        self.notify(f"{stopped}: restarting it; the screen shows its last poll meanwhile",
+                    title="engine restarted", severity="warning", timeout=10, markup=False)
+        try:
+            await asyncio.to_thread(self.engine.restart)
+        except Exception as error:  # the next poll tries again
+            self.notify(f"the engine could not restart: {error}", severity="error",
+                        timeout=10, markup=False)
 
     async def on_analysis_ready(self, message: AnalysisReady) -> None:
         snapshot = message.snapshot
@@ -156,8 +176,13 @@ class RanktopApp(App[None]):
                 self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
                             timeout=8, markup=False)
         self.cluster.show_analysis(analysis, message.planned)
-        if isinstance(self.screen, RankScreen):
-            self.screen.show_analysis(analysis)
+        screen = self.screen
+        if isinstance(screen, RankScreen):
+            if analysis.history is None:  # an engine in its own process keeps the history
+                with contextlib.suppress(EngineStopped):  # the next poll restarts it
+                    history = await self.engine.rank_history(screen.rank)
+                    analysis = replace(analysis, history=history)
+            screen.show_analysis(analysis)
 
     @property
     def crash(self) -> BaseException | None:

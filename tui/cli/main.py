@@ -205,11 +205,26 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     from ranktop.tui.app import RanktopApp
     from ranktop.tui.core.events import EventLog, default_log_path
 
+    if settings.prometheus.url:  # the engine in a process of its own
+        from ranktop.tui.engine.process import EngineFailed, ProcessEngine
+
+        try:
+            engine = ProcessEngine(settings, partial(_make_live_source, local=local),
+                                   default_log_path())
+        except EngineFailed as error:
+            print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
+            return 2
+        app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
+        app.cleanups.append(engine.close)
+        try:
+            return _run_app(app, mouse)
+        finally:
+            engine.close()
     source = _live_source(settings, local)
     if source is None:
         return 2
-    log = EventLog(default_log_path())
-    app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
+    app = RanktopApp(settings, source, event_log=EventLog(default_log_path()),
+                     ascii_only=ascii_only)
     app.cleanups.append(partial(_close, source))
     try:
         return _run_app(app, mouse)
@@ -228,8 +243,19 @@ def _run_app(app, mouse: bool) -> int:
     return app.return_code or 0
 
 
-def _live_source(settings: Settings, local: bool):
+def _live_source(settings: Settings, local: bool) -> Source | None:
     """The source for a real job, or None after saying why there is none."""
+    from ranktop.tui.sources.nvml import NvmlUnavailable
+
+    try:
+        return _make_live_source(settings, local)
+    except NvmlUnavailable as error:
+        print(f"ranktop: {error}", file=sys.stderr)
+        return None
+
+
+def _make_live_source(settings: Settings, local: bool) -> Source:
+    """The source for a real job (NvmlUnavailable when --local cannot be had)."""
     from ranktop.tui.sources.prometheus import PrometheusSource
 
     prometheus = PrometheusSource(settings) if settings.prometheus.url else None
@@ -241,8 +267,7 @@ def _live_source(settings: Settings, local: bool):
     try:
         nvml = NvmlSource()
     except NvmlUnavailable as error:
-        print(f"ranktop: --local: {error}", file=sys.stderr)
-        return None
+        raise NvmlUnavailable(f"--local: {error}") from None
     return MergedSource(prometheus, nvml) if prometheus is not None else nvml
 
 

@@ -12,8 +12,12 @@ from typing import Protocol
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.engine.maps import MapGeometry
-from ranktop.tui.engine.snapshot import Snapshot
+from ranktop.tui.engine.snapshot import RankHistory, Snapshot
 from ranktop.tui.logs.tail import LogSource
+
+
+class EngineStopped(Exception):
+    """The engine went away (its process crashed or was killed): restart it."""
 
 
 class RankRequests(Protocol):
@@ -51,6 +55,15 @@ class EngineClient(RankRequests, Protocol):
         """The newest snapshot with the hang triage it asked for, waiting up to ``timeout``."""
         ...
 
+    async def rank_history(self, rank: int) -> RankHistory:
+        """``rank``'s share of the newest snapshot's history (a snapshot from an engine in
+        another process carries none)."""
+        ...
+
+    def restart(self) -> None:
+        """A new engine in place of one that stopped (blocking)."""
+        ...
+
     def close(self) -> None:
-        """Let go of what the source holds (NVML)."""
+        """Let go of what the source holds (NVML), and of the engine's process if it has one."""
         ...

@@ -15,7 +15,7 @@ from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.engine.maps import MapGeometry, plan_maps
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.engine.rank_data import RankData
-from ranktop.tui.engine.snapshot import Snapshot
+from ranktop.tui.engine.snapshot import RankHistory, Snapshot
 from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
@@ -62,6 +62,9 @@ class ThreadEngine:
 
     # -- a rank's requests -------------------------------------------------------------
 
+    async def rank_history(self, rank: int) -> RankHistory:
+        return RankHistory.of(self.latest.analysis.history, rank)
+
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         return self.rank_data.open_logs(rank_map, rank)
 
@@ -73,6 +76,9 @@ class ThreadEngine:
 
     def gpu_model(self, rank: int) -> str:
         return self.rank_data.gpu_model(rank)
+
+    def restart(self) -> None:
+        """Nothing to do: an engine in this process cannot stop apart from it."""
 
     def close(self) -> None:
         self.source.close()
