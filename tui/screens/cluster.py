@@ -228,7 +228,10 @@ class ClusterScreen(Screen):
                                                  layout=False)
 
     def _refresh_rank_status(self) -> None:
-        status = self.query_one("#rank-status", Static)
+        found = self.query("#rank-status")
+        if not found:  # the maps are being laid out anew (a resize met a new rank map)
+            return
+        status = found.first(Static)
         if not self.rank_map.ranks:
             status.update(f"no ranks known yet ({self.rank_map.source})")
             return
