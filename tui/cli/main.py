@@ -25,6 +25,7 @@ from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
 
 if TYPE_CHECKING:
+    from ranktop.tui.engine.client import EngineClient
     from ranktop.tui.sources.base import Source
 
 # An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
@@ -138,15 +139,40 @@ def _report(argv: list[str]) -> int:
     # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
     with tempfile.TemporaryDirectory(prefix="ranktop-report-",
                                      ignore_cleanup_errors=True) as folder:
-        source = _report_source(settings, args, args.log_dir or Path(folder) / "logs")
-        if source is None:
+        engine = _report_engine(settings, args, args.log_dir or Path(folder) / "logs")
+        if engine is None:
             return 2
         try:
-            findings = collect(settings, source, args.duration)
+            findings = collect(settings, engine, args.duration)
         finally:
-            _close(source)
+            engine.close()
     print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")
     return exit_code(findings)
+
+
+def _report_engine(settings: Settings, args: argparse.Namespace,
+                   log_root: Path) -> EngineClient | None:
+    """The engine a report reads through, in its own process for Prometheus; or None after
+    saying why there is none."""
+    from ranktop.tui.engine.threaded import ThreadEngine
+
+    if settings.prometheus.url and not args.demo:
+        return _process_engine(settings, args.local) if _rank_map_readable(settings) else None
+    source = _report_source(settings, args, log_root)
+    return ThreadEngine(settings, source) if source is not None else None
+
+
+def _process_engine(settings: Settings, local: bool,
+                    event_log: Path | None = None) -> EngineClient | None:
+    """The engine for a Prometheus source, in a process of its own, journaling to
+    ``event_log``; or None after saying why it could not start."""
+    from ranktop.tui.engine.process import EngineFailed, ProcessEngine
+
+    try:
+        return ProcessEngine(settings, partial(_make_live_source, local=local), event_log)
+    except EngineFailed as error:
+        print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
+        return None
 
 
 def _report_source(settings: Settings, args: argparse.Namespace, log_root: Path):
@@ -206,13 +232,8 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     from ranktop.tui.core.events import EventLog, default_log_path
 
     if settings.prometheus.url:  # the engine in a process of its own
-        from ranktop.tui.engine.process import EngineFailed, ProcessEngine
-
-        try:
-            engine = ProcessEngine(settings, partial(_make_live_source, local=local),
-                                   default_log_path())
-        except EngineFailed as error:
-            print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
+        engine = _process_engine(settings, local, default_log_path())
+        if engine is None:
             return 2
         app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
         app.cleanups.append(engine.close)

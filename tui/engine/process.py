@@ -151,7 +151,7 @@ class ProcessEngine:
             rank_map_version += 1
         self._child_rank_maps = snapshot.rank_map_version
         self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
-                               snapshot.retry_after)
+                               snapshot.retry_after, snapshot.error)
         return self.latest
 
     async def plan_maps(self, version: int,

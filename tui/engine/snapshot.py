@@ -21,6 +21,7 @@ class Snapshot:
     analysis: Analysis
     rank_map_version: int
     retry_after: float = 0.0  # seconds the source asked to be left alone (0: none)
+    error: str = ""  # why this poll failed ("" when it did not): the analysis is the last one
 
 
 @dataclass(frozen=True)

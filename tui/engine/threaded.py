@@ -57,7 +57,7 @@ class ThreadEngine:
             self._rank_map = analysis.rank_map
             rank_map_version += 1
         self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
-                               self.source.retry_after or 0.0)
+                               self.source.retry_after or 0.0, self.pipeline.error)
         return self.latest
 
     # -- a rank's requests -------------------------------------------------------------
