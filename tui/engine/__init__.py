@@ -12,7 +12,19 @@ interface, ``client.EngineClient``, and gets back plain frozen values:
   now, as data); no engine code reads a widget.
 - answers to a rank's requests: its logs, alerts, earlier history and GPU model.
 
-``threaded.ThreadEngine`` runs it in the UI's process, with its blocking work in threads.
+Two engines answer the same interface:
+
+- ``threaded.ThreadEngine`` in the UI's process, its blocking work in threads: the demo
+  (and its fake clock), the tests, a console on NVML alone.
+- ``process.ProcessEngine``, the default wherever Prometheus is polled (the console and
+  `ranktop report`): a ``ThreadEngine`` in a spawned child (``serve.serve``) answers requests
+  over a pipe, several at once. The UI's process then does no HTTP, no decoding, no
+  analysis. Per poll only the snapshot crosses, without the job's history (the rank screen
+  asks for its rank's share: ``rank_history``) and without the rank map unless it changed.
+  Versions are renumbered on the UI's side, so they keep growing across a restart. When
+  the child dies, requests fail with ``client.EngineStopped``; the app says so in a
+  notification and calls ``restart``, the screen keeping its last poll meanwhile.
+  ``bench/engine_messages.py`` measures the bytes per message.
 
 Layers: the core imports no engine; the engine imports no screen, widget, app or Textual;
 screens and widgets import no source.
