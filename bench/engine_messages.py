@@ -19,7 +19,7 @@ from dataclasses import replace
 from multiprocessing.reduction import ForkingPickler
 
 import headless
-from ranktop.tui.engine.serve import Sent
+from ranktop.tui.engine.wire import Sent
 
 TICK_SECONDS = 2.0
 

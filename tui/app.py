@@ -146,12 +146,12 @@ class RanktopApp(App[None]):
         self.cluster.polling_since = self.clock()
         try:
             snapshot = await self.engine.poll()
+            planned = await self.engine.plan_maps(snapshot.version, self.cluster.map_geometry())
         except EngineStopped as stopped:
             await self.restart_engine(stopped)
             return 0.0
         finally:
             self.cluster.polling_since = None
-        planned = await self.engine.plan_maps(snapshot.version, self.cluster.map_geometry())
         self.post_message(AnalysisReady(snapshot, planned))
         return snapshot.retry_after
 

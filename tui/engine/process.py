@@ -27,8 +27,9 @@ from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.engine.client import EngineStopped
 from ranktop.tui.engine.maps import MapGeometry
-from ranktop.tui.engine.serve import UNCHANGED_RANKS, serve
+from ranktop.tui.engine.serve import serve
 from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+from ranktop.tui.engine.wire import UNCHANGED_RANKS, Received
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
@@ -79,6 +80,9 @@ class ProcessEngine:
             raise EngineFailed(said[0])
         self.job_name, snapshot = said
         self._child_rank_maps = snapshot.rank_map_version
+        self._received = Received()  # a new engine sends everything once
+        snapshot = self._received.unpack(snapshot)
+        self._fresh = True  # its rank map is to be compared with the one on screen
         self._stopped = ""
         threading.Thread(target=self._read, args=(self._conn,), name="engine-answers",
                          daemon=True).start()
@@ -143,12 +147,12 @@ class ProcessEngine:
         """The engine's snapshot, numbered in this console's sequence, with its rank map."""
         self._child_version = snapshot.version
         rank_map_version = self.latest.rank_map_version
-        analysis = snapshot.analysis
-        if analysis.rank_map == UNCHANGED_RANKS:
-            analysis = replace(analysis, rank_map=self.latest.analysis.rank_map)
-        elif (snapshot.rank_map_version != self._child_rank_maps
-              or analysis.rank_map != self.latest.analysis.rank_map):
+        sent_anew = snapshot.analysis.rank_map != UNCHANGED_RANKS
+        analysis = self._received.unpack(snapshot).analysis
+        changed = sent_anew and snapshot.rank_map_version != self._child_rank_maps
+        if (changed or self._fresh) and analysis.rank_map != self.latest.analysis.rank_map:
             rank_map_version += 1
+        self._fresh = False
         self._child_rank_maps = snapshot.rank_map_version
         self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
                                snapshot.retry_after, snapshot.error)

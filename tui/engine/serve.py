@@ -3,8 +3,8 @@
 alerts need not wait for a slow poll).
 
 What crosses, per poll, is the snapshot without the job's history (a rank's share of it is
-sent when asked for) and without the rank map unless it changed since the last one sent:
-the UI keeps the one it has. If the UI goes away (the pipe closes), the engine ends."""
+sent when asked for), packed by ``wire.Sent``: only what changed. If the UI goes away (the
+pipe closes), the engine ends."""
 
 from __future__ import annotations
 
@@ -13,19 +13,15 @@ import functools
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.model import RankMap
 from ranktop.tui.engine.snapshot import Snapshot
 from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.engine.wire import Sent
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
-
-# In a snapshot whose rank map the UI already holds: it puts its own back in.
-UNCHANGED_RANKS = RankMap((), (), 0, "unchanged")
 
 
 def serve(conn: Connection, settings: Settings,
@@ -44,20 +40,6 @@ def serve(conn: Connection, settings: Settings,
         asyncio.run(answer(conn, engine, sent))
     finally:
         engine.close()
-
-
-class Sent:
-    """What the UI already holds: the rank map of a version it was sent."""
-
-    def __init__(self) -> None:
-        self.rank_map_version: int | None = None
-
-    def compact(self, snapshot: Snapshot) -> Snapshot:
-        analysis = replace(snapshot.analysis, history=None)
-        if snapshot.rank_map_version == self.rank_map_version:
-            analysis = replace(analysis, rank_map=UNCHANGED_RANKS)
-        self.rank_map_version = snapshot.rank_map_version
-        return replace(snapshot, analysis=analysis)
 
 
 async def answer(conn: Connection, engine: ThreadEngine, sent: Sent) -> None:
