@@ -13,7 +13,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 ESC_DELAY_MS = 50
 # Terminals that cannot move the cursor or draw a screen (Emacs' shell, some CI runners).
 UNDRAWABLE_TERMS = ("dumb",)
+# "thread": a Prometheus console or report keeps its engine in its own process's threads;
+# "process": the demo's engine runs in a process of its own. For measuring the two apart.
+ENGINE_VARIABLE = "RANKTOP_ENGINE"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,20 +159,22 @@ def _report_engine(settings: Settings, args: argparse.Namespace,
     saying why there is none."""
     from ranktop.tui.engine.threaded import ThreadEngine
 
-    if settings.prometheus.url and not args.demo:
-        return _process_engine(settings, args.local) if _rank_map_readable(settings) else None
+    if settings.prometheus.url and not args.demo and os.environ.get(ENGINE_VARIABLE) != "thread":
+        if not _rank_map_readable(settings):
+            return None
+        return _process_engine(settings, partial(_make_live_source, local=args.local))
     source = _report_source(settings, args, log_root)
     return ThreadEngine(settings, source) if source is not None else None
 
 
-def _process_engine(settings: Settings, local: bool,
+def _process_engine(settings: Settings, make_source: Callable[[Settings], Source],
                     event_log: Path | None = None) -> EngineClient | None:
-    """The engine for a Prometheus source, in a process of its own, journaling to
-    ``event_log``; or None after saying why it could not start."""
+    """The engine in a process of its own, its source made there by ``make_source``,
+    journaling to ``event_log``; or None after saying why it could not start."""
     from ranktop.tui.engine.process import EngineFailed, ProcessEngine
 
     try:
-        return ProcessEngine(settings, partial(_make_live_source, local=local), event_log)
+        return ProcessEngine(settings, make_source, event_log)
     except EngineFailed as error:
         print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
         return None
@@ -231,8 +236,9 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     from ranktop.tui.app import RanktopApp
     from ranktop.tui.core.events import EventLog, default_log_path
 
-    if settings.prometheus.url:  # the engine in a process of its own
-        engine = _process_engine(settings, local, default_log_path())
+    if settings.prometheus.url and os.environ.get(ENGINE_VARIABLE) != "thread":
+        engine = _process_engine(settings, partial(_make_live_source, local=local),
+                                 default_log_path())
         if engine is None:
             return 2
         app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
@@ -273,6 +279,13 @@ def _live_source(settings: Settings, local: bool) -> Source | None:
     except NvmlUnavailable as error:
         print(f"ranktop: {error}", file=sys.stderr)
         return None
+
+
+def _make_demo_source(settings: Settings, started: float, log_root: Path) -> Source:
+    """The demo's source, made in the engine's process."""
+    from ranktop.tui.sources.demo import demo_source
+
+    return demo_source(settings.demo, started=started, log_root=log_root)
 
 
 def _make_live_source(settings: Settings, local: bool) -> Source:
@@ -337,8 +350,20 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
     # ranks' log files to a throwaway folder unless --log-dir names one.
     with tempfile.TemporaryDirectory(prefix="ranktop-demo-",
                                      ignore_cleanup_errors=True) as folder:
-        source = demo_source(settings.demo, started=time.time() - demo_start,
-                             log_root=log_dir.expanduser() if log_dir else Path(folder) / "logs")
+        started = time.time() - demo_start
+        log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
+        if os.environ.get(ENGINE_VARIABLE) == "process":  # to measure the engine apart
+            engine = _process_engine(settings, partial(_make_demo_source, started=started,
+                                                       log_root=log_root))
+            if engine is None:
+                return 2
+            app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
+            app.cleanups.append(engine.close)
+            try:
+                return _run_app(app, mouse)
+            finally:
+                engine.close()
+        source = demo_source(settings.demo, started=started, log_root=log_root)
         log = EventLog(Path(folder) / "events.jsonl")
         app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
         app.cleanups += [source.close, partial(shutil.rmtree, folder, ignore_errors=True)]
