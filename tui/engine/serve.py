@@ -82,9 +82,10 @@ async def _settle(engine: ThreadEngine, sent: Sent, timeout: float) -> Snapshot:
     return sent.compact(await engine.settle(timeout))
 
 
-def _in_thread(name: str):
+def _in_thread(method: Callable[..., object]):
+    """A blocking request of the engine's, answered in a thread."""
     async def handle(engine: ThreadEngine, sent: Sent, *args: object) -> object:
-        return await asyncio.to_thread(getattr(engine, name), *args)
+        return await asyncio.to_thread(method, engine, *args)
     return handle
 
 
@@ -98,6 +99,7 @@ async def _history(engine: ThreadEngine, sent: Sent, rank: int) -> object:
 
 HANDLERS = {
     "poll": _poll, "settle": _settle, "plan_maps": _plan, "rank_history": _history,
-    "alert_rows": _in_thread("alert_rows"), "backfill": _in_thread("backfill"),
-    "gpu_model": _in_thread("gpu_model"),
+    "alert_rows": _in_thread(ThreadEngine.alert_rows),
+    "backfill": _in_thread(ThreadEngine.backfill),
+    "gpu_model": _in_thread(ThreadEngine.gpu_model),
 }

@@ -10,6 +10,7 @@ import signal
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.engine.process import EngineFailed, ProcessEngine
 from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
+from ranktop.tui.simulator.cluster import GPU_MODEL
 from ranktop.tui.sources.demo import DemoSource, demo_source
 
 from tests.tui.conftest import START, screen_text
@@ -65,6 +66,9 @@ def test_a_poll_crosses_without_the_history_and_the_rank_map_only_when_new():
         assert second.rank_map_version == first.rank_map_version
         history = asyncio.run(engine.rank_history(5))
         assert len(history.series("temperature", 5)) == 2  # one point per poll, asked for
+        points, note = engine.backfill(second.analysis.rank_map, 5)  # the rank screen's
+        assert note == "" and points["temperature"]
+        assert engine.gpu_model(5) == GPU_MODEL
     finally:
         engine.close()
 
