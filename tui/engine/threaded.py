@@ -1,6 +1,7 @@
-"""The engine in the UI's process: the source, the pipeline and the rank data, with the
-blocking work in threads. Tests, the demo (and its fake clock) and `ranktop report` use it;
-it answers the same ``EngineClient`` requests as an engine in a process of its own would."""
+"""The engine with its blocking work in threads: the source, the pipeline and the rank
+data. It runs in the UI's process for the tests, the demo (and its fake clock) and NVML
+alone, and inside the engine process (``serve``) otherwise; either way it answers the
+``EngineClient`` requests."""
 
 from __future__ import annotations
 
