@@ -115,7 +115,7 @@ def reading(args: argparse.Namespace) -> None:
 
 
 def latency() -> None:
-    from ranktop.tui.pipeline import Pipeline
+    from ranktop.tui.engine.pipeline import Pipeline
     from ranktop.tui.settings.config import DemoSettings, load_settings
     from ranktop.tui.sources.demo import demo_source
 

@@ -51,11 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ranktop.tui.core.hang import triage
 from ranktop.tui.core.hang_watch import TriageAsk
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.tail import FileLog
 from ranktop.tui.logs.triage_worker import TriageWorker
-from ranktop.tui.pipeline import Pipeline
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 

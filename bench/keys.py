@@ -9,6 +9,7 @@ is printed, as the figures depend on what else runs.
 
     .venv/bin/python bench/keys.py [--rounds 5] [--escdelay MS]
     .venv/bin/python bench/keys.py --polling 2048 --rounds 2   # 16,384 ranks, polling
+    .venv/bin/python bench/keys.py --polling 2048 --engine process  # its engine apart
 """
 
 from __future__ import annotations
@@ -77,12 +78,14 @@ def jump_latencies(app: PtyApp, presses: int, n_ranks: int, timeout: float,
 
 
 def measure_while_polling(nodes: int, presses: int = 10, timeout: float = 120.0,
-                          gap: float = 0.37) -> dict:
+                          gap: float = 0.37, engine: str = "thread") -> dict:
     """Keypress to frame at ``nodes`` x 8 ranks with the demo polling every 2 s: median,
     p90 and worst in milliseconds. ``gap`` is not a divisor of the refresh, so the keys
-    land all over the poll cycle, many while a poll is in flight."""
+    land all over the poll cycle, many while a poll is in flight. ``engine``: "process" to
+    poll and analyse in a process of the engine's own."""
     ranks = nodes * 8
-    with PtyApp(["--demo", "--nodes", str(nodes)], cols=120, rows=40) as app:
+    with PtyApp(["--demo", "--nodes", str(nodes)], cols=120, rows=40,
+                env={"RANKTOP_ENGINE": engine}) as app:
         first = app.wait_for_text(f"ranks {ranks}/{ranks} up", timeout)
         times = [t * 1000 for t in jump_latencies(app, presses, ranks, timeout, gap)]
         # A big demo quits once its log files are written and removed: minutes at 100,000.
@@ -103,10 +106,14 @@ def main() -> int:
                         help="ESCDELAY for the app, in ms (how long a lone Esc is waited on)")
     parser.add_argument("--polling", type=int, metavar="NODES", default=None,
                         help="instead: jump keys at NODES x 8 ranks while the demo polls")
+    parser.add_argument("--engine", choices=("thread", "process"), default="thread",
+                        help="with --polling: where the demo's engine runs")
     args = parser.parse_args()
     if args.polling:
-        r = measure_while_polling(args.polling, presses=10 * args.rounds, timeout=args.timeout)
-        print(f"{r['ranks']} ranks, polling: keypress to frame median {r['median_ms']:.0f} ms, "
+        r = measure_while_polling(args.polling, presses=10 * args.rounds, timeout=args.timeout,
+                                  engine=args.engine)
+        print(f"{r['ranks']} ranks, engine in a {args.engine}, polling: keypress to frame "
+              f"median {r['median_ms']:.0f} ms, "
               f"p90 {r['p90_ms']:.0f} ms, worst {r['max_ms']:.0f} ms ({r['samples']} keys)")
         return 0
     env = {} if args.escdelay is None else {"ESCDELAY": str(args.escdelay)}

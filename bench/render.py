@@ -73,7 +73,7 @@ async def measure(args: argparse.Namespace) -> None:
 
         await pilot.pause()  # the empty screen of the mount is drawn before we listen
         app._display = capture
-        n_ranks = len(app.source.rank_map)
+        n_ranks = len(app.engine.source.rank_map)
         hm = app.screen.query_one("#map-0", MetricPanel).heatmap
         await app.poll_once()
         await pilot.pause(0.1)  # the first frame's follow-up updates (titles, layout) too
@@ -149,7 +149,7 @@ async def measure(args: argparse.Namespace) -> None:
 
         metric = app.settings.metrics[hm.parent.metric_id]
         tracker = ScaleTracker(metric)
-        cluster = app.source.cluster
+        cluster = app.engine.source.cluster
         frames = []
         for i in range(args.reps):
             values = cluster.frame_at(2.0 * (args.ticks + 1 + i)).values[metric.id]

@@ -18,6 +18,7 @@ import sys
 import time
 
 import headless
+from ranktop.tui.engine.maps import plan_maps
 
 FRAMES = 10
 
@@ -28,25 +29,22 @@ async def measure(nodes: int, frames: int = FRAMES, cols: int = 120, rows: int =
     async with app.run_test(size=(cols, rows)) as pilot:
         await app.poll_once()
         await pilot.pause()
-        analyser = app.pipeline.analyser  # the poll thread's part, done before timing
-        status, rank_map = app.source.status(), app.source.rank_map
+        analyser = app.engine.pipeline.analyser  # the poll thread's part, done before timing
+        status, rank_map = app.engine.source.status(), app.engine.source.rank_map
         analyses, analysis_times = [], []
         for i in range(frames):
-            frame = app.source.cluster.frame_at(40 + 2 * i)
+            frame = app.engine.source.cluster.frame_at(40 + 2 * i)
             started = time.perf_counter()
             analyses.append(analyser.analyse(frame, status, rank_map))
             analysis_times.append(time.perf_counter() - started)
-        plan = getattr(app.cluster, "plan_maps", None)
+        geometry = app.cluster.map_geometry
         show, ui, drawn_rows = [], [], []
         with headless.counting_rows() as drawn:
             for analysis in analyses:
-                planned = plan(analysis) if plan else None
+                planned = plan_maps(analysis, geometry())
                 drawn.clear()
                 wall, cpu = time.perf_counter(), time.thread_time()
-                if plan:
-                    app.cluster.show_analysis(analysis, planned)
-                else:
-                    app.cluster.show_analysis(analysis)
+                app.cluster.show_analysis(analysis, planned)
                 show.append(time.perf_counter() - wall)
                 await pilot.pause()  # the frame composed and written (headless: encoded)
                 ui.append(time.thread_time() - cpu)

@@ -83,8 +83,8 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
             clock.now = START + at + offset
             await app.poll_once()
             await asyncio.to_thread(source.flush_logs)
-            if app.pipeline.triage is not None:
-                await asyncio.to_thread(app.pipeline.triage.wait, 30.0)
+            if app.engine.pipeline.triage is not None:
+                await asyncio.to_thread(app.engine.pipeline.triage.wait, 30.0)
             await pilot.pause()
         await pilot.press(*keys)
         await logs_read(app, pilot)

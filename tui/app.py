@@ -1,5 +1,6 @@
-"""The application: wires a source's frames to the screens. Polling runs in one worker,
-paced by completion, so a slow source never overlaps itself or blocks a keypress."""
+"""The application: wires the engine's snapshots to the screens. Polling runs in one worker,
+paced by completion, so a slow source never overlaps itself or blocks a keypress. The app
+tells a new analysis or rank map by the snapshot's version numbers (``tui/engine``)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
-from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.core.map_levels import MapLevels
+from ranktop.tui.engine.client import EngineClient, EngineStopped
+from ranktop.tui.engine.snapshot import Snapshot
+from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
-from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.commands import RanktopCommands
 from ranktop.tui.screens.evidence import EvidenceScreen
@@ -23,7 +26,6 @@ from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 from ranktop.widgets.ascii_only import AsciiOnly
-from ranktop.widgets.map_levels import MapLevels
 from textual import work
 from textual.app import App
 from textual.binding import Binding
@@ -34,9 +36,9 @@ from textual.message import Message
 class AnalysisReady(Message):
     """A poll was analysed (or failed); a newer one waiting in the queue replaces it."""
 
-    def __init__(self, analysis: Analysis, planned: dict[str, MapLevels] | None = None) -> None:
+    def __init__(self, snapshot: Snapshot, planned: Mapping[str, MapLevels]) -> None:
         super().__init__()
-        self.analysis = analysis
+        self.snapshot = snapshot
         self.planned = planned  # the cluster maps' levels, worked out off the UI thread
 
     def can_replace(self, message: Message) -> bool:
@@ -60,21 +62,27 @@ class RanktopApp(App[None]):
                 tooltip="Quit ranktop, from any screen"),
     ]
 
-    def __init__(self, settings: Settings, source: Source,
+    def __init__(self, settings: Settings, source: Source | None = None,
                  clock: Callable[[], float] = time.time, poll: bool = True,
-                 event_log: EventLog | None = None, ascii_only: bool = False) -> None:
+                 event_log: EventLog | None = None, ascii_only: bool = False,
+                 engine: EngineClient | None = None) -> None:
+        """``engine``: one already started (in its own process); else one in this process
+        for ``source``."""
         super().__init__()
         self.ascii_filters = [AsciiOnly()] if ascii_only else []
         """Set when the terminal's locale is not UTF-8 (tui/cli/charset.py)."""
         self.settings = settings
-        self.source = source
         self.clock = clock
         self.polling = poll
-        self.cluster = ClusterScreen(settings, source.rank_map, source.job_name, source.status())
-        self.pipeline = Pipeline(settings, source, event_log, clock)
-        self.context = RankContext(settings, source.job_name, event_log, self.pipeline.logs,
-                                   settings.alertmanager_url, source)
-        self.analysis = self.pipeline.latest
+        if engine is None:
+            assert source is not None, "an app needs a source or an engine"
+            engine = ThreadEngine(settings, source, event_log, clock)
+        self.engine = engine
+        first = self.engine.latest
+        self.analysis = first.analysis
+        self.rank_map_version = first.rank_map_version
+        self.cluster = ClusterScreen(settings, first.analysis.rank_map, self.engine.job_name,
+                                     first.analysis.status)
         self.cleanups: list[Callable[[], None]] = []
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
 
@@ -128,36 +136,56 @@ class RanktopApp(App[None]):
     async def poll_forever(self) -> None:
         while True:
             started = time.monotonic()
-            await self.poll_once()
+            asked = await self.poll_once()
             elapsed = time.monotonic() - started
             # A struggling server's Retry-After is honoured: it is never hammered.
-            asked = getattr(self.source, "retry_after", None) or 0.0
             await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed, asked))
 
-    async def poll_once(self) -> None:
-        """Fetch one frame, analyse it and plan the maps off the UI's path, and post it."""
-        analysis = await self.pipeline.poll()
-        planned = await asyncio.to_thread(self._plan_maps, analysis)
-        self.post_message(AnalysisReady(analysis, planned))
-
-    def _plan_maps(self, analysis: Analysis) -> dict[str, MapLevels] | None:
+    async def poll_once(self) -> float:
+        """Have the engine poll, analyse and plan the maps off the UI's path; post the
+        snapshot. Returns the seconds the source asked to be left alone."""
+        self.cluster.polling_since = self.clock()
         try:
-            return self.cluster.plan_maps(analysis)
-        except Exception:  # the screen then plans them itself: a poll must never stop here
-            return None
+            snapshot = await self.engine.poll()
+            planned = await self.engine.plan_maps(snapshot.version, self.cluster.map_geometry())
+        except EngineStopped as stopped:
+            await self.restart_engine(stopped)
+            return 0.0
+        finally:
+            self.cluster.polling_since = None
+        self.post_message(AnalysisReady(snapshot, planned))
+        return snapshot.retry_after
+
+    async def restart_engine(self, stopped: EngineStopped) -> None:
+        """Say that the engine stopped, and start another; the screen keeps what it shows."""
+        self.notify(f"{stopped}: restarting it; the screen shows its last poll meanwhile",
+                    title="engine restarted", severity="warning", timeout=10, markup=False)
+        try:
+            await asyncio.to_thread(self.engine.restart)
+        except Exception as error:  # the next poll tries again
+            self.notify(f"the engine could not restart: {error}", severity="error",
+                        timeout=10, markup=False)
 
     async def on_analysis_ready(self, message: AnalysisReady) -> None:
-        analysis = message.analysis
-        self.analysis = analysis
-        if analysis.rank_map is not self.cluster.rank_map:
+        snapshot = message.snapshot
+        analysis = self.analysis = snapshot.analysis
+        if snapshot.rank_map_version != self.rank_map_version:
+            self.rank_map_version = snapshot.rank_map_version
             was, had = self.cluster.rank_map.source, bool(self.cluster.rank_map.ranks)
             await self.cluster.use_rank_map(analysis.rank_map)
             if had and was != analysis.rank_map.source:
                 self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
                             timeout=8, markup=False)
         self.cluster.show_analysis(analysis, message.planned)
-        if isinstance(self.screen, (RankScreen, EvidenceScreen)):
-            self.screen.show_analysis(analysis)
+        screen = self.screen
+        if isinstance(screen, RankScreen):
+            if analysis.history is None:  # an engine in its own process keeps the history
+                with contextlib.suppress(EngineStopped):  # the next poll restarts it
+                    history = await self.engine.rank_history(screen.rank)
+                    analysis = replace(analysis, history=history)
+            screen.show_analysis(analysis)
+        elif isinstance(screen, EvidenceScreen):
+            screen.show_analysis(analysis)
 
     @property
     def crash(self) -> BaseException | None:
@@ -174,7 +202,7 @@ class RanktopApp(App[None]):
         """The rank screen of ``rank``, drawn at once from the latest analysis."""
         if not len(self.cluster.rank_map):
             return
-        screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.context)
+        screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.engine)
         self.push_screen(screen)
         screen.analysis = self.analysis
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ranktop.widgets import map_levels, palette
+from ranktop.tui.core import map_levels
+from ranktop.tui.core.map_layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
+from ranktop.widgets import palette
 from ranktop.widgets.ascii_only import ascii_only
-from ranktop.widgets.layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
 from rich.segment import Segment
 from rich.style import Style
 from textual import events

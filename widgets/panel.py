@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from ranktop.tui.core.map_levels import MapLevels
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.legend import Legend
-from ranktop.widgets.map_levels import MapLevels
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content

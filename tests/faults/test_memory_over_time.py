@@ -20,7 +20,7 @@ PEAK_BOUND_MB = 250
 SCRIPT = """
 import asyncio, json, os, sys, urllib.request
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import PrometheusSource
 

@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 import pytest
-from ranktop.tui.rank_context import RankContext
+from ranktop.tui.engine.rank_data import RankData
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario
@@ -97,7 +97,7 @@ def test_the_shipped_temperature_rule_is_in_the_hot_ranks_history(prometheus):
 
 def test_victoria_metrics_without_vmalert_says_why_its_alert_table_is_empty(victoria):
     hot, _ = ranks()
-    context = RankContext(settings_for(victoria.url), "integration-faults", event_log=None)
+    context = RankData(settings_for(victoria.url), "integration-faults", event_log=None)
     rows, note = context.alert_rows(hot)
     assert rows == []
     assert "Prometheus: no ALERTS series: VictoriaMetrics keeps ALERTS only where vmalert " \

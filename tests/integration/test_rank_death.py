@@ -10,7 +10,7 @@ import time
 
 from ranktop.tui.cli.main import main
 from ranktop.tui.core.lookback import SEEN_STEP
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import PrometheusSource
 

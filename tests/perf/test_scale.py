@@ -8,9 +8,10 @@ import threading
 import tracemalloc
 from dataclasses import replace
 
+from ranktop.tui.core import levels as palette
 from ranktop.tui.core.history import HISTORY_METRICS, MAX_FRAMES, MAX_VALUES, History
 from ranktop.tui.core.model import Frame
-from ranktop.widgets import palette
+from ranktop.tui.engine.maps import plan_maps
 from ranktop.widgets.heatmap import Heatmap
 
 from tests.tui.conftest import make_app
@@ -53,7 +54,7 @@ async def test_a_poll_redraws_only_the_rows_whose_cells_changed(monkeypatch):
         frame = replace(analysis.frame, values={**analysis.frame.values, metric: values})
         sick = replace(analysis, frame=frame)
         drawn = counting_rows(monkeypatch)
-        app.cluster.show_analysis(sick, app.cluster.plan_maps(sick))
+        app.cluster.show_analysis(sick, plan_maps(sick, app.cluster.map_geometry()))
         await pilot.pause()
 
         row = first.layout_grid.position(SICK_RANK // first._ranks_per_cell)[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from statistics import median
 
 from ranktop.tui.screens.help import HelpScreen
@@ -432,7 +433,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
     from ranktop.tui.core.events import EventLog
 
     app = make_app(at=100.0)
-    app.pipeline.analyser.journal.log = EventLog(tmp_path / "events.jsonl")
+    app.engine.pipeline.analyser.journal.log = EventLog(tmp_path / "events.jsonl")
     async with app.run_test(size=(120, 40)) as pilot:
         # node 37's NVLink drops, then rank 128's ECC error, while rank 201 still straggles
         for seconds in range(100, 136, 2):
@@ -459,7 +460,7 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
         assert app.cluster.cursor == 201
         assert heatmap(app, 1).marked == {128, 201, 296, 300}
         assert "▲" in screen_text(app)
-    kinds = {(e.kind, e.rank, e.state) for e in app.pipeline.analyser.journal.log.read()}
+    kinds = {(e.kind, e.rank, e.state) for e in app.engine.pipeline.analyser.journal.log.read()}
     assert {("nvlink", 296, "start"), ("ecc", 128, "start"), ("straggler", 201, "start")} <= kinds
 
 
@@ -483,8 +484,20 @@ async def test_the_cursor_stays_on_its_rank_when_the_maps_are_laid_out_anew():
         await started(app, pilot)
         await pilot.press("slash", *"37", "enter")
         await pilot.pause()
-        await app.cluster.use_rank_map(app.source.rank_map)  # as when the ranks are re-learned
+        # as when the ranks are re-learned
+        await app.cluster.use_rank_map(app.engine.source.rank_map)
         await pilot.pause()
         assert app.cluster.cursor == 37
         assert all(heatmap(app, i).cursor_rank == 37 for i in range(4))
         assert "rank 37 gpu-node-004 GPU 5" in screen_text(app)
+
+
+async def test_a_rank_map_equal_to_the_shown_one_does_not_lay_the_maps_out_anew():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        shown = app.cluster.rank_map
+        app.engine.source.rank_map = replace(shown)  # the same ranks, as a new object
+        app.clock.now += 2.0
+        await started(app, pilot)
+        assert app.cluster.rank_map is shown

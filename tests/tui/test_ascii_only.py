@@ -20,7 +20,7 @@ async def polled(app, pilot, until: float) -> None:
     for at in range(26, int(until) + 1, 2):
         app.clock.now = START + at
         await app.poll_once()
-        await asyncio.to_thread(app.source.flush_logs)
+        await asyncio.to_thread(app.engine.source.flush_logs)
     await pilot.pause()
 
 

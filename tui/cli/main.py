@@ -13,9 +13,10 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ranktop.tui.cli import charset, flags
 from ranktop.tui.logs.text import plain
@@ -23,10 +24,17 @@ from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
 
+if TYPE_CHECKING:
+    from ranktop.tui.engine.client import EngineClient
+    from ranktop.tui.sources.base import Source
+
 # An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
 ESC_DELAY_MS = 50
 # Terminals that cannot move the cursor or draw a screen (Emacs' shell, some CI runners).
 UNDRAWABLE_TERMS = ("dumb",)
+# "thread": a Prometheus console or report keeps its engine in its own process's threads;
+# "process": the demo's engine runs in a process of its own. For measuring the two apart.
+ENGINE_VARIABLE = "RANKTOP_ENGINE"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,15 +142,42 @@ def _report(argv: list[str]) -> int:
     # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
     with tempfile.TemporaryDirectory(prefix="ranktop-report-",
                                      ignore_cleanup_errors=True) as folder:
-        source = _report_source(settings, args, args.log_dir or Path(folder) / "logs")
-        if source is None:
+        engine = _report_engine(settings, args, args.log_dir or Path(folder) / "logs")
+        if engine is None:
             return 2
         try:
-            findings = collect(settings, source, args.duration)
+            findings = collect(settings, engine, args.duration)
         finally:
-            _close(source)
+            engine.close()
     print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")
     return exit_code(findings)
+
+
+def _report_engine(settings: Settings, args: argparse.Namespace,
+                   log_root: Path) -> EngineClient | None:
+    """The engine a report reads through, in its own process for Prometheus; or None after
+    saying why there is none."""
+    from ranktop.tui.engine.threaded import ThreadEngine
+
+    if settings.prometheus.url and not args.demo and os.environ.get(ENGINE_VARIABLE) != "thread":
+        if not _rank_map_readable(settings):
+            return None
+        return _process_engine(settings, partial(_make_live_source, local=args.local))
+    source = _report_source(settings, args, log_root)
+    return ThreadEngine(settings, source) if source is not None else None
+
+
+def _process_engine(settings: Settings, make_source: Callable[[Settings], Source],
+                    event_log: Path | None = None) -> EngineClient | None:
+    """The engine in a process of its own, its source made there by ``make_source``,
+    journaling to ``event_log``; or None after saying why it could not start."""
+    from ranktop.tui.engine.process import EngineFailed, ProcessEngine
+
+    try:
+        return ProcessEngine(settings, make_source, event_log)
+    except EngineFailed as error:
+        print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
+        return None
 
 
 def _report_source(settings: Settings, args: argparse.Namespace, log_root: Path):
@@ -174,11 +209,9 @@ def _exit_on_signals() -> None:
         signal.signal(signum, leave)
 
 
-def _close(source: object) -> None:
-    """Shut a source's NVML (alone, or inside a merged source) when it has one."""
-    close = getattr(getattr(source, "local", source), "close", None)
-    if close is not None:
-        close()
+def _close(source: Source) -> None:
+    """Let go of what the source holds: NVML's handle, alone or inside a merged source."""
+    source.close()
 
 
 def _log_dir_usable(log_dir: Path | None) -> bool:
@@ -203,11 +236,22 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     from ranktop.tui.app import RanktopApp
     from ranktop.tui.core.events import EventLog, default_log_path
 
+    if settings.prometheus.url and os.environ.get(ENGINE_VARIABLE) != "thread":
+        engine = _process_engine(settings, partial(_make_live_source, local=local),
+                                 default_log_path())
+        if engine is None:
+            return 2
+        app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
+        app.cleanups.append(engine.close)
+        try:
+            return _run_app(app, mouse)
+        finally:
+            engine.close()
     source = _live_source(settings, local)
     if source is None:
         return 2
-    log = EventLog(default_log_path())
-    app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
+    app = RanktopApp(settings, source, event_log=EventLog(default_log_path()),
+                     ascii_only=ascii_only)
     app.cleanups.append(partial(_close, source))
     try:
         return _run_app(app, mouse)
@@ -226,8 +270,26 @@ def _run_app(app, mouse: bool) -> int:
     return app.return_code or 0
 
 
-def _live_source(settings: Settings, local: bool):
+def _live_source(settings: Settings, local: bool) -> Source | None:
     """The source for a real job, or None after saying why there is none."""
+    from ranktop.tui.sources.nvml import NvmlUnavailable
+
+    try:
+        return _make_live_source(settings, local)
+    except NvmlUnavailable as error:
+        print(f"ranktop: {error}", file=sys.stderr)
+        return None
+
+
+def _make_demo_source(settings: Settings, started: float, log_root: Path) -> Source:
+    """The demo's source, made in the engine's process."""
+    from ranktop.tui.sources.demo import demo_source
+
+    return demo_source(settings.demo, started=started, log_root=log_root)
+
+
+def _make_live_source(settings: Settings, local: bool) -> Source:
+    """The source for a real job (NvmlUnavailable when --local cannot be had)."""
     from ranktop.tui.sources.prometheus import PrometheusSource
 
     prometheus = PrometheusSource(settings) if settings.prometheus.url else None
@@ -239,8 +301,7 @@ def _live_source(settings: Settings, local: bool):
     try:
         nvml = NvmlSource()
     except NvmlUnavailable as error:
-        print(f"ranktop: --local: {error}", file=sys.stderr)
-        return None
+        raise NvmlUnavailable(f"--local: {error}") from None
     return MergedSource(prometheus, nvml) if prometheus is not None else nvml
 
 
@@ -261,7 +322,7 @@ def _rank_map_readable(settings: Settings) -> bool:
 def _keys_usable(settings: Settings) -> bool:
     """Whether the user's ``[keys]`` fit the console's bindings, after saying why not. Textual
     is imported here: call it once the colour system is settled."""
-    from ranktop.tui.screens.keymap import check_keymap
+    from ranktop.tui.keymap import check_keymap
 
     try:
         check_keymap(settings.keymap, str(settings.config_file))
@@ -289,8 +350,20 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
     # ranks' log files to a throwaway folder unless --log-dir names one.
     with tempfile.TemporaryDirectory(prefix="ranktop-demo-",
                                      ignore_cleanup_errors=True) as folder:
-        source = demo_source(settings.demo, started=time.time() - demo_start,
-                             log_root=log_dir.expanduser() if log_dir else Path(folder) / "logs")
+        started = time.time() - demo_start
+        log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
+        if os.environ.get(ENGINE_VARIABLE) == "process":  # to measure the engine apart
+            engine = _process_engine(settings, partial(_make_demo_source, started=started,
+                                                       log_root=log_root))
+            if engine is None:
+                return 2
+            app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
+            app.cleanups.append(engine.close)
+            try:
+                return _run_app(app, mouse)
+            finally:
+                engine.close()
+        source = demo_source(settings.demo, started=started, log_root=log_root)
         log = EventLog(Path(folder) / "events.jsonl")
         app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
         app.cleanups += [source.close, partial(shutil.rmtree, folder, ignore_errors=True)]

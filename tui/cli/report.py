@@ -20,9 +20,8 @@ from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.core.parallelism import for_job
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.client import EngineClient
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.base import Source
 
 WORST_SHOWN = 3
 # How long a report waits, after its last poll, for the hang triage that poll asked for.
@@ -56,24 +55,24 @@ class Findings:
         return self.analysis.status
 
 
-def collect(settings: Settings, source: Source, duration: float,
+def collect(settings: Settings, engine: EngineClient, duration: float,
             clock: Callable[[], float] = time.monotonic,
             sleep: Callable[[float], None] = time.sleep) -> Findings:
-    """Poll ``source`` every refresh interval for ``duration`` seconds (at least once),
-    through the same pipeline as the console."""
-    pipeline = Pipeline(settings, source)
+    """Have ``engine`` poll every refresh interval for ``duration`` seconds (at least once):
+    the same engine as the console's."""
     deadline = clock() + duration
     while True:
-        analysis = asyncio.run(pipeline.poll())
-        wait = max(settings.refresh_seconds, getattr(source, "retry_after", None) or 0.0)
+        snapshot = asyncio.run(engine.poll())
+        wait = max(settings.refresh_seconds, snapshot.retry_after)
         if clock() + wait > deadline:
             break
         sleep(wait)
-    analysis = asyncio.run(pipeline.settle(analysis, TRIAGE_WAIT_SECONDS))
+    snapshot = asyncio.run(engine.settle(TRIAGE_WAIT_SECONDS))
+    analysis = snapshot.analysis
     active = {a.key for a in analysis.anomalies}
     ended = {a.key: a for a in reversed(analysis.resolved) if a.key not in active}  # newest
     resolved = sorted(ended.values(), key=lambda a: a.order)
-    return Findings(source.job_name, analysis, resolved, pipeline.error,
+    return Findings(engine.job_name, analysis, resolved, snapshot.error,
                     settings.detect.job_stall_seconds)
 
 

@@ -7,9 +7,12 @@ from collections.abc import Mapping, Sequence
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.incidents import Incident
+from ranktop.tui.core.map_layout import Arrangement
+from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.parallelism import Parallelism, for_job
+from ranktop.tui.engine.maps import MapGeometry
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
@@ -18,12 +21,9 @@ from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import MetricDef, Settings
-from ranktop.widgets import map_levels
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.key_footer import KeyFooter
-from ranktop.widgets.layout import Arrangement
-from ranktop.widgets.map_levels import MapLevels
 from ranktop.widgets.panel import MetricPanel
 from textual import events, on
 from textual.app import ComposeResult
@@ -111,6 +111,7 @@ class ClusterScreen(Screen):
         self._status_lines = 0
         self.layout_view = settings.layout.view  # "node" or "parallelism"
         self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
+        self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
@@ -156,22 +157,15 @@ class ClusterScreen(Screen):
     def frame(self) -> Frame | None:
         return self.analysis.frame
 
-    def plan_maps(self, analysis: Analysis) -> dict[str, MapLevels]:
-        """Each map's levels for ``analysis``, by panel id: the per-rank work of drawing it,
-        done in the poll worker's thread so that the UI thread only repaints rows."""
-        planned = {}
-        for index, panel in enumerate(self._maps):
-            metric, values = self._map_values(index, analysis)
-            if values is not None:
-                low, high = analysis.scales.get(metric.id) or (0.0, 1.0)
-                planned[panel.id] = map_levels.plan(panel.heatmap.view(), values, low, high,
-                                                    analysis.frame.stale)
-        return planned
+    def map_geometry(self) -> tuple[MapGeometry, ...]:
+        """Each map as it stands, as plain values: the engine plans its levels from them."""
+        return tuple(MapGeometry(panel.id, self.map_metrics[index], panel.heatmap.view())
+                     for index, panel in enumerate(self._maps))
 
     def show_analysis(self, analysis: Analysis,
                       planned: Mapping[str, MapLevels] | None = None) -> None:
         """A new poll was analysed; drawn at once unless paused (its status always is).
-        ``planned``: the maps' levels from ``plan_maps``, if the caller has them."""
+        ``planned``: the maps' levels planned by the engine, if the caller has them."""
         self.status = analysis.status
         self.set_class(analysis.status.health is Health.STALE, "-stale")
         if self.paused:
@@ -231,14 +225,17 @@ class ClusterScreen(Screen):
             paused=self.paused, pause_key=key_for(self, "app.pause"),
             step_stuck_since=self.analysis.progress.still_since,
             step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
-            polling_since=getattr(getattr(self.app, "pipeline", None), "polling_since", None),
+            polling_since=self.polling_since,
             refresh_seconds=self.settings.refresh_seconds,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)
 
     def _refresh_rank_status(self) -> None:
-        status = self.query_one("#rank-status", Static)
+        found = self.query("#rank-status")
+        if not found:  # the maps are being laid out anew (a resize met a new rank map)
+            return
+        status = found.first(Static)
         if not self.rank_map.ranks:
             status.update(f"no ranks known yet ({self.rank_map.source})")
             return

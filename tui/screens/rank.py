@@ -15,9 +15,9 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.engine.client import RankRequests
 from ranktop.tui.logs.tail import LogLine
 from ranktop.tui.logs.text import plain
-from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
@@ -43,7 +43,7 @@ ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8
 FOLLOW_SECONDS = 1.0
 TAIL_LINES = 300
 NOTE_CHARS = 4000  # of the note on which files the log reads (a few long paths)
-# rank_context's rows, each column as wide as its usual content: fixed, because a width
+# rank_data's rows, each column as wide as its usual content: fixed, because a width
 # worked out from the rows waits for the app to be idle, which a busy console may not be.
 ALERT_COLUMNS = (("time", 8), ("alert", 22), ("severity", 8), ("state", 8), ("source", 12),
                  ("summary", 160))
@@ -93,12 +93,12 @@ class RankScreen(Screen):
             self.rank, self.rows, self.note = rank, rows, note
 
     def __init__(self, settings: Settings, rank_map: RankMap, rank: int,
-                 context: RankContext) -> None:
+                 engine: RankRequests) -> None:
         super().__init__()
         self.settings = settings
         self.rank_map = rank_map
         self.rank = rank
-        self.context = context
+        self.engine = engine
         self.analysis = Analysis(SourceStatus("", Health.STALE, 0.0), rank_map)
         self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
         self.log_note = ""  # which files the log tail reads, or why there are none
@@ -165,7 +165,7 @@ class RankScreen(Screen):
         self.query_one("#rank-title", Static).update(
             rank_lines.title(rank, self.rank_map, mine,
                              rank_lines.hang_note(self.analysis.hang, self.rank),
-                             styles_of(self), self.context.gpu_model(self.rank),
+                             styles_of(self), self.engine.gpu_model(self.rank),
                              ledger_lines(self.analysis.ledger, self.rank)))
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
@@ -192,7 +192,7 @@ class RankScreen(Screen):
     @work(thread=True, exclusive=True, group="rank-log", exit_on_error=False)
     def _follow_log(self, rank: int) -> None:
         worker = get_current_worker()
-        logs, note = self.context.open_logs(self.rank_map, rank)
+        logs, note = self.engine.open_logs(self.rank_map, rank)
         lines = [line for log in logs for line in log.tail(TAIL_LINES)]
         self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note))
         while logs and not worker.is_cancelled:
@@ -204,12 +204,12 @@ class RankScreen(Screen):
 
     @work(thread=True, exclusive=True, group="rank-alerts", exit_on_error=False)
     def _load_alerts(self, rank: int) -> None:
-        rows, note = self.context.alert_rows(self.rank_map.ranks[rank])
+        rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
         self.post_message(self.Alerts(rank, rows, note))
 
     @work(thread=True, exclusive=True, group="rank-backfill", exit_on_error=False)
     def _backfill(self, rank: int) -> None:
-        points, note = self.context.backfill(self.rank_map, rank)
+        points, note = self.engine.backfill(self.rank_map, rank)
         if note:
             self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))

@@ -1,20 +1,58 @@
-"""The one small interface every data source offers the app."""
+"""The one small interface every data source offers the engine, and its capabilities.
+
+Beyond ``poll`` and ``status``, a source may be able to do more: say how long its server
+asked to be left alone, give a rank's history from before the console started, the job's
+past values for a late start, a GPU's model, where the demo's logs are. Each capability is
+declared here with a neutral default (nothing to wait for, no history, no model...), so the
+engine asks every source the same way and a source that combines others (``MergedSource``)
+forwards each to the part that has it: nothing is probed for, nothing silently lost."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
 
-from ranktop.tui.core.model import Frame, RankMap, SourceStatus
+from ranktop.tui.core.history import Point
+from ranktop.tui.core.lookback import Lookback
+from ranktop.tui.core.model import Frame, Rank, RankMap, SourceStatus
 
 
-class Source(Protocol):
+class Source:
     """A source of frames. ``poll`` never blocks the event loop: blocking work runs in a
     thread. It raises on failure; ``status`` then says what went wrong and since when."""
 
     name: str
     job_name: str
     rank_map: RankMap
+    retry_after: float | None = None
+    """Seconds the server last asked to be left alone (HTTP Retry-After); None: no wait."""
+    log_spec: str = ""
+    """Where the ranks' logs are, when the source itself knows (the demo writes them)."""
+    flight_spec: str = ""
+    """Where the ranks' Flight Recorder dumps are, when the source itself knows."""
 
-    async def poll(self) -> Frame: ...
+    async def poll(self) -> Frame:
+        raise NotImplementedError
 
-    def status(self) -> SourceStatus: ...
+    def status(self) -> SourceStatus:
+        raise NotImplementedError
+
+    def backfill(self, rank: int, metrics: Sequence[str], seconds: float, step: float,
+                 ) -> dict[str, list[Point]]:
+        """``rank``'s values of ``metrics`` over the last ``seconds`` (none: {})."""
+        return {}
+
+    def lookback(self, job_values: Sequence[str], seconds: float, step: float,
+                 ) -> Lookback | None:
+        """The job's values over the window before now (None: the source keeps no past)."""
+        return None
+
+    def gpu_model(self, rank: int) -> str:
+        """The model of ``rank``'s GPU, "" when the source does not know it."""
+        return ""
+
+    def held(self, rank: Rank) -> Rank:
+        """``rank`` as the source's labels name it, for queries about it."""
+        return rank
+
+    def close(self) -> None:
+        """Let go of what the source holds (a library handle, a writer thread)."""

@@ -18,9 +18,10 @@ from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
 from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
 from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.sources.base import Source
 
 
-class DemoSource:
+class DemoSource(Source):
     """Frames of a simulated cluster. ``clock`` gives wall-clock seconds and ``started`` the
     moment the scenario began (both fixed in tests and screenshots)."""
 

@@ -1,12 +1,17 @@
 """Prometheus for the whole job, NVML for this node: this node's ranks take NVML's fresher
-values, and the frame says which ranks they are so the screen can mark them."""
+values, and the frame says which ranks they are so the screen can mark them. Every other
+capability of a source is the job's source's (``primary``): its Retry-After, its history,
+its past for a late start, its labels, its GPU models."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import replace
 
-from ranktop.tui.core.model import Frame, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.history import Point
+from ranktop.tui.core.lookback import Lookback
+from ranktop.tui.core.model import Frame, Rank, RankMap, SourceStatus, is_missing
 from ranktop.tui.sources.base import Source
 
 # What NVML reads that Prometheus also has; SM activity is not among them (NVML has no
@@ -15,7 +20,7 @@ LOCAL_METRICS = ("gpu_util", "temperature", "power", "sm_clock", "throttle_reaso
                  "memory_used", "ecc_dbe", "xid", "nvlink", "nvlink_tx", "nvlink_rx")
 
 
-class MergedSource:
+class MergedSource(Source):
     """The job from ``primary``; the GPUs of this node from ``local`` where it has a value."""
 
     def __init__(self, primary: Source, local: Source) -> None:
@@ -31,7 +36,30 @@ class MergedSource:
 
     @property
     def log_spec(self) -> str:
-        return getattr(self.primary, "log_spec", "")
+        return self.primary.log_spec
+
+    @property
+    def flight_spec(self) -> str:
+        return self.primary.flight_spec
+
+    @property
+    def retry_after(self) -> float | None:
+        return self.primary.retry_after
+
+    def backfill(self, rank: int, metrics: Sequence[str], seconds: float, step: float,
+                 ) -> dict[str, list[Point]]:
+        return self.primary.backfill(rank, metrics, seconds, step)
+
+    def lookback(self, job_values: Sequence[str], seconds: float, step: float,
+                 ) -> Lookback | None:
+        return self.primary.lookback(job_values, seconds, step)
+
+    def held(self, rank: Rank) -> Rank:
+        return self.primary.held(rank)
+
+    def close(self) -> None:
+        self.local.close()  # NVML's handle first: the job's source holds nothing as dear
+        self.primary.close()
 
     async def poll(self) -> Frame:
         answers = await asyncio.gather(self.primary.poll(), self.local.poll(),
@@ -72,8 +100,7 @@ class MergedSource:
         return found
 
     def gpu_model(self, rank: int) -> str:
-        model = getattr(self.primary, "gpu_model", None)
-        return model(rank) if model is not None else ""
+        return self.primary.gpu_model(rank)
 
     def status(self) -> SourceStatus:
         status = self.primary.status()

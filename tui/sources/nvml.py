@@ -21,6 +21,7 @@ from typing import Any
 
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.sources import nvml_fields as nf
+from ranktop.tui.sources.base import Source
 
 METRICS = ("sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
            "memory_used", "nvlink", "nvlink_tx", "nvlink_rx", "ecc_dbe", "xid")
@@ -44,7 +45,7 @@ class _NvmlDown(Exception):
     pass
 
 
-class NvmlSource:
+class NvmlSource(Source):
     """The GPUs of this machine. ``nvml`` is the ``pynvml`` module (imported when None) or
     anything with its names; raises NvmlUnavailable when there is nothing to show."""
 

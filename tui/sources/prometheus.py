@@ -30,6 +30,7 @@ from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources import promql
+from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
 from ranktop.tui.sources.prom_client import (
@@ -60,7 +61,7 @@ Answers = dict[str, Vector]  # query key -> what it returned
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
 
-class PrometheusSource:
+class PrometheusSource(Source):
     """Frames of a training job read from any PromQL-compatible API."""
 
     def __init__(self, settings: Settings, client: PromClient | None = None,

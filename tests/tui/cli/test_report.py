@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 from ranktop.tui.cli.main import main
 from ranktop.tui.cli.report import as_json, as_text, collect, exit_code
+from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 
@@ -25,7 +26,7 @@ def report_at(at: float, duration: float = 0.0, log_root=None):
     def sleep(seconds: float) -> None:
         clock.now += seconds
 
-    findings = collect(settings, source, duration, clock=clock, sleep=sleep)
+    findings = collect(settings, ThreadEngine(settings, source), duration, clock=clock, sleep=sleep)
     return findings, settings
 
 

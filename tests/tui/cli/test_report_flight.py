@@ -7,6 +7,7 @@ import json
 
 from ranktop.tui.cli.main import main
 from ranktop.tui.cli.report import as_json, collect
+from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 
@@ -22,7 +23,7 @@ def test_a_report_during_the_demo_hang_carries_the_dumps_verdict(tmp_path) -> No
     def sleep(seconds: float) -> None:
         clock.now += seconds
 
-    findings = collect(settings, source, 24.0, clock=clock, sleep=sleep)
+    findings = collect(settings, ThreadEngine(settings, source), 24.0, clock=clock, sleep=sleep)
     hang = json.loads(as_json(findings, settings))["hang"]
     assert hang["culprits"] == [455] and hang["sure"] and hang["disagreement"] is None
     flight = hang["flight_recorder"]
@@ -37,7 +38,8 @@ def test_no_hang_no_hang_key(tmp_path) -> None:
     settings = load_settings(environ={})
     clock = FakeClock(START + 20.0)
     source = demo_source(DemoSettings(8, 8, 7), clock, started=START, log_root=tmp_path)
-    findings = collect(settings, source, 0.0, clock=clock, sleep=lambda s: None)
+    findings = collect(settings, ThreadEngine(settings, source), 0.0, clock=clock,
+                       sleep=lambda s: None)
     assert json.loads(as_json(findings, settings))["hang"] is None
 
 

@@ -7,7 +7,8 @@ import asyncio
 from pathlib import Path
 
 from ranktop.tui.cli.report import collect
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
+from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario
@@ -51,7 +52,8 @@ def report(at: float, duration: float, scenario: Path | None = None) -> set:
     def sleep(seconds: float) -> None:
         demo.clock.now += seconds
 
-    findings = collect(load_settings(environ={}), demo, duration, clock=demo.clock,
+    settings = load_settings(environ={})
+    findings = collect(settings, ThreadEngine(settings, demo), duration, clock=demo.clock,
                        sleep=sleep)
     return {(a.kind, a.rank, a.severity) for a in findings.active}
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import LogWriter

@@ -19,9 +19,9 @@ async def poll(app, pilot, at: float | None = None):
     if at is not None:
         app.clock.now = START + at
     await app.poll_once()
-    await asyncio.to_thread(app.source.flush_logs)
-    if app.pipeline.triage is not None:  # the next poll shows what the triage found
-        await asyncio.to_thread(app.pipeline.triage.wait, 30.0)
+    await asyncio.to_thread(app.engine.source.flush_logs)
+    if app.engine.pipeline.triage is not None:  # the next poll shows what the triage found
+        await asyncio.to_thread(app.engine.pipeline.triage.wait, 30.0)
     await pilot.pause()
 
 
@@ -198,7 +198,7 @@ async def test_alert_history_lists_this_ranks_events(tmp_path):
     app = make_app(at=40.0, event_log=events)
     async with app.run_test(size=(120, 40)) as pilot:
         events.append([Event(time=START + 30, state="start", kind="thermal", severity="major",
-                             rank=37, host="gpu-node-004", gpu=5, job=app.source.job_name,
+                             rank=37, host="gpu-node-004", gpu=5, job=app.engine.source.job_name,
                              summary="GPU 88 °C")])
         await poll(app, pilot, 40.0)
         await open_rank(app, pilot, 37)

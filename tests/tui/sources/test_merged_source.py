@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import math
 
+from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import Frame, Health, Rank, RankMap, SourceStatus
+from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.merged import MergedSource
 
 JOB = RankMap(
@@ -14,7 +16,7 @@ JOB = RankMap(
     hosts=("h0", "h1"), gpus_per_node=2, source="job metric labels")
 
 
-class Fixed:
+class Fixed(Source):
     def __init__(self, name, rank_map, frame=None, error=None):
         self.name, self.job_name, self.rank_map = name, "job", rank_map
         self.frame, self.error = frame, error
@@ -68,3 +70,35 @@ def test_a_failing_nvml_leaves_prometheus_values_and_a_failing_prometheus_raises
         assert "refused" in str(error)
     else:
         raise AssertionError("a failed Prometheus poll must fail the merged poll")
+
+
+class Remembering(Fixed):
+    """A job source that keeps history and was told by its server to wait."""
+
+    retry_after = 30.0
+
+    def backfill(self, rank, metrics, seconds, step):
+        return {metric: [Point(1.0, float(rank), 0.5)] for metric in metrics}
+
+    def gpu_model(self, rank):
+        return "NVIDIA H100 80GB HBM3"
+
+    def held(self, rank):
+        return Rank(rank.rank, rank.host.upper(), rank.gpu, rank.node)
+
+
+def test_the_job_sources_history_retry_after_labels_and_models_go_through():
+    merged = MergedSource(Remembering("prometheus", JOB), Fixed("nvml", local_map(["GPU-2"])))
+    assert merged.retry_after == 30.0
+    assert merged.backfill(2, ["temperature"], 600.0, 4.0) == {
+        "temperature": [Point(1.0, 2.0, 0.5)]}
+    assert merged.gpu_model(2) == "NVIDIA H100 80GB HBM3"
+    assert merged.held(JOB.ranks[2]).host == "H1"
+
+
+def test_a_job_source_without_them_gives_the_neutral_answers():
+    merged = MergedSource(Fixed("prometheus", JOB), Fixed("nvml", local_map(["GPU-2"])))
+    assert merged.retry_after is None
+    assert merged.backfill(2, ["temperature"], 600.0, 4.0) == {}
+    assert merged.lookback(["loss"], 600.0, 4.0) is None
+    assert merged.gpu_model(2) == "" and merged.held(JOB.ranks[2]) == JOB.ranks[2]

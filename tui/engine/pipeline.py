@@ -44,8 +44,8 @@ class Pipeline:
         self.source = source
         self.clock = clock
         self.polling_since: float | None = None  # when the poll in flight began
-        self.logs = RankLogs(settings.log_spec or getattr(source, "log_spec", ""))
-        dumps = settings.flight_recorder or getattr(source, "flight_spec", "")
+        self.logs = RankLogs(settings.log_spec or source.log_spec)
+        dumps = settings.flight_recorder or source.flight_spec
         flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
         reader = self.logs.triage_batches if self.logs.spec else None
         self.triage = (TriageWorker(reader, dumps=flight, log_spec=self.logs.spec)
@@ -95,15 +95,14 @@ class Pipeline:
     def _look_back(self) -> None:
         """Once, before the first analysis: start from what the source held before it."""
         self._looked_back = True
-        look = getattr(self.source, "lookback", None)
-        if look is None:
-            return
         detectors = self.analyser.detectors
         try:
-            found = look(WINDOWED_JOB_VALUES, detectors.lookback_seconds, self.refresh_seconds)
+            found = self.source.lookback(WINDOWED_JOB_VALUES, detectors.lookback_seconds,
+                                         self.refresh_seconds)
         except Exception:  # without its past, a late start judges from its own polls
             return
-        detectors.warm(found)
+        if found is not None:
+            detectors.warm(found)
 
     def _failed(self, error: Exception, prefix: str) -> Analysis:
         self.error = prefix + (str(error) or error.__class__.__name__)

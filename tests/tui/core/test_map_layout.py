@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ranktop.widgets.layout import column_x, columns_fitting, cut_to_fit, fit, fit_nodes
+from ranktop.tui.core.map_layout import column_x, columns_fitting, cut_to_fit, fit, fit_nodes
 
 
 def test_columns_fitting_counts_the_gap_after_every_eight_columns():

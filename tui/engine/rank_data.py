@@ -1,4 +1,5 @@
-"""What the rank screen reads, in its thread workers: a rank's log files and its alerts.
+"""What the rank screen asks the engine for, in its thread workers: a rank's log files, its
+alerts, its history from before the console started and its GPU model.
 
 Every way of coming up empty is said, so an empty panel is never a mystery: no log pattern
 configured, no file matching it, no Alertmanager configured, Prometheus unreachable.
@@ -19,18 +20,19 @@ from ranktop.tui.settings.config import Settings
 
 if TYPE_CHECKING:
     from ranktop.tui.sources.alerts import AlertRecord
+    from ranktop.tui.sources.base import Source
 
 ALERT_WINDOW_SECONDS = 3600.0
 BACKFILL_SECONDS = 600.0
 BACKFILL_STEP = 4.0
 
 
-class RankContext:
-    """The app's handles the rank screen needs: logs, alerts, the source's history."""
+class RankData:
+    """The engine's answers to the rank screen's requests: logs, alerts, the source's history."""
 
     def __init__(self, settings: Settings, job_name: str, event_log: EventLog | None,
                  logs: RankLogs | None = None, alertmanager_url: str = "",
-                 source: object = None) -> None:
+                 source: Source | None = None) -> None:
         self.settings = settings
         self.source = source  # for its history, when it can give one
         self.job_name = job_name
@@ -56,8 +58,7 @@ class RankContext:
 
         now = time.time()
         notes: list[str] = []
-        held = getattr(self.source, "held", None)  # as its labels hold it, for the queries
-        asked = held(rank) if held is not None else rank
+        asked = self.source.held(rank) if self.source is not None else rank
         found: list[list[AlertRecord]] = []
         if self.event_log is not None:
             events = self.event_log.read(since=now - ALERT_WINDOW_SECONDS, rank=rank.rank,
@@ -85,20 +86,19 @@ class RankContext:
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
         """The rank's history from before the app started, where the source can say."""
-        fetch = getattr(self.source, "backfill", None)
-        if fetch is None:
+        if self.source is None:
             return {}, ""
         from ranktop.tui.sources.prom_client import QueryError  # a source that backfills has it
 
         try:
-            return fetch(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP), ""
+            return (self.source.backfill(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP),
+                    "")
         except QueryError as error:
             return {}, f"no earlier history: {error}"
 
     def gpu_model(self, rank: int) -> str:
         """The rank's GPU model where the source knows it, else ""."""
-        model = getattr(self.source, "gpu_model", None)
-        return model(rank) if model is not None else ""
+        return self.source.gpu_model(rank) if self.source is not None else ""
 
     @staticmethod
     def _try(name: str, notes: list[str], read) -> list[AlertRecord]:

@@ -3,9 +3,9 @@ only the rows that changed, and refused once the map has moved on."""
 
 from __future__ import annotations
 
-from ranktop.widgets import palette
-from ranktop.widgets.layout import fit
-from ranktop.widgets.map_levels import MapView, cell_levels, plan
+from ranktop.tui.core import levels as palette
+from ranktop.tui.core.map_layout import fit
+from ranktop.tui.core.map_levels import MapView, cell_levels, plan
 
 GPUS = 8
 

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.pipeline import Pipeline
+from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from ranktop.tui.keymap import binding_ids, check_keymap, declared, screen_classes
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.help import HelpScreen
 from ranktop.tui.screens.jump import JumpScreen
-from ranktop.tui.screens.keymap import binding_ids, check_keymap, declared, screen_classes
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.paths import shipped_config_dir
 from ranktop.tui.settings.reader import ConfigError

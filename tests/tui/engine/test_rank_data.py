@@ -7,14 +7,14 @@ from pathlib import Path
 
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.model import Rank
-from ranktop.tui.rank_context import RankContext
+from ranktop.tui.engine.rank_data import RankData
 from ranktop.tui.settings.config import load_settings
 
 RANK = Rank(rank=3, host="gpu-node-000", gpu=3, node=0)
 
 
-def context(event_log: EventLog) -> RankContext:
-    return RankContext(load_settings(environ={}), "job", event_log)
+def context(event_log: EventLog) -> RankData:
+    return RankData(load_settings(environ={}), "job", event_log)
 
 
 def test_a_broken_event_log_is_named_in_the_alerts_note(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ranktop.widgets import palette
-from ranktop.widgets.layout import GridLayout
+from ranktop.tui.core import levels as scale
+from ranktop.tui.core.map_layout import GridLayout
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ def plan(view: MapView, values: Sequence[float], low: float, high: float,
     n_ranks = len(view.rank_levels)
     values = list(values[:n_ranks])
     values += [float("nan")] * (n_ranks - len(values))
-    ranks = palette.quantise_all(values, low, high, view.bad, view.rank_levels)
+    ranks = scale.quantise_all(values, low, high, view.bad, view.rank_levels)
     for rank in stale:
-        if 0 <= rank < n_ranks and ranks[rank] != palette.MISSING:
-            ranks[rank] = palette.STALE
+        if 0 <= rank < n_ranks and ranks[rank] != scale.MISSING:
+            ranks[rank] = scale.STALE
     count = 0 if view.grid is None else view.grid.visible_items
     cells = cell_levels(ranks, view.ranks_per_cell, view.window_start, count, view.order)
     old = view.cell_levels

@@ -1,0 +1,20 @@
+"""The engine imports no UI: no Textual, no screen, no widget, not the app."""
+
+from __future__ import annotations
+
+from tests.import_contract import contract_violations, planted
+
+THE_UI = ("textual", "ranktop.tui.screens", "ranktop.widgets", "ranktop.tui.app")
+
+
+def test_the_engine_imports_no_screen_widget_app_or_textual():
+    modules, violations = contract_violations("ranktop.tui.engine", THE_UI)
+    assert "ranktop.tui.engine.threaded" in modules and "ranktop.tui.engine.maps" in modules
+    assert violations == {}
+
+
+def test_the_contract_catches_an_engine_module_that_imports_a_widget(tmp_path):
+    path = planted(tmp_path, "fakeengine", "ranktop.tui.core.levels", "ranktop.widgets.heatmap")
+    violations = contract_violations("fakeengine", THE_UI, path)[1]
+    assert list(violations) == ["fakeengine.leaky"]
+    assert "ranktop.widgets.heatmap" in violations["fakeengine.leaky"]

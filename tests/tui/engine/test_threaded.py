@@ -1,0 +1,60 @@
+"""The engine in the UI's process: snapshots versioned per analysis and per rank map."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.sources.merged import MergedSource
+
+from tests.tui.conftest import START, FakeClock
+
+
+def engine_at(at: float = 20.0) -> ThreadEngine:
+    clock = FakeClock(START + at)
+    source = demo_source(DemoSettings(4, 8, seed=7), clock, started=START)
+    return ThreadEngine(load_settings(environ={}), source, clock=clock)
+
+
+def test_each_poll_is_a_new_version_and_an_equal_rank_map_keeps_its_version():
+    engine = engine_at()
+    assert engine.latest.version == 0 and engine.latest.analysis.frame is None
+    first = asyncio.run(engine.poll())
+    engine.source.rank_map = replace(engine.source.rank_map)  # equal, not the same object
+    second = asyncio.run(engine.poll())
+    assert (first.version, second.version) == (1, 2)
+    assert second.rank_map_version == first.rank_map_version
+
+
+def test_a_different_rank_map_is_a_new_rank_map_version():
+    engine = engine_at()
+    first = asyncio.run(engine.poll())
+    grown = RankMap.grid([*engine.source.rank_map.hosts, "gpu-node-999"], 8, "test")
+    engine.source.rank_map = grown
+    second = asyncio.run(engine.poll())
+    assert second.rank_map_version == first.rank_map_version + 1
+    assert second.analysis.rank_map == grown
+
+
+def test_maps_are_planned_only_for_the_newest_snapshot():
+    engine = engine_at()
+    first = asyncio.run(engine.poll())
+    asyncio.run(engine.poll())
+    assert asyncio.run(engine.plan_maps(first.version, ())) == {}
+
+
+def test_prometheus_and_nvml_merged_keep_the_servers_retry_after_and_the_history():
+    clock = FakeClock(START + 20.0)
+    job = demo_source(DemoSettings(4, 8, seed=7), clock, started=START)
+    job.retry_after = 30.0  # as a Prometheus source told to wait by its server
+    local = demo_source(DemoSettings(1, 8, seed=7), clock, started=START)
+    engine = ThreadEngine(load_settings(environ={}), MergedSource(job, local), clock=clock)
+    snapshot = asyncio.run(engine.poll())
+    assert snapshot.retry_after == 30.0
+    points, note = engine.backfill(snapshot.analysis.rank_map, 3)
+    assert note == "" and points["temperature"]
+    assert engine.gpu_model(3) == job.gpu_model(3) != ""

@@ -1,0 +1,21 @@
+"""Screens import no source: they ask the engine."""
+
+from __future__ import annotations
+
+from tests.import_contract import contract_violations, planted
+
+SOURCES = ("ranktop.tui.sources",)
+
+
+def test_no_screen_imports_a_source():
+    modules, violations = contract_violations("ranktop.tui.screens", SOURCES)
+    assert "ranktop.tui.screens.cluster" in modules and "ranktop.tui.screens.rank" in modules
+    assert violations == {}
+
+
+def test_the_contract_catches_a_screen_that_imports_a_source(tmp_path):
+    path = planted(tmp_path, "fakescreens", "ranktop.tui.engine.client",
+                   "ranktop.tui.sources.prometheus")
+    violations = contract_violations("fakescreens", SOURCES, path)[1]
+    assert list(violations) == ["fakescreens.leaky"]
+    assert "ranktop.tui.sources.prometheus" in violations["fakescreens.leaky"]

@@ -1,0 +1,21 @@
+"""Widgets import no source: they are given numbers, never where they came from."""
+
+from __future__ import annotations
+
+from tests.import_contract import contract_violations, planted
+
+SOURCES = ("ranktop.tui.sources",)
+
+
+def test_no_widget_imports_a_source():
+    modules, violations = contract_violations("ranktop.widgets", SOURCES)
+    assert "ranktop.widgets.heatmap" in modules
+    assert violations == {}
+
+
+def test_the_contract_catches_a_widget_that_imports_a_source(tmp_path):
+    path = planted(tmp_path, "fakewidgets", "ranktop.tui.core.levels",
+                   "ranktop.tui.sources.demo")
+    violations = contract_violations("fakewidgets", SOURCES, path)[1]
+    assert list(violations) == ["fakewidgets.leaky"]
+    assert "ranktop.tui.sources.demo" in violations["fakewidgets.leaky"]

@@ -1,0 +1,69 @@
+"""The one small interface the screens talk to the engine through.
+
+Screens hold an ``EngineClient``, never a source: they ask for a poll's snapshot, the levels
+of their maps, and, for one rank, its logs, alerts, earlier history and GPU model. Every
+answer is a plain value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from ranktop.tui.core.map_levels import MapLevels
+from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.engine.maps import MapGeometry
+from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+from ranktop.tui.logs.tail import LogSource
+
+
+class EngineStopped(Exception):
+    """The engine went away (its process crashed or was killed): restart it."""
+
+
+class RankRequests(Protocol):
+    """What the rank screen asks for one rank; each call may block (run it in a worker)."""
+
+    def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]: ...
+
+    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]: ...
+
+    def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]: ...
+
+    def gpu_model(self, rank: int) -> str: ...
+
+
+class EngineClient(RankRequests, Protocol):
+    """The engine as the UI sees it."""
+
+    job_name: str
+
+    @property
+    def latest(self) -> Snapshot:
+        """The newest snapshot (version 0, without a frame, before the first poll)."""
+        ...
+
+    async def poll(self) -> Snapshot:
+        """Poll the source once and analyse what it gave; never blocks the event loop."""
+        ...
+
+    async def plan_maps(self, version: int,
+                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
+        """The levels of ``maps`` for snapshot ``version`` ({} when that is not the newest)."""
+        ...
+
+    async def settle(self, timeout: float) -> Snapshot:
+        """The newest snapshot with the hang triage it asked for, waiting up to ``timeout``."""
+        ...
+
+    async def rank_history(self, rank: int) -> RankHistory:
+        """``rank``'s share of the newest snapshot's history (a snapshot from an engine in
+        another process carries none)."""
+        ...
+
+    def restart(self) -> None:
+        """A new engine in place of one that stopped (blocking)."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the source holds (NVML), and of the engine's process if it has one."""
+        ...

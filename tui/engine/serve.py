@@ -1,0 +1,105 @@
+"""The engine's side of an engine in its own process: it builds the source, runs a
+``ThreadEngine`` and answers the UI's requests over a pipe, several at once (a rank's
+alerts need not wait for a slow poll).
+
+What crosses, per poll, is the snapshot without the job's history (a rank's share of it is
+sent when asked for), packed by ``wire.Sent``: only what changed. If the UI goes away (the
+pipe closes), the engine ends."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+import threading
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from ranktop.tui.core.events import EventLog
+from ranktop.tui.engine.snapshot import Snapshot
+from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.engine.wire import Sent
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.base import Source
+
+
+def serve(conn: Connection, settings: Settings,
+          make_source: Callable[[Settings], Source], event_log: Path | None) -> None:
+    """The engine process's main: ("ready", job, snapshot) or ("failed", why), then answers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl+c is the UI's to handle
+    try:
+        source = make_source(settings)
+    except Exception as error:  # said by the UI, which exits with it
+        conn.send(("failed", str(error) or error.__class__.__name__))
+        return
+    engine = ThreadEngine(settings, source, EventLog(event_log) if event_log else None)
+    sent = Sent()
+    conn.send(("ready", engine.job_name, sent.compact(engine.latest)))
+    try:
+        asyncio.run(answer(conn, engine, sent))
+    finally:
+        engine.close()
+
+
+async def answer(conn: Connection, engine: ThreadEngine, sent: Sent) -> None:
+    """Answer requests (id, kind, args) with (id, ok, value) until the pipe closes."""
+    loop = asyncio.get_running_loop()
+    closed = loop.create_future()
+    lock = threading.Lock()
+
+    def reply(request: int, ok: bool, value: object) -> None:
+        with lock:
+            conn.send((request, ok, value))
+
+    async def run(request: int, kind: str, args: tuple) -> None:
+        try:
+            value = await HANDLERS[kind](engine, sent, *args)
+        except Exception as error:
+            reply(request, False, str(error) or error.__class__.__name__)
+        else:
+            reply(request, True, value)
+
+    def read() -> None:
+        while True:
+            try:
+                request, kind, args = conn.recv()
+            except (EOFError, OSError):
+                loop.call_soon_threadsafe(closed.set_result, None)
+                return
+            loop.call_soon_threadsafe(
+                functools.partial(asyncio.ensure_future, run(request, kind, args)))
+
+    threading.Thread(target=read, name="engine-requests", daemon=True).start()
+    await closed
+
+
+async def _poll(engine: ThreadEngine, sent: Sent) -> Snapshot:
+    return sent.compact(await engine.poll())
+
+
+async def _settle(engine: ThreadEngine, sent: Sent, timeout: float) -> Snapshot:
+    return sent.compact(await engine.settle(timeout))
+
+
+def _in_thread(method: Callable[..., object]):
+    """A blocking request of the engine's, answered in a thread."""
+    async def handle(engine: ThreadEngine, sent: Sent, *args: object) -> object:
+        return await asyncio.to_thread(method, engine, *args)
+    return handle
+
+
+async def _plan(engine: ThreadEngine, sent: Sent, version: int, maps: tuple) -> dict:
+    return dict(await engine.plan_maps(version, maps))
+
+
+async def _history(engine: ThreadEngine, sent: Sent, rank: int) -> object:
+    return await engine.rank_history(rank)
+
+
+HANDLERS = {
+    "poll": _poll, "settle": _settle, "plan_maps": _plan, "rank_history": _history,
+    "alert_rows": _in_thread(ThreadEngine.alert_rows),
+    "backfill": _in_thread(ThreadEngine.backfill),
+    "gpu_model": _in_thread(ThreadEngine.gpu_model),
+}

@@ -1,0 +1,85 @@
+"""The engine with its blocking work in threads: the source, the pipeline and the rank
+data. It runs in the UI's process for the tests, the demo (and its fake clock) and NVML
+alone, and inside the engine process (``serve``) otherwise; either way it answers the
+``EngineClient`` requests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from ranktop.tui.core.analysis import Analysis
+from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.map_levels import MapLevels
+from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.engine.maps import MapGeometry, plan_maps
+from ranktop.tui.engine.pipeline import Pipeline
+from ranktop.tui.engine.rank_data import RankData
+from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+from ranktop.tui.logs.tail import LogSource
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.base import Source
+
+
+class ThreadEngine:
+    """A source and everything worked out from it, behind ``EngineClient``."""
+
+    def __init__(self, settings: Settings, source: Source, event_log: EventLog | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.source = source
+        self.job_name = source.job_name
+        self.pipeline = Pipeline(settings, source, event_log, clock)
+        self.rank_data = RankData(settings, source.job_name, event_log, self.pipeline.logs,
+                                  settings.alertmanager_url, source)
+        first = self.pipeline.latest
+        self._rank_map = first.rank_map
+        self.latest = Snapshot(0, first, 0)
+
+    async def poll(self) -> Snapshot:
+        return self._publish(await self.pipeline.poll())
+
+    async def settle(self, timeout: float) -> Snapshot:
+        return self._publish(await self.pipeline.settle(self.latest.analysis, timeout))
+
+    async def plan_maps(self, version: int,
+                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
+        latest = self.latest
+        if latest.version != version:
+            return {}  # a newer poll's levels will follow
+        try:
+            return await asyncio.to_thread(plan_maps, latest.analysis, maps)
+        except Exception:  # the widgets then plan them themselves: a poll must not stop here
+            return {}
+
+    def _publish(self, analysis: Analysis) -> Snapshot:
+        rank_map_version = self.latest.rank_map_version
+        if analysis.rank_map != self._rank_map:
+            self._rank_map = analysis.rank_map
+            rank_map_version += 1
+        self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
+                               self.source.retry_after or 0.0, self.pipeline.error)
+        return self.latest
+
+    # -- a rank's requests -------------------------------------------------------------
+
+    async def rank_history(self, rank: int) -> RankHistory:
+        return RankHistory.of(self.latest.analysis.history, rank)
+
+    def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
+        return self.rank_data.open_logs(rank_map, rank)
+
+    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
+        return self.rank_data.alert_rows(rank)
+
+    def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
+        return self.rank_data.backfill(rank_map, rank)
+
+    def gpu_model(self, rank: int) -> str:
+        return self.rank_data.gpu_model(rank)
+
+    def restart(self) -> None:
+        """Nothing to do: an engine in this process cannot stop apart from it."""
+
+    def close(self) -> None:
+        self.source.close()
