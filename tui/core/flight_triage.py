@@ -28,13 +28,16 @@ from dataclasses import dataclass, field, replace
 from ranktop.tui.core.flight import DumpSet, Entry, Group
 
 NAMED = 5  # ranks named in a summary
+# Ranks without a dump are blamed only when this few: a dead or frozen rank writes none, but
+# many ranks without one are dumps still landing, and blaming them would name the wrong ranks.
+NO_DUMP_BLAMED_AT_MOST = 8
 
 
 @dataclass(frozen=True)
 class FlightVerdict:
     """What the dumps say; ``culprits`` is empty when no rank stands out."""
 
-    kind: str  # missing, mismatch, state, no_dump, all_stuck or clear
+    kind: str  # missing, mismatch, state, no_dump, landing, all_stuck or clear
     culprits: tuple[int, ...] = ()
     group: str = ""  # "pg 0 (default_pg)"
     group_size: int = 0
@@ -160,6 +163,10 @@ class _Judged:
             kind, culprits = "state", late
             text = (f"{_ranks(late)} never started {where} on the GPU (scheduled only), "
                     "while the others started it")
+        elif len(no_dump) > NO_DUMP_BLAMED_AT_MOST:
+            kind, culprits = "landing", []
+            text = (f"{count} wait in {where}; {len(no_dump)} ranks' dumps are not read yet"
+                    " (still landing?): too many to blame")
         elif no_dump:
             kind, culprits = "no_dump", no_dump
             text = (f"{count} wait in {where}; {_ranks(no_dump)} wrote no dump"

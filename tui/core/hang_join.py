@@ -52,7 +52,7 @@ def _from_dumps(dumps: FlightVerdict) -> HangVerdict:
     return HangVerdict(
         reporting=list(dumps.waiting), silent=[], behind=list(dumps.culprits),
         last_completed={}, evidence={}, summary=f"Flight Recorder: {dumps.summary}",
-        sure=True, flight=dumps)
+        sure=dumps.kind != "landing", flight=dumps)
 
 
 def _ranks(ranks: list[int]) -> str:

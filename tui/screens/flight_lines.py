@@ -23,6 +23,7 @@ KINDS = {
     "mismatch": "joined it with another operation, sizes or dtypes",
     "state": "never started it on the GPU",
     "no_dump": "wrote no dump while every other member waits",
+    "landing": "too many dumps not read yet to blame anyone (still landing?)",
     "all_stuck": "no rank stands out",
     "clear": "no collective pending",
 }

@@ -105,6 +105,22 @@ def test_a_member_without_a_dump_is_blamed_only_when_all_others_agree() -> None:
     assert "no dump found for rank 2" in verdict.summary
 
 
+def test_many_members_without_a_dump_are_dumps_still_landing_and_blamed_on_no_one() -> None:
+    group = {"0": tuple(range(64))}
+
+    def landed_where(has_dump):
+        def made(rank: int) -> RankDump | None:
+            if not has_dump(rank):
+                return None
+            return dump(rank, group, [entry("0", 9, "completed"), entry("0", 10)])
+        return made
+    verdict = analyse_dumps(world(64, landed_where(lambda r: r % 3 == 0)))  # a third landed
+    assert verdict.kind == "landing" and verdict.culprits == ()
+    assert "42 ranks' dumps are not read yet" in verdict.summary
+    few = analyse_dumps(world(64, landed_where(lambda r: r >= 8)))  # eight without one
+    assert few.kind == "no_dump" and few.culprits == tuple(range(8))
+
+
 def test_all_stuck_together_names_no_one() -> None:
     verdict = analyse_dumps(world(4, waiting))
     assert verdict.kind == "all_stuck" and verdict.culprits == ()
