@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+import weakref
 
 import pytest
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources import prom_batch
 from ranktop.tui.sources.prom_client import QueryError, Sample, Series, Vector
-from ranktop.tui.sources.prometheus import DCGM_FP_BLANK, PrometheusSource
+from ranktop.tui.sources.prom_join import DCGM_FP_BLANK
+from ranktop.tui.sources.prometheus import PrometheusSource
 
 NOW = 1_800_000_000.0
 HOSTS, GPUS = ("h0", "h1"), 2
@@ -170,13 +175,15 @@ def test_an_unreachable_server_is_stale_with_the_last_frame_and_since_when(sourc
     source.poll_now()
     refused = QueryError("connection refused", "http://prom:9090")
     source.client.answers = {key: refused for key in source.queries()}
+    source.client.asked.clear()
     with pytest.raises(QueryError):
         source.poll_now()
     status = source.status()
     assert status.health is Health.STALE
     assert "connection refused" in status.message
     assert status.since == NOW
-    assert source.client.asked.count("metric:power") == 1  # it stopped asking after the refusal
+    # it stopped asking after the refusal: only the queries already on their way were sent
+    assert len(source.client.asked) <= prom_batch.CONCURRENT < len(source.queries())
 
 
 def test_never_reached_is_an_error_not_stale(source):
@@ -297,3 +304,46 @@ def test_one_answer_of_100000_extra_ranks_leaves_the_map_near_the_jobs_size(sour
     source.client.answers.update(healthy())
     source.poll_now()
     assert "numbered past" not in source.status().detail  # said while the labels say it
+
+
+class CountingClient(ScriptedClient):
+    """Counts the queries in flight at once, and the answers still alive at each query."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = self.most_alive = 0
+        self.alive: weakref.WeakSet[Vector] = weakref.WeakSet()
+        self.gate = threading.Barrier(prom_batch.CONCURRENT, timeout=5)
+        self.gated = 0
+
+    def query(self, expression: str, budget: object = None) -> Vector:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            self.most_alive = max(self.most_alive, len(self.alive))
+            self.gated += 1
+            gated = self.gated <= prom_batch.CONCURRENT
+        try:
+            if gated:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    self.gate.wait()  # only passes when CONCURRENT queries are out at once
+            answer = super().query(expression, budget)
+            self.alive.add(answer)
+            return answer
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def test_a_polls_queries_go_out_a_few_at_a_time_and_each_answer_is_let_go_once_joined(source):
+    client = CountingClient()
+    client.answers = healthy()
+    polled = PrometheusSource(source.configured, client=client, clock=lambda: NOW)
+    client.source = polled
+    frame = polled.poll_now()
+    assert frame.values["temperature"] == [60.0, 61.0, 62.0, 63.0]
+    assert not client.gate.broken  # CONCURRENT queries were out at once
+    assert client.most_in_flight == prom_batch.CONCURRENT
+    # those on their way (and one being joined), never all of them
+    assert client.most_alive <= 1 + prom_batch.CONCURRENT < len(polled.queries())
