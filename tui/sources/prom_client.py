@@ -120,6 +120,16 @@ class Vector:
         except (KeyError, TypeError, ValueError):
             raise QueryError("bad answer", "a sample without labels or value") from None
 
+    def parted(self, label: str) -> tuple[Vector, Vector]:
+        """The series that do not carry ``label``, and those that do, as two vectors."""
+        without: list = []
+        carrying: list = []
+        for item in self._result:
+            labels = item.metric if isinstance(item, Record) else item.get("metric", {})
+            (carrying if label in labels else without).append(item)
+        return (Vector(without, self.warnings, self.originals),
+                Vector(carrying, (), self.originals))
+
     def pairs(self) -> Iterator[tuple[Mapping[str, str], float]]:
         """Each sample's labels and value: what a poll reads, without making Samples (nor a
         list of them: pairs that die at once leave the garbage collector nothing to do)."""

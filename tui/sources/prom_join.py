@@ -30,7 +30,8 @@ class Polled:
     shows: dict[str, str] = field(default_factory=dict)
     ways: dict[str, dict[str, int]] = field(default_factory=dict)  # metric -> way -> GPUs
     job: dict[str, float] = field(default_factory=dict)
-    newest: list[float] = field(default_factory=list)  # per rank; -inf: no time seen
+    newest: list[float] = field(default_factory=list)  # per stale rank; -inf: not stale
+    latest: float = -math.inf  # the newest sample of any rank
     answered: set[str] = field(default_factory=set)
     empty: set[str] = field(default_factory=set)
     failures: list[QueryError] = field(default_factory=list)
@@ -43,10 +44,6 @@ class Polled:
         if not answer:
             self.empty.add(key)
         self.warnings.extend(getattr(answer, "warnings", ()))
-
-    def newest_sample(self) -> float:
-        """The newest sample time any rank's freshness answer gave (-inf: none)."""
-        return max(self.newest, default=-math.inf)
 
 
 def per_rank(answer: Vector, several: bool, n: int, rank_of: RankOf
@@ -66,12 +63,16 @@ def per_rank(answer: Vector, several: bool, n: int, rank_of: RankOf
     return values, ways
 
 
-def newest_times(answer: Vector, newest: list[float], rank_of: RankOf) -> None:
-    """Each rank's newest sample time in ``newest``, raised by what ``answer`` holds."""
+def fresh_times(answer: Vector, polled: Polled, rank_of: RankOf) -> None:
+    """The freshness series of a metric's answer (promql.with_freshness): each stale rank's
+    newest sample time, and the newest of all."""
     for labels, value in answer.pairs():
+        if labels.get(promql.FRESH_LABEL) == promql.FRESH_NEWEST:
+            polled.latest = max(polled.latest, value)
+            continue
         rank = rank_of(labels)
-        if rank is not None and value > newest[rank]:
-            newest[rank] = value
+        if rank is not None and value > polled.newest[rank]:
+            polled.newest[rank] = value
 
 
 def clean(value: float) -> float:

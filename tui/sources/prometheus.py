@@ -21,6 +21,7 @@ import asyncio
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
@@ -41,6 +42,7 @@ from ranktop.tui.sources.prom_client import (
     Vector,
     shown_url,
 )
+from ranktop.tui.sources.prom_counters import SlowCounters
 from ranktop.tui.sources.prom_join import Polled, clean
 
 SLOW_SECONDS = 5.0
@@ -49,6 +51,7 @@ SLOW_SECONDS = 5.0
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
+AGES_KEPT = 10  # polls whose newest sample's age tells the sample interval
 OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
 PROBE_METRIC = "temperature"  # the DCGM metric whose labels name hosts, pods and models
@@ -69,6 +72,7 @@ class PrometheusSource:
         self.job_name = settings.prometheus.job or "all jobs"
         self.configured = settings  # as the user's config says (finds may add to it)
         self.rank_map = UNKNOWN
+        self.counters = SlowCounters()
         self._use(settings)
         self.finder = Finder(self.client, clock)
         self._last: Frame | None = None
@@ -78,6 +82,7 @@ class PrometheusSource:
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
+        self._ages: deque[float] = deque(maxlen=AGES_KEPT)  # the newest sample's, per poll
 
     def _use(self, settings: Settings) -> None:
         """Read the job as ``settings`` say (again when a find is used)."""
@@ -87,14 +92,18 @@ class PrometheusSource:
         self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
         self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
         self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
+        # metric -> the one way its GPUs answered, and how many did: asked alone from then on
+        self._ways: dict[str, int] = {}
+        self._way_gpus: dict[str, int] = {}
         self._join_ranks(self.rank_map)
-        self._queries = self._make_queries()
+        self._queries = self._sending = self._make_queries()
 
     def _join_ranks(self, rank_map: RankMap) -> None:
         """Read series through ``rank_map`` from now on; the queries ask for its labels
         from the next poll on (a poll's queries stay as they were sent)."""
         self._join = ranks.DcgmJoin(rank_map, self.rank_settings.rank_label)
         self._requery = True
+        self.counters.read_in_full()
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -128,18 +137,25 @@ class PrometheusSource:
         could be read."""
         polled = Polled()
         stop = threading.Event()
-        queries = list(self._queries.items())
+        self.counters.start_poll()
+        self._sending = {key: self.counters.ask(key.removeprefix("metric:"), expression)
+                         for key, expression in self._queries.items()}
+        queries = list(self._sending.items())
         first = dict(queries[:prom_batch.CONCURRENT])
         try:
             held = dict(self._answers(first, budget, polled, stop))
+            fresh = [self._fresh_part(held, key) for key in RANK_KEYS if key in held]
             self._learn(held, polled)
             del held
+            for part in fresh:
+                prom_join.fresh_times(part, polled, self._join.rank_of)
             for key, answer in self._answers(dict(queries[len(first):]), budget, polled, stop):
                 self._join_answer(polled, key, answer)
         except QueryError as error:  # an answer that came but cannot be read
             self._fail(error)
         if self._requery:
             self._queries, self._requery = self._make_queries(), False
+            self._sending = self._queries
         self._summarise_failures(polled, budget)
         if not polled.answered:
             self._fail(polled.failures[0] if polled.failures else QueryError("no queries", ""))
@@ -158,6 +174,12 @@ class PrometheusSource:
                 polled.took(key, answer)
                 yield key, answer
 
+    @staticmethod
+    def _fresh_part(held: Answers, key: str) -> Vector:
+        """The freshness series folded into ``key``'s answer, taken out of it."""
+        held[key], fresh = held[key].parted(promql.FRESH_LABEL)
+        return fresh
+
     def _learn(self, held: Answers, polled: Polled) -> None:
         """The rank map (and GPU models) from the answers in so far, then those joined."""
         if self._learn_ranks(held) or not self._models_read:
@@ -170,13 +192,33 @@ class PrometheusSource:
         kind, _, name = key.partition(":")
         if kind == "job":
             polled.job[name] = prom_join.scalar(answer)
-        elif kind == "fresh":
-            prom_join.newest_times(answer, polled.newest, self._join.rank_of)
-        elif kind == "metric" and answer:
+        elif kind == "metric":
             metric = self.settings.metrics[name]
-            polled.values[name], ways = prom_join.per_rank(
-                answer, len(metric.queries) > 1, len(self.rank_map), self._join.rank_of)
-            polled.shows[name] = prom_join.ways_shown(metric.queries, ways)
+            ways: dict[str, int] = {}
+            found = None
+            if answer:
+                found, ways = prom_join.per_rank(
+                    answer, len(metric.queries) > 1, len(self.rank_map), self._join.rank_of)
+                polled.shows[name] = prom_join.ways_shown(metric.queries, ways)
+            found = self.counters.values(name, found, len(self.rank_map))
+            if found is not None:
+                polled.values[name] = found
+            if len(metric.queries) > 1:
+                self._note_ways(name, ways)
+
+    def _note_ways(self, metric_id: str, ways: dict[str, int]) -> None:
+        """Ask a metric of several ways only the way that answered, once it alone did; ask
+        every way again as soon as fewer GPUs answer it (none, or some have gone quiet on
+        it and may answer another way)."""
+        answered = sum(ways.values())
+        if metric_id in self._ways:
+            if answered < self._way_gpus[metric_id]:
+                del self._ways[metric_id], self._way_gpus[metric_id]
+                self._requery = True
+        elif len(ways) == 1 and next(iter(ways)).isdecimal():
+            self._ways[metric_id] = int(next(iter(ways)))
+            self._way_gpus[metric_id] = answered
+            self._requery = True
 
     def _summarise_failures(self, polled: Polled, budget: ByteBudget) -> None:
         self.retry_after = max((f.retry_after for f in polled.failures
@@ -190,8 +232,8 @@ class PrometheusSource:
     # -- querying ----------------------------------------------------------------------
 
     def queries(self) -> dict[str, str]:
-        """Every query of a poll, by what it is for."""
-        return dict(self._queries)
+        """Every query of the poll under way (else the next one), by what it is for."""
+        return dict(self._sending)
 
     def _make_queries(self) -> dict[str, str]:
         """Each answer carries only the labels that place its series on a rank (and, for the
@@ -199,20 +241,21 @@ class PrometheusSource:
         joined = (self.rank_settings.rank_label, *self._join.labels)
         metrics = {
             f"metric:{m.id}": promql.keep(
-                promql.metric_query(m.queries, self._dcgm, self._job),
+                promql.metric_query(m.queries, self._dcgm, self._job, self._ways.get(m.id)),
                 (*joined, *self._learned_from(m.id), promql.WAY_LABEL if len(m.queries) > 1
                  else ""))
             for m in self.settings.metrics.values() if m.queries
         }
         jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
                 for k, q in self.settings.job_metrics.items()}
-        fresh = {
-            "fresh:dcgm": promql.freshness_query(promql.DCGM_PROBE_METRIC, self._dcgm),
-            "fresh:job": promql.freshness_query(self.rank_settings.step_metric, self._job),
-        }
         first = {key: metrics.pop(key) for key in RANK_KEYS if key in metrics}
-        return {**first, **metrics, **jobs,
-                **{k: promql.keep(q, joined) for k, q in fresh.items()}}
+        fresh = {f"metric:{STEP_METRIC}": (self.rank_settings.step_metric, self._job),
+                 f"metric:{PROBE_METRIC}": (promql.DCGM_PROBE_METRIC, self._dcgm)}
+        for key, (name, series) in fresh.items():
+            if key in first:
+                first[key] = promql.with_freshness(first[key], name, series, joined,
+                                                   self.rank_settings.stale_after_seconds)
+        return {**first, **metrics, **jobs}
 
     def _learned_from(self, metric_id: str) -> tuple[str, ...]:
         """The labels the rank map (and each GPU's model) is read from, on the metrics
@@ -357,7 +400,7 @@ class PrometheusSource:
         for metric_id, found in self.finder.shows.items():
             if metric_id in values and not shows.get(metric_id):
                 shows[metric_id] = found
-        return Frame(time=now, values=values, job=polled.job, stale=self._stale(polled, now),
+        return Frame(time=now, values=values, job=polled.job, stale=self._stale(polled),
                      shows={k: v for k, v in shows.items() if v},
                      absent=self.finder.notes(self.settings, values))
 
@@ -371,9 +414,10 @@ class PrometheusSource:
                 if rank is not None:
                     self._models[rank] = model
 
-    def _stale(self, polled: Polled, now: float) -> frozenset[int]:
-        limit = now - self.rank_settings.stale_after_seconds
-        return frozenset(r for r, t in enumerate(polled.newest) if -math.inf < t < limit)
+    @staticmethod
+    def _stale(polled: Polled) -> frozenset[int]:
+        """The ranks Prometheus found stale, by its own clock (promql.with_freshness)."""
+        return frozenset(r for r, t in enumerate(polled.newest) if t > -math.inf)
 
     def _report(self, frame: Frame, polled: Polled, took: float) -> None:
         failures, warnings = polled.failures, polled.warnings
@@ -381,7 +425,7 @@ class PrometheusSource:
         now = self.clock()
         notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
                  self.rank_map.left_out,
-                 self._age_note(now - polled.newest_sample()), self.finder.status_note()]
+                 self._age_note(now - polled.latest), self.finder.status_note()]
         detail = "; ".join(note for note in notes if note)
         if failures:
             health, message = Health.SLOW, (f"partial: {len(failures)} of "
@@ -404,7 +448,15 @@ class PrometheusSource:
             health, message = Health.OK, ""
         since = self._status.since if self._status.health is health else now
         self._status = SourceStatus(self.name, health, since=since, message=message,
-                                    last_ok=now, detail=detail)
+                                    last_ok=now, detail=detail, poll_seconds=took,
+                                    sample_interval=self._sample_interval(now, polled.latest))
+
+    def _sample_interval(self, now: float, newest: float) -> float:
+        """About how often the data is sampled: the oldest the newest sample was found in
+        the last few polls (a poll lands anywhere between two scrapes)."""
+        if -math.inf < newest <= now:
+            self._ages.append(now - newest)
+        return max(self._ages, default=0.0)
 
     def _age_note(self, age: float) -> str:
         """How old the newest sample is, when it is older than the poll suggests."""

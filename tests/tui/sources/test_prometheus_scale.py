@@ -70,8 +70,7 @@ class PrometheusLike:
 
     @functools.cache  # noqa: B019 (one client per test module)
     def _answer(self, key: str, names: tuple[str, ...] | None, moved: tuple) -> tuple[list, int]:
-        job = key in ("metric:step_time", "metric:compute_time", "fresh:job")
-        value = repr(NOW - 1) if key.startswith("fresh:") else None
+        job = key in ("metric:step_time", "metric:compute_time")
         items, hosts = [], dict(moved)
         for rank in range(self.n):
             labels = job_labels(rank) if job else gpu_labels(rank)
@@ -79,7 +78,7 @@ class PrometheusLike:
                 labels["hostname" if job else "Hostname"] = hosts[rank]
             if names is not None:
                 labels = {name: labels[name] for name in names if name in labels}
-            items.append({"metric": labels, "value": [NOW, value or repr(60.0 + rank % 7)]})
+            items.append({"metric": labels, "value": [NOW, repr(60.0 + rank % 7)]})
         return [Record(i["metric"], tuple(i["value"])) for i in items], len(json.dumps(items))
 
 
