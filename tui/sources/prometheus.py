@@ -31,7 +31,7 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources import prom_batch, prom_join, promql
+from ranktop.tui.sources import prom_batch, prom_join, prom_rules, promql
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
 from ranktop.tui.sources.prom_client import (
@@ -57,6 +57,7 @@ STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
 PROBE_METRIC = "temperature"  # the DCGM metric whose labels name hosts, pods and models
 _MODEL, _OLD_MODEL = DCGM_MODEL_LABELS
 Answers = dict[str, Vector]  # query key -> what it returned
+RECORDED_KEY = "recorded"
 RANK_KEYS = (f"metric:{STEP_METRIC}", f"metric:{PROBE_METRIC}")  # the rank map's answers
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
@@ -94,6 +95,7 @@ class PrometheusSource:
         self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
         # metric -> the one way its GPUs answered, and how many did: asked alone from then on
         self._ways: dict[str, int] = {}
+        self._recorded: frozenset[str] = frozenset()  # metrics Prometheus records by rank
         self._way_gpus: dict[str, int] = {}
         self._join_ranks(self.rank_map)
         self._queries = self._sending = self._make_queries()
@@ -190,7 +192,12 @@ class PrometheusSource:
 
     def _join_answer(self, polled: Polled, key: str, answer: Vector) -> None:
         kind, _, name = key.partition(":")
-        if kind == "job":
+        if key == RECORDED_KEY:
+            recorded = prom_rules.recorded_ids(labels.get("__name__", "") for labels, _
+                                               in answer.pairs())
+            if recorded != self._recorded:
+                self._recorded, self._requery = recorded, True
+        elif kind == "job":
             polled.job[name] = prom_join.scalar(answer)
         elif kind == "metric":
             metric = self.settings.metrics[name]
@@ -241,7 +248,7 @@ class PrometheusSource:
         joined = (self.rank_settings.rank_label, *self._join.labels)
         metrics = {
             f"metric:{m.id}": promql.keep(
-                promql.metric_query(m.queries, self._dcgm, self._job, self._ways.get(m.id)),
+                self._metric_expression(m),
                 (*joined, *self._learned_from(m.id), promql.WAY_LABEL if len(m.queries) > 1
                  else ""))
             for m in self.settings.metrics.values() if m.queries
@@ -255,7 +262,17 @@ class PrometheusSource:
             if key in first:
                 first[key] = promql.with_freshness(first[key], name, series, joined,
                                                    self.rank_settings.stale_after_seconds)
-        return {**first, **metrics, **jobs}
+        # which metrics Prometheus records by rank (prom_rules): a count per name, tiny
+        recorded = {RECORDED_KEY: prom_rules.recorded_query(self._job)}
+        return {**first, **metrics, **jobs, **recorded}
+
+    def _metric_expression(self, metric) -> str:
+        """The metric's series as Prometheus records them by rank (prom_rules) where it
+        does, else as the configuration reads them."""
+        if metric.id in self._recorded and f"metric:{metric.id}" not in RANK_KEYS:
+            return f"{prom_rules.recorded_name(metric.id)}{self._job}"
+        return promql.metric_query(metric.queries, self._dcgm, self._job,
+                                   self._ways.get(metric.id))
 
     def _learned_from(self, metric_id: str) -> tuple[str, ...]:
         """The labels the rank map (and each GPU's model) is read from, on the metrics
