@@ -12,8 +12,12 @@ records:
   the HTTP handlers' time (``prometheus_http_request_duration_seconds_sum``: evaluation,
   encoding and writing) and the query engine's (``prometheus_engine_query_duration_seconds
   _sum``, every slice), over the query endpoints.
-It prints medians and p90s, and the child's peak RSS. ``scale.py --only asks`` runs it per
-size. The first poll (learning the ranks) is left out of the figures.
+- Prometheus's own account of each query (``stats=all``): its evaluation time and the
+  samples it read, the one figure here that the machine's load does not move.
+The HTTP and engine times are wall times inside Prometheus, so they grow with the load of
+the machine (and the engine's include the evaluation of the alerting rules Prometheus runs
+meanwhile). It prints medians and p90s, and the child's peak RSS. ``scale.py --only asks``
+runs it per size. The first poll (learning the ranks) is left out of the figures.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from scale_prometheus import ROOT
 
 QUERY_HANDLERS = ('handler="/api/v1/query"', 'handler="/api/v1/query_range"')
 _SAMPLE = re.compile(r"^(\w+)(\{[^}]*\})? (\S+)$")
+STATS = {"eval_seconds": re.compile(rb'"evalTotalTime":([0-9.e+-]+)'),
+         "samples": re.compile(rb'"totalQueryableSamples":([0-9]+)')}
 
 
 def server_counters(client: httpx.Client, url: str) -> dict[str, float]:
@@ -60,14 +66,22 @@ def child(url: str, polls: int, refresh: float) -> int:
     from ranktop.tui.sources.prometheus import PrometheusSource
 
     received = [0]
+    stats = {"eval_seconds": 0.0, "samples": 0.0}
     read_body = prom_client.read_body
+    freshness = prom_client.PromClient._freshness
 
     def counted(*args, **kwargs):
         answer = read_body(*args, **kwargs)
         received[0] += len(answer.content)
+        for key, pattern in STATS.items():
+            found = pattern.search(answer.content)
+            stats[key] += float(found.group(1)) if found else 0.0
         return answer
 
     prom_client.read_body = counted
+    # Prometheus's own account of each query (stats=all): its evaluation time and the
+    # samples it read; a few hundred bytes more per answer, counted in the JSON too
+    prom_client.PromClient._freshness = lambda self: {**freshness(self), "stats": "all"}
     settings = load_settings(overrides={"prometheus": {"url": url, "timeout_seconds": 300}},
                              environ={})
     source = PrometheusSource(settings)
@@ -77,10 +91,11 @@ def child(url: str, polls: int, refresh: float) -> int:
         for _ in range(polls):
             began = time.perf_counter()
             before, received[0] = server_counters(client, url), 0
+            stats.update(eval_seconds=0.0, samples=0.0)
             source.poll_now()
             wall = time.perf_counter() - began
             after = server_counters(client, url)
-            rows.append({"wall": wall, "json": received[0],
+            rows.append({"wall": wall, "json": received[0], **stats,
                          **{k: after[k] - before[k] for k in after}})
             time.sleep(max(0.0, refresh - (time.perf_counter() - began)))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -105,7 +120,7 @@ def measure(ranks: int, polls: int, refresh: float = 2.0) -> dict:
 
     return {"ranks": ranks, "polls": len(rows), "peak_rss_mb": found["peak_rss_mb"],
             **{key: stat(key) for key in ("wall", "json", "requests", "http_seconds",
-                                          "engine_seconds")}}
+                                          "engine_seconds", "eval_seconds", "samples")}}
 
 
 def cells(r: dict) -> dict[str, str]:
@@ -122,6 +137,10 @@ def cells(r: dict) -> dict[str, str]:
                                                                   "{:,.0f}"),
         "Prometheus engine time per poll, median / p90 (ms)": pair("engine_seconds", 1000,
                                                                     "{:,.0f}"),
+        "Prometheus evaluation (stats=all) per poll, median / p90 (ms)": pair(
+            "eval_seconds", 1000, "{:,.0f}"),
+        "samples Prometheus read (stats=all) per poll, median / p90": pair(
+            "samples", 1, "{:,.0f}"),
         "poller's peak RSS (MB)": f"{r['peak_rss_mb']:,.0f}",
     }
 
