@@ -6,7 +6,8 @@ asks only for the series above zero (``> 0``): a new fault is in the very poll t
 finds it scraped, as before, at no cost while there is none. Every ``FULL_EVERY`` polls
 (and after the rank map changes) a poll asks for every series, to learn which GPUs export
 the counter at all: between those, a GPU that did reads 0 when it is not among the
-non-zero ones, and one that did not stays missing. A GPU that stops exporting a counter
+non-zero ones (while it answers at all: a GPU whose series are gone stays missing), and
+one that did not stays missing. A GPU that stops exporting a counter
 altogether reads 0 instead of missing until the next full read (at most FULL_EVERY polls).
 """
 
@@ -48,19 +49,23 @@ class SlowCounters:
             return expression
         return f"{expression} > 0"
 
-    def values(self, metric_id: str, found: list[float] | None, n: int) -> list[float] | None:
-        """The metric's values for ``n`` ranks from what the poll ``found`` (None: no
-        series): as found in a full read, zero filled in where only non-zero ones came."""
-        if metric_id not in self.ids:
+    def values(self, metric_id: str, found: list[float] | None, live: list[float] | None
+               ) -> list[float] | None:
+        """The metric's values from what the poll ``found`` (None: no series): as found in
+        a full read; else zero filled in where only non-zero ones came, for the GPUs that
+        exported the counter at the last full read and still answer this poll (``live``:
+        a metric every GPU exports, per rank; NaN where a GPU is gone)."""
+        if metric_id not in self.ids or live is None:
             return found
+        n = len(live)
         if self.full:
             self._exported[metric_id] = [not math.isnan(v) for v in found or [MISSING] * n]
             return found
         exported = self._exported.get(metric_id, ())
-        if len(exported) != n:
+        if len(exported) != n or not any(exported):
             return found
         values = list(found) if found is not None else [MISSING] * n
         for rank, had in enumerate(exported):
-            if had and math.isnan(values[rank]):
+            if had and math.isnan(values[rank]) and not math.isnan(live[rank]):
                 values[rank] = 0.0
-        return values if any(exported) else found
+        return values

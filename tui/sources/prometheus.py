@@ -207,7 +207,7 @@ class PrometheusSource:
                 found, ways = prom_join.per_rank(
                     answer, len(metric.queries) > 1, len(self.rank_map), self._join.rank_of)
                 polled.shows[name] = prom_join.ways_shown(metric.queries, ways)
-            found = self.counters.values(name, found, len(self.rank_map))
+            found = self.counters.values(name, found, polled.values.get(PROBE_METRIC))
             if found is not None:
                 polled.values[name] = found
             if len(metric.queries) > 1:

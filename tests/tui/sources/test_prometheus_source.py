@@ -394,3 +394,13 @@ def test_error_counters_are_asked_only_above_zero_and_in_full_now_and_then(sourc
     frame = source.poll_now()  # every FULL_EVERY polls, in full again
     assert not source.queries()["metric:ecc_dbe"].endswith(" > 0")
     assert frame.values["ecc_dbe"] == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_a_gpu_whose_series_are_gone_reads_no_error_count_not_zero(source):
+    source.client.answers["metric:ecc_dbe"] = [dcgm(r, 0.0) for r in range(4)]
+    source.poll_now()
+    source.poll_now()  # in full: every GPU exports the counter
+    source.client.answers["metric:ecc_dbe"] = []
+    source.client.answers["metric:temperature"] = [dcgm(r, 60.0) for r in range(1, 4)]
+    frame = source.poll_now()  # rank 0's GPU answers nothing any more
+    assert math.isnan(frame.values["ecc_dbe"][0]) and frame.values["ecc_dbe"][1:] == [0.0] * 3
