@@ -168,6 +168,7 @@ class PromClient:
         self.close()
 
     def close(self) -> None:
+        self._workers.stop()
         if self._http is not None:
             self._http.close()
             self._http = None

@@ -53,7 +53,7 @@ class Workers:
     def __init__(self, size: int, name: str) -> None:
         self.size = size
         self.name = name
-        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._starting = threading.Lock()
         self._threads: list[threading.Thread] = []
 
@@ -71,8 +71,18 @@ class Workers:
                 thread.start()
                 self._threads.append(thread)
 
+    def stop(self) -> None:
+        """Each thread ends once it is idle (one busy ends after its job); a later submit
+        starts new ones."""
+        with self._starting:
+            for _ in self._threads:
+                self._jobs.put(None)
+            self._threads = []
+
     def _serve(self) -> None:
         while True:
             job = self._jobs.get()
+            if job is None:
+                return
             job.run()
             del job  # what it returned is its waiter's, not this idle thread's

@@ -37,3 +37,14 @@ def test_a_cancelled_job_is_never_started():
     after = workers.submit(lambda: None)
     assert blocker.done.wait(10) and after.done.wait(10)
     assert ran == [] and not later.started.is_set()
+
+
+def test_stopped_workers_end_and_a_later_job_starts_new_ones():
+    workers = Workers(2, "test-stop")
+    first = workers.submit(threading.current_thread)
+    assert first.done.wait(10)
+    workers.stop()
+    first.result().join(10)
+    assert not first.result().is_alive()
+    again = workers.submit(lambda: 7)
+    assert again.done.wait(10) and again.result() == 7
