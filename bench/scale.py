@@ -4,8 +4,11 @@ bench/results.md with the date and the machine.
     .venv/bin/python bench/scale.py                       # everything: about 30-40 minutes
     .venv/bin/python bench/scale.py --sizes 512,4096 --quick
     .venv/bin/python bench/scale.py --sizes 512 --skip pty,prometheus
+    .venv/bin/python bench/scale.py --sizes 512,16384 --only asks --output /tmp/asks.md
 
 Each figure comes from one of the other scripts here, imported:
+- what a poll asks of Prometheus (wall time, JSON, requests, Prometheus's own time, the
+  poller's peak RSS) from ``asks.measure``;
 - the Prometheus columns from ``scale_prometheus.measure`` (a real Prometheus scraping
   ``ranktop simulate``; "n/a" when that script or ``prometheus`` is missing);
 - the UI thread and the demo's analysis from ``ui_poll.measure`` (headless);
@@ -44,7 +47,7 @@ RESULTS = headless.REPO / "bench" / "results.md"
 SIZES = (512, 4096, 16384, 100_000)
 DEMO_ONLY = 100_000  # too big to scrape here: the demo only
 BIG = 16384  # from here on, one launch of the demo for both the first frame and the keys
-PARTS = ("prometheus", "headless", "pty", "rss")
+PARTS = ("asks", "prometheus", "headless", "pty", "rss")
 HISTORY_POLLS = 300  # 10 minutes at the default 2 s refresh
 NA = "n/a"
 
@@ -83,6 +86,16 @@ def prometheus_rows(ranks: int, quick: bool) -> dict[str, str]:
         rows["UI stall while polling, median / max"] = (
             f"{r['ui_stall_ms']:,.0f} / {r['ui_stall_max_ms']:,.0f} ms")
     return rows
+
+
+def asks_rows(ranks: int, quick: bool) -> dict[str, str]:
+    """What a poll asks of a real Prometheus: wall time, JSON, requests, server time, the
+    poller's peak RSS (``asks.measure``)."""
+    import asks
+
+    if shutil.which("prometheus") is None or ranks == DEMO_ONLY:
+        return {}
+    return asks.cells(asks.measure(ranks, 5 if quick else 12))
 
 
 def headless_rows(ranks: int, quick: bool) -> dict[str, str]:
@@ -245,6 +258,7 @@ def main() -> int:
                         help="fewer samples, shorter windows and history (minutes, not half "
                              "an hour)")
     parser.add_argument("--skip", default="", help=f"parts to leave out: {','.join(PARTS)}")
+    parser.add_argument("--only", default="", help="the parts to run, leaving out the others")
     parser.add_argument("--output", default=str(RESULTS), help="where to write the table")
     parser.add_argument("--rss-child", nargs=2, type=int, metavar=("RANKS", "POLLS"),
                         help=argparse.SUPPRESS)
@@ -253,6 +267,13 @@ def main() -> int:
     if args.rss_child:
         return rss_child(*args.rss_child)
     skip = {part.strip() for part in args.skip.split(",") if part.strip()}
+    only = {part.strip() for part in args.only.split(",") if part.strip()}
+    if only - set(PARTS):
+        print(f"scale: --only takes {', '.join(PARTS)}, not {', '.join(only - set(PARTS))}",
+              file=sys.stderr)
+        return 2
+    if only:
+        skip |= set(PARTS) - only
     if skip - set(PARTS):
         print(f"scale: --skip takes {', '.join(PARTS)}, not {', '.join(skip - set(PARTS))}",
               file=sys.stderr)
@@ -264,6 +285,8 @@ def main() -> int:
     for size in args.sizes:
         print(f"{size:,} ranks", file=sys.stderr, flush=True)
         rows: dict[str, str] = {}
+        if "asks" not in skip:
+            rows |= run_part("asks", lambda s=size: asks_rows(s, args.quick))
         if "prometheus" not in skip:
             rows |= run_part("prometheus", lambda s=size: prometheus_rows(s, args.quick))
         if "headless" not in skip:

@@ -103,6 +103,14 @@ def timed(action) -> tuple[float, float, object]:
 
 def measure(ranks: int, polls: int) -> dict:
     """One size: start the simulator and Prometheus, poll ``polls`` times each way."""
+    with serving(ranks) as (url, ranks):
+        return _polls(url, ranks, polls)
+
+
+@contextlib.contextmanager
+def serving(ranks: int):
+    """``ranktop simulate`` and a Prometheus scraping it, once Prometheus holds every rank:
+    yields Prometheus's URL and the ranks (whole nodes of GPUS)."""
     nodes = max(1, math.ceil(ranks / GPUS))
     ranks = nodes * GPUS
     with tempfile.TemporaryDirectory() as folder, contextlib.chdir(ROOT), \
@@ -115,7 +123,7 @@ def measure(ranks: int, polls: int) -> dict:
                 for metric in ("training_step_seconds", "DCGM_FI_DEV_GPU_TEMP"):
                     prometheus.wait_for_series(f"count({metric})", ranks,
                                                timeout=60 + ranks / 100)
-                return _polls(prometheus.url, ranks, polls)
+                yield prometheus.url, ranks
             finally:
                 prometheus.stop()
         finally:

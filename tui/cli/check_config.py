@@ -17,7 +17,7 @@ from ranktop.tui.cli.check_logs import check_logs, configured_rank_map
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.writer import toml_text
-from ranktop.tui.sources import suggest
+from ranktop.tui.sources import promql, suggest
 from ranktop.tui.sources.diagnosis import shown
 from ranktop.tui.sources.discovery import ROLES, Discovery
 from ranktop.tui.sources.prom_client import QueryError, shown_url
@@ -122,7 +122,7 @@ def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
     for key, expression in source.queries().items():
         try:
             started = time.perf_counter()
-            samples = source.client.query(expression)
+            samples, _ = source.client.query(expression).parted(promql.FRESH_LABEL)
             took = time.perf_counter() - started
         except QueryError as error:
             failed += 1

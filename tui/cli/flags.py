@@ -21,6 +21,8 @@ SUBCOMMANDS = {
                     "query",
     "init": "find the job's metrics, show the config that reads them and write it to a new "
             "config file (never over one that exists)",
+    "rules": "print Prometheus recording rules that join DCGM's series to the job's ranks "
+             "(ranktop reads the recorded series when Prometheus has them)",
     "simulate": "serve the demo cluster as dcgm-exporter and job metrics for a Prometheus "
                 "to scrape",
 }
@@ -140,6 +142,19 @@ def check_config_parser() -> Parser:
         description="Print the resolved configuration (secrets hidden), check the "
                     "connection and run every query, saying how many ranks each returned.")
     _source_flags(parser, alertmanager=True, local=False, demo=False)
+    _common_flags(parser)
+    return parser
+
+
+def rules_parser() -> Parser:
+    """`ranktop rules`: recording rules for the job's metric names."""
+    parser = Parser(
+        prog="ranktop rules",
+        description="Print Prometheus recording rules (YAML, for a rule_files entry) that "
+                    "join DCGM's series to the job's ranks by GPU inside Prometheus; "
+                    "ranktop then reads one recorded series per rank.")
+    parser.add_argument("--job", metavar="NAME",
+                        help="the training job, as its metrics' training_job label; RANKTOP_JOB")
     _common_flags(parser)
     return parser
 

@@ -94,6 +94,8 @@ def _subcommand(name: str, argv: list[str]) -> int:
         return simulate_main(argv)
     if name == "init":
         return _init(argv)
+    if name == "rules":
+        return _rules(argv)
     return _check_config(argv) if name == "check-config" else _report(argv)
 
 
@@ -114,6 +116,15 @@ def _check_config(argv: list[str]) -> int:
     from ranktop.tui.cli.check_config import check_config
 
     return check_config(settings, sys.stdout)
+
+
+def _rules(argv: list[str]) -> int:
+    settings = _settings(flags.rules_parser().parse_args(argv))
+    if settings is None:
+        return 2
+    from ranktop.tui.cli.rules import print_rules
+
+    return print_rules(settings, sys.stdout)
 
 
 def _init(argv: list[str]) -> int:

@@ -26,13 +26,14 @@ from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.incidents import Incident, incidents
 from ranktop.tui.core.journal import Journal
+from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import ScaleTracker, summarise
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.settings.config import Settings
 
-# A job whose step has not moved for this long has made no progress: the header says so,
-# and the ranks' logs are read for watchdog timeouts.
-NO_PROGRESS_SECONDS = 10.0
+# A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
+# logs are read for watchdog timeouts (the header waits longer where polls or samples are
+# slow: lateness).
 # Signs of a hang besides the step standing still: a rank down, and these two, which a job
 # that keeps stepping disproves.
 SLOW_SIGNS = ("job_stall", "throughput")

@@ -139,3 +139,5 @@ class SourceStatus:
     message: str = ""
     last_ok: float | None = None
     detail: str = ""  # e.g. where the rank map came from and how many ranks matched
+    poll_seconds: float = 0.0  # how long the last poll took
+    sample_interval: float = 0.0  # about how often the source's data is sampled (0: unknown)

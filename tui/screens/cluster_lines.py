@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.analysis import NO_PROGRESS_SECONDS, Analysis
+from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import SEVERITIES
+from ranktop.tui.core.lateness import late_after, no_progress_after
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
 from ranktop.tui.screens.line_styles import Styles
@@ -42,11 +43,18 @@ class JobView:
 
     @property
     def late_for(self) -> float:
-        """How long the poll in flight is overdue (0: none is)."""
+        """How long the poll in flight has run, once it is overdue (0: none is)."""
         if self.polling_since is None:
             return 0.0
         waited = self.now - self.polling_since
-        return waited if waited > self.refresh_seconds else 0.0
+        return waited if waited > late_after(self.refresh_seconds,
+                                             self.status.poll_seconds) else 0.0
+
+    @property
+    def no_progress_after(self) -> float:
+        status = self.status
+        return no_progress_after(self.refresh_seconds, status.poll_seconds,
+                                 status.sample_interval)
 
 
 def header(view: JobView, style: Styles) -> Text:
@@ -128,7 +136,7 @@ def _job_values(view: JobView, style: Styles) -> Text:
         text.append(f"  step {step:,.0f}")
     if view.step_stuck_since is not None and view.frame is not None:
         stuck = view.frame.time - view.step_stuck_since
-        if stuck >= NO_PROGRESS_SECONDS:
+        if stuck >= view.no_progress_after:
             text.append("  ")
             text.append(f"{ALARM_MARK} no progress for {_age(stuck)}", style("alarm"))
     if not is_missing(view.step_seconds):

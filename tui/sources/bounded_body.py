@@ -3,14 +3,15 @@
 The budget counts bytes after decompression: a 10 MB gzip body can inflate to 10 GiB. The
 body is inflated here (gzip or deflate, the only encodings ranktop asks for), never more
 than a megabyte at a time nor past what is left of the budget, so a bomb is stopped where
-the budget ends, not where a chunk of it happens to end. Every answer of a poll is held
-until the poll is read, so the poll's queries share one ``ByteBudget``; a single answer may
+the budget ends, not where a chunk of it happens to end. A poll's answers share one
+``ByteBudget``; a single answer may
 also not pass ``max_bytes``. Nothing of a refused body outlives the refusal: what was read
 is dropped before the error leaves.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ class ByteBudget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.left = limit
+        self._counting = threading.Lock()  # a poll's queries read their answers at once
 
     @property
     def spent(self) -> bool:
@@ -47,8 +49,10 @@ class ByteBudget:
 
     def take(self, count: int) -> None:
         """Count ``count`` bytes read; BodyTooLarge once they pass what was left."""
-        self.left -= count
-        if self.left < 0:
+        with self._counting:
+            self.left -= count
+            left = self.left
+        if left < 0:
             raise BodyTooLarge(f"answers past {self.limit // 1_000_000} MB")
 
 

@@ -47,6 +47,7 @@ from ranktop.tui.sources.bounded_body import (
 )
 from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels
 from ranktop.tui.sources.prom_decode import answer as decoded_answer
+from ranktop.tui.sources.workers import Workers
 
 USER_AGENT = "ranktop"
 PROMETHEUS_ANSWER = "not a Prometheus API response"
@@ -59,6 +60,7 @@ VICTORIA_METRICS = "VictoriaMetrics"
 # VictoriaMetrics' HTTP server names itself on every answer with this header.
 VICTORIA_HEADER = "X-Server-Hostname"
 MAX_WARNINGS = 3
+WORKERS = 8  # exchanges in flight at once, at most
 
 
 class QueryError(Exception):
@@ -118,6 +120,16 @@ class Vector:
         except (KeyError, TypeError, ValueError):
             raise QueryError("bad answer", "a sample without labels or value") from None
 
+    def parted(self, label: str) -> tuple[Vector, Vector]:
+        """The series that do not carry ``label``, and those that do, as two vectors."""
+        without: list = []
+        carrying: list = []
+        for item in self._result:
+            labels = item.metric if isinstance(item, Record) else item.get("metric", {})
+            (carrying if label in labels else without).append(item)
+        return (Vector(without, self.warnings, self.originals),
+                Vector(carrying, (), self.originals))
+
     def pairs(self) -> Iterator[tuple[Mapping[str, str], float]]:
         """Each sample's labels and value: what a poll reads, without making Samples (nor a
         list of them: pairs that die at once leave the garbage collector nothing to do)."""
@@ -141,6 +153,9 @@ class PromClient:
         self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
         self._opening = threading.Lock()
+        # Threads kept for the exchanges (not one started per request): enough for a poll's
+        # concurrent queries and the screens' own requests beside them.
+        self._workers = Workers(WORKERS, "ranktop-http")
         # The URL holds no password: settings moved any out of it, into these.
         found = [settings.bearer_token.value, settings.password.value,
                  _basic(settings.username, settings.password.value)]
@@ -153,6 +168,7 @@ class PromClient:
         self.close()
 
     def close(self) -> None:
+        self._workers.stop()
         if self._http is not None:
             self._http.close()
             self._http = None
@@ -261,31 +277,27 @@ class PromClient:
 
     def _send(self, method: str, base: str, path: str, timeout: float,
               budget: ByteBudget | None = None, **request: object) -> httpx.Response:
-        """The exchange, in a thread of its own so that its deadline holds at every stage:
-        httpx's timeouts are per read, and a server trickling its header lines or its body
-        a few bytes at a time never trips one. Past the deadline the connections are closed,
-        which ends the abandoned exchange too. An error comes back without the thread's
-        traceback: its frames would keep what they read alive as long as the error."""
-        outcome: list[httpx.Response | BaseException] = []
-        done = threading.Event()
+        """The exchange, in one of the client's workers so that its deadline holds at every
+        stage: httpx's timeouts are per read, and a server trickling its header lines or its
+        body a few bytes at a time never trips one. The deadline counts from when a worker
+        takes the exchange up. Past it the connections are closed, which ends the abandoned
+        exchange too. An error comes back without the worker's traceback: its frames would
+        keep what they read alive as long as the error."""
         budget = budget or ByteBudget(MAX_BODY_BYTES)
 
-        def exchange() -> None:
-            try:
-                outcome.append(self._exchange(method, base, path, timeout, budget, **request))
-            except BaseException as error:  # handed to the caller's thread, raised there
-                outcome.append(error)
-            finally:
-                done.set()
+        def exchange() -> httpx.Response:
+            return self._exchange(method, base, path, timeout, budget, **request)
 
-        threading.Thread(target=exchange, name="ranktop-http", daemon=True).start()
-        if not done.wait(timeout):
+        job = self._workers.submit(exchange)
+        job.started.wait(timeout)  # every worker busy: wait at most one deadline for one
+        if not job.done.wait(timeout):
+            job.cancel()
             self._abandon()
             raise QueryError("timed out", f"no answer in {timeout:g} s")
-        if isinstance(outcome[0], BaseException):
-            error = outcome.pop()
-            raise error.bare() if isinstance(error, QueryError) else error
-        return outcome[0]
+        try:
+            return job.result()
+        except QueryError as error:
+            raise error.bare() from None
 
     def _abandon(self) -> None:
         """Close every connection (one is stuck): the next request opens new ones."""

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from ranktop.tui.core import rank_merge, ranks
@@ -29,7 +31,7 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources import promql
+from ranktop.tui.sources import prom_batch, prom_join, prom_rules, promql
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
@@ -38,26 +40,26 @@ from ranktop.tui.sources.prom_client import (
     VICTORIA_METRICS,
     PromClient,
     QueryError,
-    Sample,
     Vector,
     shown_url,
 )
+from ranktop.tui.sources.prom_counters import SlowCounters
+from ranktop.tui.sources.prom_join import Polled, clean
 
-# DCGM's "blank" sentinels (not supported, not found, ...) are no data, not values.
-DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)  # past DCGM_FP_BLANK: one test finds both
-DCGM_FP_BLANK = 140737488355328.0
 SLOW_SECONDS = 5.0
 # Failures after which the rest of a poll's queries are not sent: the server is not there,
 # or it asked to be left alone.
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
+AGES_KEPT = 10  # polls whose newest sample's age tells the sample interval
 OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
-FRESH_KEYS = ("fresh:dcgm", "fresh:job")
 STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
 PROBE_METRIC = "temperature"  # the DCGM metric whose labels name hosts, pods and models
 _MODEL, _OLD_MODEL = DCGM_MODEL_LABELS
 Answers = dict[str, Vector]  # query key -> what it returned
+RECORDED_KEY = "recorded"
+RANK_KEYS = (f"metric:{STEP_METRIC}", f"metric:{PROBE_METRIC}")  # the rank map's answers
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
 
@@ -72,6 +74,7 @@ class PrometheusSource(Source):
         self.job_name = settings.prometheus.job or "all jobs"
         self.configured = settings  # as the user's config says (finds may add to it)
         self.rank_map = UNKNOWN
+        self.counters = SlowCounters()
         self._use(settings)
         self.finder = Finder(self.client, clock)
         self._last: Frame | None = None
@@ -81,6 +84,7 @@ class PrometheusSource(Source):
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
+        self._ages: deque[float] = deque(maxlen=AGES_KEPT)  # the newest sample's, per poll
 
     def _use(self, settings: Settings) -> None:
         """Read the job as ``settings`` say (again when a find is used)."""
@@ -90,12 +94,19 @@ class PrometheusSource(Source):
         self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
         self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
         self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
+        # metric -> the one way its GPUs answered, and how many did: asked alone from then on
+        self._ways: dict[str, int] = {}
+        self._recorded: frozenset[str] = frozenset()  # metrics Prometheus records by rank
+        self._way_gpus: dict[str, int] = {}
         self._join_ranks(self.rank_map)
+        self._queries = self._sending = self._make_queries()
 
     def _join_ranks(self, rank_map: RankMap) -> None:
-        """Read series through ``rank_map`` from now on (the queries ask for its labels)."""
+        """Read series through ``rank_map`` from now on; the queries ask for its labels
+        from the next poll on (a poll's queries stay as they were sent)."""
         self._join = ranks.DcgmJoin(rank_map, self.rank_settings.rank_label)
-        self._queries = self._make_queries()
+        self._requery = True
+        self.counters.read_in_full()
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -111,32 +122,126 @@ class PrometheusSource(Source):
         """One blocking poll; raises QueryError when nothing at all could be read."""
         started = self.clock()
         budget = ByteBudget(POLL_BYTES)
-        answers, failures = self._run_queries(budget)
-        self.retry_after = max((f.retry_after for f in failures if f.retry_after is not None),
-                               default=None)
-        if not answers:
-            self._fail(failures[0] if failures else QueryError("no queries", ""))
-        found = self.finder.after_poll(self.settings, _empty(answers, f"metric:{STEP_METRIC}"),
-                                       _empty(answers, f"metric:{PROBE_METRIC}"))
+        polled = self._gather(budget)
+        found = self.finder.after_poll(self.settings, f"metric:{STEP_METRIC}" in polled.empty,
+                                       f"metric:{PROBE_METRIC}" in polled.empty)
         if found is not None:  # an unambiguous find: read the job through it from now on
             self._use(found)
-            answers, failures = self._run_queries(budget)
+            polled = self._gather(budget)
+        frame = self._frame(polled, started)
+        self._last = frame
+        self._report(frame, polled, self.clock() - started)
+        return frame
+
+    def _gather(self, budget: ByteBudget) -> Polled:
+        """Every query's answer, joined to the ranks as it comes in. The first few queries
+        (the two the rank map is learned from first) are answered before the others are
+        sent, and held until the map is learned from them. Fails (QueryError) when nothing
+        could be read."""
+        polled = Polled()
+        stop = threading.Event()
+        self.counters.start_poll()
+        self._sending = {key: self.counters.ask(key.removeprefix("metric:"), expression)
+                         for key, expression in self._queries.items()}
+        queries = list(self._sending.items())
+        first = dict(queries[:prom_batch.CONCURRENT])
         try:
-            if self._learn_ranks(answers) or not self._models_read:
-                self._learn_models(answers)
-            frame = self._frame(answers, started)
+            held = dict(self._answers(first, budget, polled, stop))
+            fresh = [self._fresh_part(held, key) for key in RANK_KEYS if key in held]
+            self._learn(held, polled)
+            del held
+            for part in fresh:
+                prom_join.fresh_times(part, polled, self._join.rank_of)
+            for key, answer in self._answers(dict(queries[len(first):]), budget, polled, stop):
+                self._join_answer(polled, key, answer)
         except QueryError as error:  # an answer that came but cannot be read
             self._fail(error)
-        self._last = frame
-        self._report(frame, failures, self.clock() - started, _newest(answers),
-                     _warnings(answers))
-        return frame
+        if self._requery:
+            self._queries, self._requery = self._make_queries(), False
+            self._sending = self._queries
+        self._summarise_failures(polled, budget)
+        if not polled.answered:
+            self._fail(polled.failures[0] if polled.failures else QueryError("no queries", ""))
+        return polled
+
+    def _answers(self, queries: dict[str, str], budget: ByteBudget, polled: Polled,
+                 stop: threading.Event) -> Iterator[tuple[str, Vector]]:
+        """The answers to ``queries`` as they come in; failures and queries not sent are
+        counted in ``polled``."""
+        for key, answer in prom_batch.answers(self.client, queries, budget, _gives_up, stop):
+            if answer is prom_batch.NOT_SENT:
+                polled.not_sent += 1
+            elif isinstance(answer, QueryError):
+                polled.failures.append(answer)
+            else:
+                polled.took(key, answer)
+                yield key, answer
+
+    @staticmethod
+    def _fresh_part(held: Answers, key: str) -> Vector:
+        """The freshness series folded into ``key``'s answer, taken out of it."""
+        held[key], fresh = held[key].parted(promql.FRESH_LABEL)
+        return fresh
+
+    def _learn(self, held: Answers, polled: Polled) -> None:
+        """The rank map (and GPU models) from the answers in so far, then those joined."""
+        if self._learn_ranks(held) or not self._models_read:
+            self._learn_models(held)
+        polled.newest = [-math.inf] * len(self.rank_map)
+        for key, answer in held.items():
+            self._join_answer(polled, key, answer)
+
+    def _join_answer(self, polled: Polled, key: str, answer: Vector) -> None:
+        kind, _, name = key.partition(":")
+        if key == RECORDED_KEY:
+            recorded = prom_rules.recorded_ids(labels.get("__name__", "") for labels, _
+                                               in answer.pairs())
+            if recorded != self._recorded:
+                self._recorded, self._requery = recorded, True
+        elif kind == "job":
+            polled.job[name] = prom_join.scalar(answer)
+        elif kind == "metric":
+            metric = self.settings.metrics[name]
+            ways: dict[str, int] = {}
+            found = None
+            if answer:
+                found, ways = prom_join.per_rank(
+                    answer, len(metric.queries) > 1, len(self.rank_map), self._join.rank_of)
+                polled.shows[name] = prom_join.ways_shown(metric.queries, ways)
+            found = self.counters.values(name, found, polled.values.get(PROBE_METRIC))
+            if found is not None:
+                polled.values[name] = found
+            if len(metric.queries) > 1:
+                self._note_ways(name, ways)
+
+    def _note_ways(self, metric_id: str, ways: dict[str, int]) -> None:
+        """Ask a metric of several ways only the way that answered, once it alone did; ask
+        every way again as soon as fewer GPUs answer it (none, or some have gone quiet on
+        it and may answer another way)."""
+        answered = sum(ways.values())
+        if metric_id in self._ways:
+            if answered < self._way_gpus[metric_id]:
+                del self._ways[metric_id], self._way_gpus[metric_id]
+                self._requery = True
+        elif len(ways) == 1 and next(iter(ways)).isdecimal():
+            self._ways[metric_id] = int(next(iter(ways)))
+            self._way_gpus[metric_id] = answered
+            self._requery = True
+
+    def _summarise_failures(self, polled: Polled, budget: ByteBudget) -> None:
+        self.retry_after = max((f.retry_after for f in polled.failures
+                                if f.retry_after is not None), default=None)
+        if budget.spent:  # said first, in place of the answers that spent it
+            polled.failures = [f for f in polled.failures if f.kind != TOO_LARGE]
+            polled.failures.insert(0, QueryError(
+                TOO_LARGE, f"this poll's answers passed {budget.limit // 1_000_000} MB; "
+                           f"{polled.not_sent} more queries not sent"))
 
     # -- querying ----------------------------------------------------------------------
 
     def queries(self) -> dict[str, str]:
-        """Every query of a poll, by what it is for."""
-        return dict(self._queries)
+        """Every query of the poll under way (else the next one), by what it is for."""
+        return dict(self._sending)
 
     def _make_queries(self) -> dict[str, str]:
         """Each answer carries only the labels that place its series on a rank (and, for the
@@ -144,18 +249,31 @@ class PrometheusSource(Source):
         joined = (self.rank_settings.rank_label, *self._join.labels)
         metrics = {
             f"metric:{m.id}": promql.keep(
-                promql.metric_query(m.queries, self._dcgm, self._job),
+                self._metric_expression(m),
                 (*joined, *self._learned_from(m.id), promql.WAY_LABEL if len(m.queries) > 1
                  else ""))
             for m in self.settings.metrics.values() if m.queries
         }
         jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
                 for k, q in self.settings.job_metrics.items()}
-        fresh = {
-            "fresh:dcgm": promql.freshness_query(promql.DCGM_PROBE_METRIC, self._dcgm),
-            "fresh:job": promql.freshness_query(self.rank_settings.step_metric, self._job),
-        }
-        return {**metrics, **jobs, **{k: promql.keep(q, joined) for k, q in fresh.items()}}
+        first = {key: metrics.pop(key) for key in RANK_KEYS if key in metrics}
+        fresh = {f"metric:{STEP_METRIC}": (self.rank_settings.step_metric, self._job),
+                 f"metric:{PROBE_METRIC}": (promql.DCGM_PROBE_METRIC, self._dcgm)}
+        for key, (name, series) in fresh.items():
+            if key in first:
+                first[key] = promql.with_freshness(first[key], name, series, joined,
+                                                   self.rank_settings.stale_after_seconds)
+        # which metrics Prometheus records by rank (prom_rules): a count per name, tiny
+        recorded = {RECORDED_KEY: prom_rules.recorded_query(self._job)}
+        return {**first, **metrics, **jobs, **recorded}
+
+    def _metric_expression(self, metric) -> str:
+        """The metric's series as Prometheus records them by rank (prom_rules) where it
+        does, else as the configuration reads them."""
+        if metric.id in self._recorded and f"metric:{metric.id}" not in RANK_KEYS:
+            return f"{prom_rules.recorded_name(metric.id)}{self._job}"
+        return promql.metric_query(metric.queries, self._dcgm, self._job,
+                                   self._ways.get(metric.id))
 
     def _learned_from(self, metric_id: str) -> tuple[str, ...]:
         """The labels the rank map (and each GPU's model) is read from, on the metrics
@@ -167,28 +285,6 @@ class PrometheusSource(Source):
         if metric_id == PROBE_METRIC:
             return (DCGM_GPU_LABEL, *DCGM_HOST_LABELS, *DCGM_MODEL_LABELS)
         return ()
-
-    def _run_queries(self, budget: ByteBudget) -> tuple[Answers, list[QueryError]]:
-        answers: Answers = {}
-        failures: list[QueryError] = []
-        sent = 0
-        for key, expression in self._queries.items():
-            if budget.spent:
-                break
-            sent += 1
-            try:
-                answers[key] = self.client.query(expression, budget)
-            except QueryError as error:
-                failures.append(error.bare())
-                if error.kind in GIVE_UP_KINDS:
-                    break
-        if budget.spent:  # said first, in place of the answer that spent it
-            if failures and failures[-1].kind == TOO_LARGE:
-                failures.pop()
-            failures.insert(0, QueryError(
-                TOO_LARGE, f"this poll's answers passed {budget.limit // 1_000_000} MB; "
-                           f"{len(self._queries) - sent} more queries not sent"))
-        return answers, failures
 
     def _fail(self, error: QueryError) -> None:
         now = self.clock()
@@ -215,7 +311,7 @@ class PrometheusSource(Source):
             whole = promql.metric_query(metric.queries, self._dcgm, self._job)
             typical = dict(self._first_series(f"quantile(0.5, {whole})", now - seconds, now,
                                               step))
-            found[metric_id] = [Point(t, _clean(v), typical.get(t, MISSING)) for t, v in mine]
+            found[metric_id] = [Point(t, clean(v), typical.get(t, MISSING)) for t, v in mine]
         return found
 
     def lookback(self, job_values: Sequence[str], seconds: float, step: float) -> Lookback:
@@ -228,7 +324,7 @@ class PrometheusSource(Source):
             if query:
                 points = self._first_series(promql.fill(query, self._dcgm, self._job),
                                             now - seconds, now, step)
-                job[name] = [(t, v) for t, v in points if not math.isnan(_clean(v))]
+                job[name] = [(t, v) for t, v in points if not math.isnan(clean(v))]
         return Lookback(job, self._last_seen(), SEEN_STEP)
 
     def _last_seen(self) -> dict[int, float]:
@@ -312,39 +408,19 @@ class PrometheusSource(Source):
 
     # -- the frame ---------------------------------------------------------------------
 
-    def _frame(self, answers: Answers, now: float) -> Frame:
-        n = len(self.rank_map)
-        values: dict[str, list[float]] = {}
-        shows: dict[str, str] = {}
+    def _frame(self, polled: Polled, now: float) -> Frame:
+        values, shows = polled.values, polled.shows
         for metric in self.settings.metrics.values():
             key = f"metric:{metric.id}"
-            if key not in answers:  # its query failed: keep what it showed last
-                if self._last is not None and metric.id in self._last.values:
-                    values[metric.id] = list(self._last.values[metric.id])
-                continue
-            if answers[key]:
-                values[metric.id], shows[metric.id] = self._per_rank(answers[key], metric, n)
-        job = {k.split(":", 1)[1]: _scalar(v) for k, v in answers.items() if k.startswith("job:")}
+            last = self._last.values if self._last is not None else {}
+            if key not in polled.answered and metric.id in last:
+                values[metric.id] = list(last[metric.id])  # its query failed: kept
         for metric_id, found in self.finder.shows.items():
             if metric_id in values and not shows.get(metric_id):
                 shows[metric_id] = found
-        return Frame(time=now, values=values, job=job, stale=self._stale(answers, now, n),
-                     shows=shows, absent=self.finder.notes(self.settings, values))
-
-    def _per_rank(self, answer: Vector, metric, n: int) -> tuple[list[float], str]:
-        values = [MISSING] * n
-        ways: dict[str, int] = {}
-        rank_of = self._join.rank_of
-        several = len(metric.queries) > 1
-        for labels, value in answer.pairs():
-            rank = rank_of(labels)
-            if rank is None:
-                continue
-            values[rank] = _clean(value)
-            if several:
-                way = labels.get(promql.WAY_LABEL, "0")
-                ways[way] = ways.get(way, 0) + 1
-        return values, _ways_shown(metric.queries, ways)
+        return Frame(time=now, values=values, job=polled.job, stale=self._stale(polled),
+                     shows={k: v for k, v in shows.items() if v},
+                     absent=self.finder.notes(self.settings, values))
 
     def _learn_models(self, answers: Answers) -> None:
         """Each rank's GPU model, as DCGM's labels name it (read again when they change)."""
@@ -356,24 +432,18 @@ class PrometheusSource(Source):
                 if rank is not None:
                     self._models[rank] = model
 
-    def _stale(self, answers: Answers, now: float, n: int) -> frozenset[int]:
-        newest = [-math.inf] * n
-        rank_of = self._join.rank_of
-        for key in FRESH_KEYS:
-            for labels, value in answers[key].pairs() if key in answers else ():
-                rank = rank_of(labels)
-                if rank is not None and value > newest[rank]:
-                    newest[rank] = value
-        limit = now - self.rank_settings.stale_after_seconds
-        return frozenset(r for r, t in enumerate(newest) if -math.inf < t < limit)
+    @staticmethod
+    def _stale(polled: Polled) -> frozenset[int]:
+        """The ranks Prometheus found stale, by its own clock (promql.with_freshness)."""
+        return frozenset(r for r, t in enumerate(polled.newest) if t > -math.inf)
 
-    def _report(self, frame: Frame, failures: list[QueryError], took: float, newest: float,
-                warnings: list[str]) -> None:
+    def _report(self, frame: Frame, polled: Polled, took: float) -> None:
+        failures, warnings = polled.failures, polled.warnings
         matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
         now = self.clock()
         notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
                  self.rank_map.left_out,
-                 self._age_note(now - newest), self.finder.status_note()]
+                 self._age_note(now - polled.latest), self.finder.status_note()]
         detail = "; ".join(note for note in notes if note)
         if failures:
             health, message = Health.SLOW, (f"partial: {len(failures)} of "
@@ -396,7 +466,15 @@ class PrometheusSource(Source):
             health, message = Health.OK, ""
         since = self._status.since if self._status.health is health else now
         self._status = SourceStatus(self.name, health, since=since, message=message,
-                                    last_ok=now, detail=detail)
+                                    last_ok=now, detail=detail, poll_seconds=took,
+                                    sample_interval=self._sample_interval(now, polled.latest))
+
+    def _sample_interval(self, now: float, newest: float) -> float:
+        """About how often the data is sampled: the oldest the newest sample was found in
+        the last few polls (a poll lands anywhere between two scrapes)."""
+        if -math.inf < newest <= now:
+            self._ages.append(now - newest)
+        return max(self._ages, default=0.0)
 
     def _age_note(self, age: float) -> str:
         """How old the newest sample is, when it is older than the poll suggests."""
@@ -409,15 +487,8 @@ class PrometheusSource(Source):
         return note
 
 
-def _newest(answers: Answers) -> float:
-    """The time of the newest sample the freshness queries saw (-inf: none)."""
-    return max((value for key in FRESH_KEYS if key in answers
-                for _, value in answers[key].pairs()), default=-math.inf)
-
-
-def _warnings(answers: Answers) -> list[str]:
-    """What the backend warned of (a partial answer), from every query."""
-    return [w for answer in answers.values() for w in getattr(answer, "warnings", ())]
+def _gives_up(error: QueryError) -> bool:
+    return error.kind in GIVE_UP_KINDS
 
 
 def _pairs(answers: Answers, metric_id: str) -> Iterable[tuple[ranks.Labels, float]]:
@@ -430,27 +501,3 @@ def _label_sets(series: list[ranks.Labels]) -> frozenset[tuple[tuple[str, str], 
     """The series' label sets, whatever the order of the series (the labels of each come
     in the order the server keeps them: the same every poll)."""
     return frozenset(tuple(labels.items()) for labels in series)
-
-
-def _empty(answers: Answers, key: str) -> bool:
-    """Whether the query was answered, with nothing."""
-    return key in answers and not answers[key]
-
-
-def _clean(value: float) -> float:
-    """NaN for DCGM's blank sentinels (the integer one is the larger) and for infinities."""
-    return value if -math.inf < value < DCGM_FP_BLANK else MISSING
-
-
-def _scalar(samples: Iterable[Sample]) -> float:
-    first = next(iter(samples), None)
-    return MISSING if first is None else _clean(first.value)
-
-
-def _ways_shown(queries, ways: dict[str, int]) -> str:
-    """The name of the way most GPUs were read ("+ others" when they differ)."""
-    if len(queries) < 2 or not ways:
-        return ""
-    best = max(ways, key=ways.get)
-    index = int(best) if best.isdecimal() and int(best) < len(queries) else 0
-    return queries[index].shows + (" + others" if len(ways) > 1 else "")

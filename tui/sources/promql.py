@@ -24,6 +24,8 @@ from ranktop.tui.core.model import Rank
 from ranktop.tui.settings.config import MetricQuery
 
 WAY_LABEL = "ranktop_way"
+FRESH_LABEL = "ranktop_fresh"  # marks the freshness series folded into a metric's answer
+FRESH_STALE, FRESH_NEWEST = "stale", "newest"
 # Candidates join per GPU on its UUID (``uuid`` under dcgm-exporter's old label names).
 JOIN = f"or on({', '.join(DCGM_UUID_LABELS)})"
 ALERTS_ACTIVE = 'alertstate=~"firing|pending"'
@@ -70,13 +72,17 @@ def fill(template: str, dcgm: str, job: str) -> str:
     return template.replace("{dcgm}", dcgm).replace("{job}", job)
 
 
-def metric_query(queries: Sequence[MetricQuery], dcgm: str, job: str) -> str:
-    """One expression for a metric; with several candidates, each marked with its index."""
+def metric_query(queries: Sequence[MetricQuery], dcgm: str, job: str,
+                 only: int | None = None) -> str:
+    """One expression for a metric; with several candidates, each marked with its index
+    (``only``: that one candidate alone, marked the same)."""
     if len(queries) == 1:
         return fill(queries[0].promql, dcgm, job)
+    ways = range(len(queries)) if only is None else (only,)
     marked = [
-        f'label_replace({fill(q.promql, dcgm, job)}, "{WAY_LABEL}", "{index}", "", "")'
-        for index, q in enumerate(queries)
+        f'label_replace({fill(queries[index].promql, dcgm, job)}, "{WAY_LABEL}", "{index}", '
+        '"", "")'
+        for index in ways
     ]
     return f" {JOIN} ".join(marked)
 
@@ -115,6 +121,24 @@ def alerts_query(label_sets: Iterable[Mapping[str, str]]) -> str:
 def freshness_query(name: str, series: str) -> str:
     """The time of each series' newest sample, for per-rank staleness."""
     return f"timestamp({metric_name(name)}{series})"
+
+
+def with_freshness(expression: str, name: str, series: str, labels: Iterable[str],
+                   stale_after: float) -> str:
+    """``expression`` and, in the same answer, marked with FRESH_LABEL: the newest sample
+    time of each of its series (by ``labels``) whose newest sample is older than
+    ``stale_after`` seconds (``stale``; none while all are fresh), and the newest sample time
+    of them all (``newest``, one series). Prometheus compares the times, so a poll reads
+    only the series that are stale, not every series' time."""
+    newest = freshness_query(name, series)
+    stale = f"{keep(newest, labels)} < (time() - {stale_after:g})"
+    # ``or`` binds loosest: the expression needs no parentheses of its own
+    return (f"{expression} or {_marked(stale, FRESH_STALE)} "
+            f"or {_marked(f'max({newest})', FRESH_NEWEST)}")
+
+
+def _marked(expression: str, value: str) -> str:
+    return f'label_replace({expression}, "{FRESH_LABEL}", "{value}", "", "")'
 
 
 def is_metric_name(name: str) -> bool:

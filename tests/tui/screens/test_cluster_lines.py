@@ -3,7 +3,7 @@ is already stale or down, whose reason stays on screen."""
 
 from __future__ import annotations
 
-from ranktop.tui.core.model import Health, SourceStatus
+from ranktop.tui.core.model import Frame, Health, SourceStatus
 from ranktop.tui.screens.cluster_lines import JobView, header
 from rich.style import Style
 
@@ -28,3 +28,25 @@ def test_a_stale_source_keeps_its_reason_while_the_next_poll_is_late() -> None:
     text = plain(view(stale, polling_since=90.0))
     assert "STALE for 45.0 s: connection refused" in text
     assert "LATE" not in text
+
+
+def test_late_waits_for_twice_what_the_last_poll_took_where_that_is_longer() -> None:
+    slow = SourceStatus("prometheus", Health.OK, since=0.0, poll_seconds=4.0)
+    assert "LATE" not in plain(view(slow, polling_since=93.0))  # 7 s: polls take 4 s here
+    assert "LATE: no answer for 9.0 s" in plain(view(slow, polling_since=91.0))
+
+
+def stalled(status: SourceStatus, still_for: float) -> str:
+    frame = Frame(time=100.0, values={}, job={"step": 10.0})
+    return plain(JobView("job", status, frame, 8, 8, now=100.0, paused=False, pause_key="p",
+                         step_stuck_since=100.0 - still_for, refresh_seconds=2.0))
+
+
+def test_no_progress_waits_longer_where_samples_and_polls_are_slow() -> None:
+    quick = SourceStatus("prometheus", Health.OK, since=0.0, poll_seconds=0.2,
+                         sample_interval=1.0)
+    assert "no progress for 12" in stalled(quick, 12.0)
+    slow = SourceStatus("prometheus", Health.OK, since=0.0, poll_seconds=4.0,
+                        sample_interval=5.0)
+    assert "no progress" not in stalled(slow, 12.0)  # 5 s scrapes, 4 s polls: may be moving
+    assert "no progress for 23" in stalled(slow, 23.0)

@@ -11,7 +11,7 @@ import tracemalloc
 import pytest
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources import prom_client, prometheus
+from ranktop.tui.sources import prom_batch, prom_client, prometheus
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.prom_client import PromClient, QueryError
 from ranktop.tui.sources.prometheus import PrometheusSource
@@ -74,7 +74,8 @@ def test_once_the_polls_budget_is_spent_no_more_queries_are_sent(server, small_b
     with pytest.raises(QueryError) as caught:
         polled.poll_now()
     queries = len(polled.queries())
-    assert Scripted.requests <= 3 < queries  # 8 + 8 + 4 MB, then nothing more asked
+    # 8 + 8 + 4 MB, and those already on their way, then nothing more asked
+    assert Scripted.requests <= 2 + prom_batch.CONCURRENT < queries
     assert caught.value.kind == "too large"
     assert "this poll's answers passed 20 MB" in str(caught.value)
     assert f"{queries - Scripted.requests} more queries not sent" in str(caught.value)
@@ -83,7 +84,8 @@ def test_once_the_polls_budget_is_spent_no_more_queries_are_sent(server, small_b
 
 
 def test_failed_queries_do_not_keep_their_bodies(server, small_bounds, monkeypatch):
-    """Every answer is 3 MB of garbage that fails to decode: a poll holds one at a time."""
+    """Every answer is 3 MB of garbage that fails to decode: a poll holds only those in
+    flight at once."""
     monkeypatch.setattr(prometheus, "POLL_BYTES", 500 * MB)
     answering("x" * (3 * MB))
     polled = source(server)
@@ -94,4 +96,6 @@ def test_failed_queries_do_not_keep_their_bodies(server, small_bounds, monkeypat
 
     peak = traced_peak(poll)
     assert Scripted.requests == len(polled.queries())
-    assert peak < 16 * MB  # all of them kept: 3 MB x the number of queries (~60 MB)
+    # the answers in flight at once, a few copies of each while it is read; all of them kept
+    # would be 3 MB x the number of queries
+    assert peak < prom_batch.CONCURRENT * 8 * MB < len(polled.queries()) * 3 * MB

@@ -274,3 +274,25 @@ def test_no_message_ever_holds_a_secret(call, reply, server, tmp_path):
     assert caught.value.kind == f"HTTP {reply[0]}"
     assert "***" in str(caught.value)
     assert not [secret for secret in SECRETS if secret in str(caught.value)]
+
+
+def test_requests_reuse_the_clients_worker_threads(server, monkeypatch):
+    """Twenty queries run in at most WORKERS threads: none is started per request."""
+    import threading
+
+    from ranktop.tui.sources import prom_client
+
+    Scripted.reply = (200, "application/json", vector(({"gpu": "0"}, 1.0)))
+    threads: list[threading.Thread] = []
+    exchange = PromClient._exchange
+
+    def seen(self, *args, **kwargs):
+        threads.append(threading.current_thread())
+        return exchange(self, *args, **kwargs)
+
+    monkeypatch.setattr(PromClient, "_exchange", seen)
+    asker = client(server)
+    for _ in range(20):
+        asker.query("up")
+    assert len(threads) == 20
+    assert len({id(thread) for thread in threads}) <= prom_client.WORKERS

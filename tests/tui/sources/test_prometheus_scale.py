@@ -61,6 +61,8 @@ class PrometheusLike:
         key = {e: k for k, e in self.source.queries().items()}[expression]
         if key.startswith("job:"):
             return Vector([{"metric": {}, "value": [NOW, "1"]}])
+        if key == "recorded":  # no recording rules here
+            return Vector([])
         kept = _BY.match(expression)
         names = tuple(n.strip() for n in kept.group(1).split(",")) if kept else None
         items, size = self._answer(key, names, tuple(sorted(self.hosts.items())))
@@ -70,8 +72,7 @@ class PrometheusLike:
 
     @functools.cache  # noqa: B019 (one client per test module)
     def _answer(self, key: str, names: tuple[str, ...] | None, moved: tuple) -> tuple[list, int]:
-        job = key in ("metric:step_time", "metric:compute_time", "fresh:job")
-        value = repr(NOW - 1) if key.startswith("fresh:") else None
+        job = key in ("metric:step_time", "metric:compute_time")
         items, hosts = [], dict(moved)
         for rank in range(self.n):
             labels = job_labels(rank) if job else gpu_labels(rank)
@@ -79,7 +80,7 @@ class PrometheusLike:
                 labels["hostname" if job else "Hostname"] = hosts[rank]
             if names is not None:
                 labels = {name: labels[name] for name in names if name in labels}
-            items.append({"metric": labels, "value": [NOW, value or repr(60.0 + rank % 7)]})
+            items.append({"metric": labels, "value": [NOW, repr(60.0 + rank % 7)]})
         return [Record(i["metric"], tuple(i["value"])) for i in items], len(json.dumps(items))
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+import weakref
 
 import pytest
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources import prom_batch, prom_counters
 from ranktop.tui.sources.prom_client import QueryError, Sample, Series, Vector
-from ranktop.tui.sources.prometheus import DCGM_FP_BLANK, PrometheusSource
+from ranktop.tui.sources.prom_join import DCGM_FP_BLANK
+from ranktop.tui.sources.prometheus import PrometheusSource
 
 NOW = 1_800_000_000.0
 HOSTS, GPUS = ("h0", "h1"), 2
@@ -73,13 +78,22 @@ def job(rank: int, value: float) -> Sample:
 
 def healthy(n: int = 4) -> dict[str, list[Sample]]:
     return {
-        "metric:temperature": [dcgm(r, 60.0 + r) for r in range(n)],
+        "metric:temperature": [*(dcgm(r, 60.0 + r) for r in range(n)), newest(NOW - 1)],
         "metric:sm_active": [dcgm(r, 88.0, ranktop_way="0") for r in range(n)],
         "metric:step_time": [job(r, 1.1) for r in range(n)],
         "metric:compute_time": [job(r, 0.8) for r in range(n)],
         "job:step": [Sample({}, 1234.0, NOW)],
-        "fresh:dcgm": [dcgm(r, NOW - 1) for r in range(n)],
     }
+
+
+def stale(rank: int, newest_sample: float) -> Sample:
+    """A rank Prometheus finds stale, as the freshness part of the temperature answer."""
+    return dcgm(rank, newest_sample, ranktop_fresh="stale")
+
+
+def newest(when: float) -> Sample:
+    """The newest sample of any rank, as the freshness part of the temperature answer."""
+    return Sample({"ranktop_fresh": "newest"}, when, NOW)
 
 
 @pytest.fixture
@@ -145,12 +159,14 @@ def test_the_title_says_which_fallback_sm_activity_shows(source):
 
 
 def test_ranks_whose_newest_sample_is_old_are_stale(source):
-    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - (600 if r == 1 else 1)) for r in range(4)]
+    source.client.answers["metric:temperature"].append(stale(1, NOW - 600))
     assert source.poll_now().stale == frozenset({1})
 
 
 def test_answers_with_no_new_sample_from_any_rank_are_stale_not_ok(source):
-    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - 600) for r in range(4)]
+    source.client.answers["metric:temperature"] = [
+        *(dcgm(r, 60.0) for r in range(4)), *(stale(r, NOW - 600) for r in range(4)),
+        newest(NOW - 600)]
     assert source.poll_now().stale == frozenset(range(4))
     status = source.status()
     assert status.health is Health.STALE and "exporters" in status.message
@@ -170,13 +186,15 @@ def test_an_unreachable_server_is_stale_with_the_last_frame_and_since_when(sourc
     source.poll_now()
     refused = QueryError("connection refused", "http://prom:9090")
     source.client.answers = {key: refused for key in source.queries()}
+    source.client.asked.clear()
     with pytest.raises(QueryError):
         source.poll_now()
     status = source.status()
     assert status.health is Health.STALE
     assert "connection refused" in status.message
     assert status.since == NOW
-    assert source.client.asked.count("metric:power") == 1  # it stopped asking after the refusal
+    # it stopped asking after the refusal: only the queries already on their way were sent
+    assert len(source.client.asked) <= prom_batch.CONCURRENT < len(source.queries())
 
 
 def test_never_reached_is_an_error_not_stale(source):
@@ -249,7 +267,8 @@ def test_a_partial_answer_is_shown_as_partial_never_as_ok(source):
 
 
 def test_the_newest_samples_real_age_is_said_and_victoria_metrics_named(source):
-    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - 31) for r in range(4)]
+    temperatures = source.client.answers["metric:temperature"]
+    temperatures[-1] = newest(NOW - 31)
     source.poll_now()
     assert "newest sample 31 s old" in source.status().detail
     assert "VictoriaMetrics" not in source.status().detail
@@ -257,7 +276,7 @@ def test_the_newest_samples_real_age_is_said_and_victoria_metrics_named(source):
     source.poll_now()
     assert "VictoriaMetrics hides its newest samples, 30 s by default: set [prometheus] " \
            'latency_offset = "1s"' in source.status().detail
-    source.client.answers["fresh:dcgm"] = [dcgm(r, NOW - 1) for r in range(4)]
+    temperatures[-1] = newest(NOW - 1)
     source.poll_now()
     assert "newest sample" not in source.status().detail
 
@@ -297,3 +316,91 @@ def test_one_answer_of_100000_extra_ranks_leaves_the_map_near_the_jobs_size(sour
     source.client.answers.update(healthy())
     source.poll_now()
     assert "numbered past" not in source.status().detail  # said while the labels say it
+
+
+class CountingClient(ScriptedClient):
+    """Counts the queries in flight at once, and the answers still alive at each query."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.in_flight = self.most_in_flight = self.most_alive = 0
+        self.alive: weakref.WeakSet[Vector] = weakref.WeakSet()
+        self.gate = threading.Barrier(prom_batch.CONCURRENT, timeout=5)
+        self.gated = 0
+
+    def query(self, expression: str, budget: object = None) -> Vector:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            self.most_alive = max(self.most_alive, len(self.alive))
+            self.gated += 1
+            gated = self.gated <= prom_batch.CONCURRENT
+        try:
+            if gated:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    self.gate.wait()  # only passes when CONCURRENT queries are out at once
+            answer = super().query(expression, budget)
+            self.alive.add(answer)
+            return answer
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def test_a_polls_queries_go_out_a_few_at_a_time_and_each_answer_is_let_go_once_joined(source):
+    client = CountingClient()
+    client.answers = healthy()
+    polled = PrometheusSource(source.configured, client=client, clock=lambda: NOW)
+    client.source = polled
+    frame = polled.poll_now()
+    assert frame.values["temperature"] == [60.0, 61.0, 62.0, 63.0]
+    assert not client.gate.broken  # CONCURRENT queries were out at once
+    assert client.most_in_flight == prom_batch.CONCURRENT
+    # those on their way (and one being joined), never all of them
+    assert client.most_alive <= 1 + prom_batch.CONCURRENT < len(polled.queries())
+
+
+def test_a_metric_of_several_ways_is_asked_only_the_way_that_answered_until_fewer_answer(source):
+    def ways_asked() -> int:
+        return source.queries()["metric:sm_active"].count("label_replace(")
+
+    assert ways_asked() == 3
+    source.poll_now()  # every GPU answered SM active (way 0)
+    assert ways_asked() == 1 and "DCGM_FI_PROF_SM_ACTIVE" in source.queries()["metric:sm_active"]
+    frame = source.poll_now()
+    assert frame.values["sm_active"] == [88.0] * 4 and frame.shows["sm_active"] == "SM active"
+    assert ways_asked() == 1
+    source.client.answers["metric:sm_active"] = [dcgm(r, 88.0, ranktop_way="0") for r in range(3)]
+    frame = source.poll_now()  # one GPU went quiet on it: every way again, from the next poll
+    assert math.isnan(frame.values["sm_active"][3])
+    assert ways_asked() == 3
+
+
+def test_error_counters_are_asked_only_above_zero_and_in_full_now_and_then(source):
+    source.client.answers["metric:ecc_dbe"] = [dcgm(r, 0.0) for r in range(3)]  # 3 exports it
+    source.poll_now()  # learns the ranks: the next poll reads every series
+    frame = source.poll_now()
+    assert frame.values["ecc_dbe"][:3] == [0.0] * 3 and math.isnan(frame.values["ecc_dbe"][3])
+    source.client.answers["metric:ecc_dbe"] = []
+    frame = source.poll_now()
+    assert source.queries()["metric:ecc_dbe"].endswith(" > 0")
+    assert frame.values["ecc_dbe"][:3] == [0.0] * 3 and math.isnan(frame.values["ecc_dbe"][3])
+    source.client.answers["metric:ecc_dbe"] = [dcgm(1, 2.0)]  # a fault: in this very poll
+    assert source.poll_now().values["ecc_dbe"][:3] == [0.0, 2.0, 0.0]
+    for _ in range(prom_counters.FULL_EVERY - 3):
+        source.poll_now()
+    source.client.answers["metric:ecc_dbe"] = [dcgm(r, float(r == 1)) for r in range(4)]
+    frame = source.poll_now()  # every FULL_EVERY polls, in full again
+    assert not source.queries()["metric:ecc_dbe"].endswith(" > 0")
+    assert frame.values["ecc_dbe"] == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_a_gpu_whose_series_are_gone_reads_no_error_count_not_zero(source):
+    source.client.answers["metric:ecc_dbe"] = [dcgm(r, 0.0) for r in range(4)]
+    source.poll_now()
+    source.poll_now()  # in full: every GPU exports the counter
+    source.client.answers["metric:ecc_dbe"] = []
+    source.client.answers["metric:temperature"] = [dcgm(r, 60.0) for r in range(1, 4)]
+    frame = source.poll_now()  # rank 0's GPU answers nothing any more
+    assert math.isnan(frame.values["ecc_dbe"][0]) and frame.values["ecc_dbe"][1:] == [0.0] * 3

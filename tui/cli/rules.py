@@ -1,0 +1,18 @@
+"""`ranktop rules`: Prometheus recording rules for the job's metric names, printed as YAML."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.prom_rules import rules_yaml
+
+
+def print_rules(settings: Settings, out: TextIO) -> int:
+    try:
+        text = rules_yaml(settings)
+    except ValueError as error:  # a label or metric name PromQL cannot hold
+        print(f"ranktop rules: {error}", file=out)
+        return 2
+    out.write(text)
+    return 0
