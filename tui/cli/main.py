@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from ranktop.tui.cli import charset, flags
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError

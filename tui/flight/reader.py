@@ -34,10 +34,10 @@ from typing import Any
 
 from ranktop.tui.core.flight import STATES, DumpSet, Entry, Frontier, Group, RankDump
 from ranktop.tui.core.outside_file import FileTooLarge, read_regular
+from ranktop.tui.core.text import plain
 from ranktop.tui.flight.dump_paths import find_dumps
 from ranktop.tui.flight.parse_child import DumpParser
 from ranktop.tui.flight.unpickle import DumpError, load_plain
-from ranktop.tui.logs.text import plain
 
 MIB = 1 << 20
 SHORT = 200  # characters kept of any string from a dump

@@ -30,11 +30,11 @@ from operator import itemgetter
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.text import clean_lines
 from ranktop.tui.logs.gztail import gz_tail
 from ranktop.tui.logs.nccl_files import NCCL_SNIFF_BYTES
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
 from ranktop.tui.logs.split import FileRanks, RankIndex
-from ranktop.tui.logs.text import clean_lines
 
 BLOCK = 64 * 1024
 MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start

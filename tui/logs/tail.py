@@ -10,7 +10,7 @@ at most ``max_follow_bytes`` and returns at most ``max_follow_lines`` lines per 
 a "[ranktop: skipped N bytes]" or "[ranktop: skipped N lines]" line when it had to skip),
 and keeps at most one line's worth of bytes for a line still being written.
 
-Making a line safe and naming its kind is ``ranktop.tui.logs.text`` (``sanitise`` and ``classify``
+Making a line safe and naming its kind is ``ranktop.tui.core.text`` (``sanitise`` and ``classify``
 are re-exported here). Finding the files of a rank is in ``ranktop.tui.logs.discovery``;
 ``find_logs`` and ``PRESETS`` are re-exported here.
 """
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ranktop.tui.core.text import byte_limit, classify, clean, count_chars, plain, sanitise
 from ranktop.tui.logs.discovery import PRESETS, find_logs
 from ranktop.tui.logs.gztail import gz_tail
 from ranktop.tui.logs.rotation import predecessors
-from ranktop.tui.logs.text import byte_limit, classify, clean, count_chars, plain, sanitise
 
 __all__ = ["PRESETS", "FileLog", "LogLine", "LogSource", "classify", "find_logs", "sanitise"]
 

@@ -15,7 +15,7 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 from ranktop.tui.rank_context import RankContext
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for

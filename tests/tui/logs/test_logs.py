@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.core.model import Rank
+from ranktop.tui.core.text import byte_limit, clean, clean_lines
 from ranktop.tui.logs import tail as logs
 from ranktop.tui.logs.tail import FileLog, LogLine, classify, find_logs, sanitise
-from ranktop.tui.logs.text import byte_limit, clean, clean_lines
 
 RANK = Rank(rank=11, host="gpu-node-001.cluster.local", gpu=3, node=1)
 
