@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
@@ -28,7 +29,6 @@ from ranktop.tui.core.incidents import Incident, incidents
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.metrics import ScaleTracker, summarise
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
-from ranktop.tui.settings.config import Settings
 
 # A job whose step has not moved for this long has made no progress: the header says so,
 # and the ranks' logs are read for watchdog timeouts.
@@ -123,7 +123,7 @@ class Analyser:
     """Turns each frame into an Analysis, keeping what must outlive a frame: detector
     timers, the history, the journal, the hang triage's last verdict."""
 
-    def __init__(self, settings: Settings, job: str, event_log: EventLog | None = None,
+    def __init__(self, settings: AnalysisSettings, job: str, event_log: EventLog | None = None,
                  triage: Triage | None = None) -> None:
         self.settings = settings
         self.hang = HangWatch(triage)

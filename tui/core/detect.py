@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from statistics import median
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
@@ -24,7 +25,6 @@ from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism
 from ranktop.tui.core.straggler import Stragglers
-from ranktop.tui.settings.config import DetectSettings
 
 HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
 NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from statistics import median
 
+from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.domain import throttle_names
 from ranktop.tui.core.model import is_missing
-from ranktop.tui.settings.config import MetricDef
 
 # How far above the job's baseline an "auto" scale reaches before it is fully hot.
 AUTO_LOW = 0.9

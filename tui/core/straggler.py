@@ -16,12 +16,12 @@ from statistics import median
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
 from ranktop.tui.core.cause import Medians, causes, said
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.hotspots import MOVING_SECONDS, Grid, Shape, Wander
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism, for_job
-from ranktop.tui.settings.config import DetectSettings
 
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
 MANY_SCATTERED = 8  # more scattered hot ranks than this are one anomaly of the job

@@ -1,6 +1,7 @@
-"""The headless core imports neither Textual nor Rich: every module of ``ranktop.tui.core``,
-found by walking the package (not from a list), is imported in a fresh interpreter and the
-modules it pulled in are checked."""
+"""The headless core imports neither Textual nor Rich, nor the configuration loader
+(``ranktop.tui.settings``): every module of ``ranktop.tui.core``, found by walking the
+package (not from a list), is imported in a fresh interpreter and the modules it pulled in
+are checked."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 
-FORBIDDEN = ("textual", "rich")
+FORBIDDEN = ("textual", "rich", "ranktop.tui.settings")
 
 CHECK = textwrap.dedent("""
     import importlib, json, pkgutil, sys
@@ -20,7 +21,8 @@ CHECK = textwrap.dedent("""
     for name in [sys.argv[1], *names]:
         before = set(sys.modules)
         importlib.import_module(name)
-        pulled = sorted(m for m in set(sys.modules) - before if m.split(".")[0] in forbidden)
+        pulled = sorted(m for m in set(sys.modules) - before
+                        if any(m == f or m.startswith(f + ".") for f in forbidden))
         if pulled:
             found[name] = pulled
     print(json.dumps({"modules": names, "violations": found}))
@@ -38,7 +40,7 @@ def contract_violations(package: str, extra_path: str = "") -> tuple[list[str], 
     return answer["modules"], answer["violations"]
 
 
-def test_the_core_imports_neither_textual_nor_rich():
+def test_the_core_imports_neither_textual_nor_rich_nor_the_settings():
     modules, violations = contract_violations("ranktop.tui.core")
     assert "ranktop.tui.core.detect" in modules and "ranktop.tui.core.analysis" in modules
     assert violations == {}
@@ -54,3 +56,15 @@ def test_the_contract_catches_a_core_module_that_imports_textual(tmp_path):
     assert sorted(modules) == ["fakecore.clean", "fakecore.leaky"]
     assert list(violations) == ["fakecore.leaky"]
     assert "textual" in violations["fakecore.leaky"]
+
+
+def test_the_contract_catches_a_core_module_that_imports_the_settings(tmp_path):
+    package = tmp_path / "fakecore"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "clean.py").write_text("from ranktop.tui.core.config_values import MetricDef\n")
+    (package / "leaky.py").write_text("from ranktop.tui.settings.config import Settings\n")
+    modules, violations = contract_violations("fakecore", str(tmp_path))
+    assert sorted(modules) == ["fakecore.clean", "fakecore.leaky"]
+    assert list(violations) == ["fakecore.leaky"]
+    assert "ranktop.tui.settings.config" in violations["fakecore.leaky"]
