@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ranktop.tui.core.outside_file import open_regular
 from ranktop.tui.core.text import byte_limit, classify, clean, count_chars, plain, sanitise
 from ranktop.tui.logs.discovery import PRESETS, find_logs
 from ranktop.tui.logs.gztail import gz_tail
@@ -184,19 +184,13 @@ class FileLog:
 
     def _open(self) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            self._fd = open_regular(self.path)  # a FIFO or a device is no log: refused
         except FileNotFoundError:
             if not self._state.startswith("deleted"):
                 self._state = "missing"
             return False
         except OSError as error:
             self._fail(error)
-            return False
-        self._fd = fd
-        # A FIFO or a device would block or never end: only regular files are logs.
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            self.close()
-            self._state = "error: not a regular file"
             return False
         self._state = ""
         return True

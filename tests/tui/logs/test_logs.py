@@ -243,7 +243,7 @@ def test_io_errors_become_a_status_not_an_exception(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     log = FileLog(fifo)
-    assert log.tail(10) == [] and log.status() == "error: not a regular file"
+    assert log.tail(10) == [] and log.status() == "error: not a regular file: a named pipe (FIFO)"
 
 
 # -- hostile content --------------------------------------------------------------------
