@@ -27,7 +27,7 @@ from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.incidents import Incident, incidents
 from ranktop.tui.core.journal import Journal
-from ranktop.tui.core.metrics import ScaleTracker, summarise
+from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 
 # A job whose step has not moved for this long has made no progress: the header says so,
@@ -38,7 +38,6 @@ NO_PROGRESS_SECONDS = 10.0
 SLOW_SIGNS = ("job_stall", "throughput")
 RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever the run
 
-Summary = tuple[float, float, float]  # min, median, max of the values present
 
 
 @dataclass(frozen=True)
@@ -143,9 +142,11 @@ class Analyser:
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
         up = tuple(frame.ranks_up(len(rank_map)))
-        self.history.append(frame, len(rank_map))
+        summaries = FrameSummaries(frame)
+        self.history.append(frame, len(rank_map), summaries)
         progress = self._progress(frame)
-        anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time))
+        anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time),
+                                          summaries)
         hang = self._hang_verdict(frame, anomalies, progress, rank_map)
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
@@ -153,8 +154,8 @@ class Analyser:
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
             resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
-            summaries={m: summarise(v) for m, v in frame.values.items()},
-            scales={m: t.update(frame.values[m]) for m, t in self.trackers.items()
+            summaries=summaries.every(),
+            scales={m: t.update(summaries.median(m)) for m, t in self.trackers.items()
                     if m in frame.values},
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
