@@ -1,0 +1,46 @@
+"""Closing the demo source never waits for its simulated logs: a write in progress (at
+100,000 ranks the first one creates 300,000 files) ends at its next file, and ``close``
+returns even while a file's write is stuck."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.log_writer import LogWriter
+from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.sources import demo
+from ranktop.tui.sources.demo import DemoSource
+
+
+def test_close_returns_while_the_simulator_holds_its_lock(tmp_path: Path, monkeypatch):
+    cluster = SimCluster(4, 8, 7, load_scenario())
+    writer = LogWriter(cluster, tmp_path / "logs", seed=7)
+    source = DemoSource(cluster, clock=lambda: 100.0, started=0.0, log_writer=writer)
+    monkeypatch.setattr(demo, "CLOSE_WAIT_SECONDS", 0.05, raising=False)
+    stuck, release = threading.Event(), threading.Event()
+    files_after_release: list[int] = []
+    real_file = writer._file
+
+    def slow_file(rank: int, stream: str) -> Path:
+        if rank == 3 and not stuck.is_set():  # the fourth rank's folder: a disk that hangs
+            stuck.set()
+            release.wait(60)
+        elif release.is_set():
+            files_after_release.append(rank)
+        return real_file(rank, stream)
+
+    monkeypatch.setattr(writer, "_file", slow_file)
+    source._write_logs(100.0)  # the first write, in a thread of its own, holding the lock
+    try:
+        assert stuck.wait(30)
+        closing = threading.Thread(target=source.close, daemon=True)
+        closing.start()
+        closing.join(30)  # returns at once unless close waits for the stuck write
+        assert not closing.is_alive()
+    finally:
+        release.set()
+    assert source._log_lock.acquire(timeout=30)  # the write ended ...
+    assert len(files_after_release) <= 1  # ... at its next file, not after every rank's
+    assert not any((tmp_path / "logs").rglob("*.log"))
