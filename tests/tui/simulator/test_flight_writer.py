@@ -109,3 +109,35 @@ def test_dumps_are_dated_when_they_land(tmp_path: Path) -> None:
     dumps = read_dumps(writer.flight_spec, 16)
     landed = sorted(d.mtime - writer.flight._epoch for d in dumps.dumps.values())
     assert landed[0] >= START + 30.0 and landed[-1] <= START + 31.0
+
+
+def work_of_one_hang(tmp_path: Path, nodes: int) -> tuple[int, int, int]:
+    """(dumps written, frames the writer computed, bytes it put on disk) for one hang."""
+    scenario = Scenario("fr-scale", 120.0, 1.12, 4_194_304,
+                        (Fault("collective_hang", CULPRIT, START, DURATION,
+                               {"cause": "mismatch", "dumps": "pickle"}),))
+    cluster = SimCluster(nodes=nodes, gpus_per_node=8, seed=3, scenario=scenario)
+    frames = 0
+    real_frame_at = cluster.frame_at
+
+    def counted(t: float):
+        nonlocal frames
+        frames += 1
+        return real_frame_at(t)
+
+    cluster.frame_at = counted  # type: ignore[method-assign]
+    writer = FlightWriter(cluster, tmp_path / f"fr-{nodes}", seed=3)
+    for t in (0.0, START + 29.0, START + 30.5, START + 31.5):
+        writer.advance(t)
+    files = list((tmp_path / f"fr-{nodes}").iterdir())
+    inodes = {f.stat().st_ino: f.stat().st_size for f in files}
+    return len([f for f in files if f.name.startswith("comm_lib")]), frames, sum(inodes.values())
+
+
+def test_a_hangs_dumps_cost_grows_linearly_with_the_ranks(tmp_path: Path) -> None:
+    small, large = work_of_one_hang(tmp_path, 8), work_of_one_hang(tmp_path, 64)  # 64, 512
+    assert (small[0], large[0]) == (64, 512)
+    assert large[1] == small[1]  # the hung step is worked out once per hang, not per rank
+    # Every dump lists the default group's ranks: 8 times the ranks, 8 times the bytes of
+    # one dump, and one copy on disk, where a copy per rank would give 64 times the bytes.
+    assert large[2] / small[2] < 8 * 1.5
