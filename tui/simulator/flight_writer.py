@@ -223,20 +223,30 @@ def _as_json(doc: dict) -> dict:
 def link_whole(copy: Path, path: Path) -> None:
     """``path`` becomes another name of ``copy``, at once (a reader never sees it half
     made); where the file system has no hard links, a copy of its bytes."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.unlink(missing_ok=True)
     try:
-        os.link(copy, partial)
+        os.link(copy, path)  # a new name comes whole
+        return
+    except FileExistsError:  # an earlier hang's dump: replaced whole
+        partial = path.with_name(f".{path.name}.partial")
+        partial.unlink(missing_ok=True)
+        try:
+            os.link(copy, partial)
+            os.replace(partial, path)
+            return
+        except OSError:
+            pass
     except OSError:
-        stat = copy.stat()
-        partial.write_bytes(copy.read_bytes())
-        os.utime(partial, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    os.replace(partial, path)
+        pass
+    write_bytes_whole(path, copy.read_bytes(), copy.stat().st_mtime)
 
 
 def write_dump(path: Path, doc: dict, form: str, mtime: float | None = None) -> None:
     """Write a dump whole (a reader never sees half of it), dated ``mtime``."""
     data = json.dumps(doc).encode() if form == "json" else pickle.dumps(doc, protocol=2)
+    write_bytes_whole(path, data, mtime)
+
+
+def write_bytes_whole(path: Path, data: bytes, mtime: float | None = None) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_bytes(data)
     if mtime is not None:

@@ -14,7 +14,7 @@ from ranktop.tui.flight.reader import read_dumps
 from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.simulator.cluster import SimCluster
-from ranktop.tui.simulator.flight_writer import FlightWriter
+from ranktop.tui.simulator.flight_writer import FlightWriter, link_whole
 from ranktop.tui.simulator.log_writer import LogWriter, hung_seq
 from ranktop.tui.simulator.scenario import Fault, Scenario
 
@@ -141,3 +141,14 @@ def test_a_hangs_dumps_cost_grows_linearly_with_the_ranks(tmp_path: Path) -> Non
     # Every dump lists the default group's ranks: 8 times the ranks, 8 times the bytes of
     # one dump, and one copy on disk, where a copy per rank would give 64 times the bytes.
     assert large[2] / small[2] < 8 * 1.5
+
+
+def test_a_later_hangs_dump_replaces_the_earlier_one_whole(tmp_path: Path) -> None:
+    earlier, later = tmp_path / ".copy.0", tmp_path / ".copy.1"
+    earlier.write_bytes(b"earlier hang")
+    later.write_bytes(b"later hang")
+    dump = tmp_path / "comm_lib_trace_rank_3"
+    link_whole(earlier, dump)
+    link_whole(later, dump)
+    assert dump.read_bytes() == b"later hang" and dump.stat().st_ino == later.stat().st_ino
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".copy.0", ".copy.1", dump.name]
