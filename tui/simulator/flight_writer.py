@@ -25,6 +25,7 @@ of a hang is then linear in ranks: one link per rank.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -90,7 +91,7 @@ class FlightWriter:
                        and not f.params.get("others_step")]  # no watchdog fires: no dump
         self._last: float | None = None
         self._order: dict[int, tuple[list[float], list[int]]] = {}  # hang -> dump order
-        self._copies: dict[tuple[int, int, str], Path] = {}  # (hang, loop, role) -> copy
+        self._copies: dict[tuple[int, int, str], _Copy] = {}  # (hang, loop, role) -> copy
         self.stopping = threading.Event()
 
     def stop(self) -> None:
@@ -144,17 +145,41 @@ class FlightWriter:
 
     def _write(self, index: int, k: int, rank: int, at: float) -> None:
         hang, role = self._hangs[index], _role(self._hangs[index], rank)
-        copy = self._copies.get((index, k, role))
-        if copy is None:  # the first dump of this role in this hang: its document
+        key = (index, k, role)
+        if key not in self._copies:  # the first dump of this role in this hang
             base = k * self._loop
             seq = hung_seq(self.cluster, base + hang.start)
             began_ns = int((self._epoch + base + hang.start) * 1e9)
             doc = dump_document(rank, self._n, seq, entries=self.entries, began_ns=began_ns,
                                 role=role, form=hang.form)
-            copy = self.root / f"{COPY}.{index}.{k}.{role}"
-            write_dump(copy, doc, hang.form, self._epoch + base + at)
-            self._copies[index, k, role] = copy
-        link_whole(copy, self.root / f"{PREFIX}{rank}")
+            self._copies[key] = _Copy(self.root / f"{COPY}.{index}.{k}.{role}",
+                                      encode_dump(doc, hang.form), self._epoch + base + at)
+            self._copies[key].write()
+        copy, path = self._copies[key], self.root / f"{PREFIX}{rank}"
+        try:
+            link_whole(copy.path, path)
+        except OSError as error:
+            if error.errno != errno.EMLINK:  # a file system without hard links
+                write_bytes_whole(path, copy.data, copy.mtime)
+                return
+            copy.write()  # the copy has as many names as ext4 allows (65,000): a new one
+            link_whole(copy.path, path)
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """The one copy of a dump that the ranks' files are names of."""
+
+    path: Path
+    data: bytes
+    mtime: float
+
+    def write(self) -> None:
+        """(Re)write it; names given to an earlier copy keep that one."""
+        write_bytes_whole(self.path, self.data, self.mtime)
+
+    def unlink(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def _role(hang: _Hang, rank: int) -> str:
@@ -221,29 +246,24 @@ def _as_json(doc: dict) -> dict:
 
 
 def link_whole(copy: Path, path: Path) -> None:
-    """``path`` becomes another name of ``copy``, at once (a reader never sees it half
-    made); where the file system has no hard links, a copy of its bytes."""
+    """``path`` becomes another name of ``copy``, at once: a reader never sees it half made
+    (``OSError`` where the file system gives no more names to ``copy``, or none at all)."""
     try:
         os.link(copy, path)  # a new name comes whole
-        return
     except FileExistsError:  # an earlier hang's dump: replaced whole
         partial = path.with_name(f".{path.name}.partial")
         partial.unlink(missing_ok=True)
-        try:
-            os.link(copy, partial)
-            os.replace(partial, path)
-            return
-        except OSError:
-            pass
-    except OSError:
-        pass
-    write_bytes_whole(path, copy.read_bytes(), copy.stat().st_mtime)
+        os.link(copy, partial)
+        os.replace(partial, path)
 
 
 def write_dump(path: Path, doc: dict, form: str, mtime: float | None = None) -> None:
     """Write a dump whole (a reader never sees half of it), dated ``mtime``."""
-    data = json.dumps(doc).encode() if form == "json" else pickle.dumps(doc, protocol=2)
-    write_bytes_whole(path, data, mtime)
+    write_bytes_whole(path, encode_dump(doc, form), mtime)
+
+
+def encode_dump(doc: dict, form: str) -> bytes:
+    return json.dumps(doc).encode() if form == "json" else pickle.dumps(doc, protocol=2)
 
 
 def write_bytes_whole(path: Path, data: bytes, mtime: float | None = None) -> None:

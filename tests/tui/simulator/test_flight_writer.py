@@ -4,6 +4,8 @@ joined verdict agrees with the watchdog lines of the same simulated job."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from ranktop.tui.core.hang_join import join_verdicts
 from ranktop.tui.flight.reader import read_dumps
 from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.simulator import flight_writer
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.flight_writer import FlightWriter, link_whole
 from ranktop.tui.simulator.log_writer import LogWriter, hung_seq
@@ -152,3 +155,23 @@ def test_a_later_hangs_dump_replaces_the_earlier_one_whole(tmp_path: Path) -> No
     link_whole(later, dump)
     assert dump.read_bytes() == b"later hang" and dump.stat().st_ino == later.stat().st_ino
     assert sorted(p.name for p in tmp_path.iterdir()) == [".copy.0", ".copy.1", dump.name]
+
+
+def test_a_copy_with_as_many_names_as_the_disk_allows_is_copied_again(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    """ext4 gives a file at most 65,000 names: a 100,000-rank hang needs a second copy."""
+    names: dict[int, int] = {}
+    real_link = flight_writer.os.link
+
+    def link(source, target) -> None:
+        inode = os.stat(source).st_ino
+        if names.get(inode, 1) >= 10:
+            raise OSError(errno.EMLINK, "Too many links")
+        real_link(source, target)
+        names[inode] = names.get(inode, 1) + 1
+
+    monkeypatch.setattr(flight_writer.os, "link", link)
+    written, _, _ = work_of_one_hang(tmp_path, 8)
+    dumps = list((tmp_path / "fr-8").glob("comm_lib_trace_rank_*"))
+    assert written == 64 and len({d.stat().st_ino for d in dumps}) <= 64 // 9 + 2
+    assert len({d.read_bytes() for d in dumps}) == 2  # the waiting ranks' and the culprit's
