@@ -20,6 +20,7 @@ from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import load_scenario
 
 CLOSE_WAIT_SECONDS = 1.0  # for a write in progress to reach its next file and stop
+LOG_WAIT_SECONDS = 0.5  # the longest a poll waits for its lines to be written
 
 
 class DemoSource:
@@ -55,21 +56,24 @@ class DemoSource:
         return self.cluster.frame_at(t)
 
     def _write_logs(self, t: float) -> None:
+        """Write the logs up to ``t`` in a thread beside the poll. The first write creates a
+        file per rank (at 100,000 ranks, 300,000 files) and the poll does not wait for it;
+        later polls add a few lines and wait for them, before anything reads the logs, but
+        never longer than ``LOG_WAIT_SECONDS`` (a large job's hang writes a dump per rank).
+        A poll that finds the last write still going leaves its lines to the next."""
         self._log_due = t
         if self.log_writer is None or self._closed:
             return
-        if not self._logs_started:
-            # The first write creates a file per rank, which may take most of a second: it runs
-            # beside the first poll, so the first frame does not wait for it.
-            self._logs_started = True
-            self._log_lock.acquire()
-            threading.Thread(target=self._first_write, args=(t,), name="ranktop-demo-logs",
-                             daemon=True).start()
+        if not self._log_lock.acquire(blocking=False):
             return
-        with self._log_lock:  # later polls add a few lines, before anything reads the logs
-            self._advance_logs(t)
+        first, self._logs_started = not self._logs_started, True
+        writing = threading.Thread(target=self._write_beside, args=(t,),
+                                   name="ranktop-demo-logs", daemon=True)
+        writing.start()
+        if not first:
+            writing.join(LOG_WAIT_SECONDS)
 
-    def _first_write(self, t: float) -> None:
+    def _write_beside(self, t: float) -> None:
         try:
             self._advance_logs(t)
         finally:
