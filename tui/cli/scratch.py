@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 
 REMOVE_WAIT_SECONDS = 1.0
+_REMOVING: set[str] = set()
 
 
 @contextlib.contextmanager
@@ -29,7 +30,11 @@ def scratch_folder(prefix: str) -> Iterator[str]:
 
 def remove_soon(folder: str, wait: float = REMOVE_WAIT_SECONDS) -> None:
     """Remove ``folder``, waiting at most ``wait`` seconds: the rest is left to a process
-    in a session of its own, so neither the exit nor a hung-up terminal stops it."""
+    in a session of its own, so neither the exit nor a hung-up terminal stops it. A folder
+    already being removed (the exit's cleanups and the block's end both ask) is left be."""
+    if folder in _REMOVING:
+        return
+    _REMOVING.add(folder)
     try:
         remover = subprocess.Popen(["rm", "-rf", "--", folder], start_new_session=True,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

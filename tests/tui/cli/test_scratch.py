@@ -39,3 +39,15 @@ def test_a_folder_slow_to_remove_is_left_to_a_process_of_its_own(tmp_path, monke
     with open(gate, "w") as let_go:
         let_go.write("go\n")
     assert started[0].wait(30) == 0 and not folder.exists()
+
+
+def test_a_folder_asked_twice_is_removed_once(tmp_path, monkeypatch):
+    started: list[list[str]] = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(scratch.subprocess, "Popen",
+                        lambda args, **k: started.append(args) or real_popen(args, **k))
+    folder = tmp_path / "ranktop-demo-y"
+    folder.mkdir()
+    remove_soon(str(folder))
+    remove_soon(str(folder))  # the exit's cleanups, then the end of the block
+    assert len(started) == 1 and not folder.exists()
