@@ -41,7 +41,7 @@ def timed(fn) -> float:
 async def measure(args: argparse.Namespace) -> None:
     os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system  # read when Textual is imported
     sys.path.insert(0, str(REPO))
-    from ranktop.tui.core.metrics import ScaleTracker
+    from ranktop.tui.core.metrics import ScaleTracker, present_median
     from ranktop.widgets.heatmap import Heatmap
     from ranktop.widgets.panel import MetricPanel
     from rich.control import Control
@@ -153,7 +153,7 @@ async def measure(args: argparse.Namespace) -> None:
         frames = []
         for i in range(args.reps):
             values = cluster.frame_at(2.0 * (args.ticks + 1 + i)).values[metric.id]
-            frames.append((values, tracker.update(values) or (0.0, 1.0)))
+            frames.append((values, tracker.update(present_median(values)) or (0.0, 1.0)))
         per_poll, per_poll_rows = [], []
         for values, (low, high) in frames:
             drawn.clear()

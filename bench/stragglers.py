@@ -32,10 +32,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from ranktop.tui.core.config_values import LayoutSettings
 from ranktop.tui.core.parallelism import fit_world, parse
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.settings.layout import LayoutSettings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import Fault, Scenario
 from ranktop.tui.sources.demo import DemoSource

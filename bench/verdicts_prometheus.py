@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ranktop.tui.core.analysis import Analysis  # noqa: E402
+from ranktop.tui.core.config_values import DetectSettings  # noqa: E402
 from ranktop.tui.engine.pipeline import Pipeline  # noqa: E402
-from ranktop.tui.settings.config import DetectSettings, load_settings  # noqa: E402
+from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.simulator.scenario import Fault, load_scenario  # noqa: E402
 from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
 

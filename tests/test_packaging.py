@@ -23,7 +23,8 @@ from ranktop.tui.settings.reader import read_toml
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = read_toml(ROOT / "pyproject.toml")
 # Source folder -> where it lands in the installed tree.
-FOLDERS = {"tui": "ranktop/tui", "widgets": "ranktop/widgets", "config": "ranktop/config"}
+FOLDERS = {"ranktop": "ranktop", "tui": "ranktop/tui", "widgets": "ranktop/widgets",
+           "config": "ranktop/config"}
 SHIPPED_SUFFIXES = {".py", ".toml", ".yml", ".tcss"}
 NAMED = {
     "ranktop/config/default.toml", "ranktop/config/scenario.toml", "ranktop/tui/ranktop.tcss",
@@ -149,6 +150,6 @@ def test_installed_copy_finds_its_shipped_files_from_another_directory(installed
     assert probe["scenario"]
     assert probe["script"] is True
 
-    version = run([sys.executable, "-S", "-m", "ranktop.tui", "--version"], cwd=elsewhere,
-                  env=env)
-    assert version.stdout.split() == ["ranktop", PYPROJECT["project"]["version"]]
+    for module in ("ranktop", "ranktop.tui"):
+        version = run([sys.executable, "-S", "-m", module, "--version"], cwd=elsewhere, env=env)
+        assert version.stdout.split() == ["ranktop", PYPROJECT["project"]["version"]]

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.map_levels import MapLevels
@@ -47,6 +48,9 @@ class AnalysisReady(Message):
 
 # A quit that takes longer is stuck writing to a terminal that has gone: skip the goodbye.
 QUIT_GRACE_SECONDS = 10.0
+# Once the terminal is given back, all that can be left is a worker thread finishing a poll
+# or an analysis nobody will see (seconds at 100,000 ranks): the process ends this long after.
+EXIT_GRACE_SECONDS = 1.0
 
 
 class RanktopApp(App[None]):
@@ -118,6 +122,16 @@ class RanktopApp(App[None]):
         watchdog = threading.Timer(QUIT_GRACE_SECONDS, self.force_exit, (code,))
         watchdog.daemon = True
         watchdog.start()
+
+    async def run_async(self, **kwargs: Any) -> None:
+        """Run the console; once it has given the terminal back, the process ends within
+        ``EXIT_GRACE_SECONDS`` whatever its threads are doing (a crash is said first)."""
+        await super().run_async(**kwargs)
+        if self.crash is None:
+            ending = threading.Timer(EXIT_GRACE_SECONDS, self.force_exit,
+                                     (self.return_code or 0,))
+            ending.daemon = True
+            ending.start()
 
     def force_exit(self, code: int) -> None:
         """Run the cleanups and end the process without waiting for the terminal."""

@@ -55,7 +55,7 @@ class LogView(ScrollView, can_focus=True):
     LogView { height: 1fr; }
     """
     COMPONENT_CLASSES = {
-        "log-view--nccl-warn",  # a line of each kind (tui/logs/text.py); plain lines: none
+        "log-view--nccl-warn",  # a line of each kind (tui/core/text.py); plain lines: none
         "log-view--watchdog",
         "log-view--net",
         "log-view--error",

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from ranktop.tui.core.model import Rank
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources import promql
 from ranktop.tui.sources.alerts import prometheus_history

@@ -10,8 +10,8 @@ from typing import TextIO
 
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.text import plain
 from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.logs.text import plain
 from ranktop.tui.settings.config import Settings
 
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable, MutableMapping, Sequence
 from functools import partial
@@ -19,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ranktop.tui.cli import charset, flags
-from ranktop.tui.logs.text import plain
+from ranktop.tui.cli.scratch import remove_soon, scratch_folder
+from ranktop.tui.core.text import plain
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.tui.settings.reader import ConfigError
@@ -151,8 +150,7 @@ def _report(argv: list[str]) -> int:
 
     _exit_on_signals()  # so that the folder below is removed on the way out
     # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
-    with tempfile.TemporaryDirectory(prefix="ranktop-report-",
-                                     ignore_cleanup_errors=True) as folder:
+    with scratch_folder("ranktop-report-") as folder:
         engine = _report_engine(settings, args, args.log_dir or Path(folder) / "logs")
         if engine is None:
             return 2
@@ -359,8 +357,7 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         return 2
     # The demo's anomalies are not the user's history: they go to a throwaway log, and its
     # ranks' log files to a throwaway folder unless --log-dir names one.
-    with tempfile.TemporaryDirectory(prefix="ranktop-demo-",
-                                     ignore_cleanup_errors=True) as folder:
+    with scratch_folder("ranktop-demo-") as folder:
         started = time.time() - demo_start
         log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
         if os.environ.get(ENGINE_VARIABLE) == "process":  # to measure the engine apart
@@ -377,7 +374,7 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         source = demo_source(settings.demo, started=started, log_root=log_root)
         log = EventLog(Path(folder) / "events.jsonl")
         app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
-        app.cleanups += [source.close, partial(shutil.rmtree, folder, ignore_errors=True)]
+        app.cleanups += [source.close, partial(remove_soon, folder)]
         try:
             return _run_app(app, mouse)
         finally:

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
@@ -27,9 +28,8 @@ from ranktop.tui.core.history import History, HistoryView
 from ranktop.tui.core.incidents import Incident, incidents
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
-from ranktop.tui.core.metrics import ScaleTracker, summarise
+from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
-from ranktop.tui.settings.config import Settings
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
 # logs are read for watchdog timeouts (the header waits longer where polls or samples are
@@ -39,7 +39,6 @@ from ranktop.tui.settings.config import Settings
 SLOW_SIGNS = ("job_stall", "throughput")
 RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever the run
 
-Summary = tuple[float, float, float]  # min, median, max of the values present
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ class Analyser:
     """Turns each frame into an Analysis, keeping what must outlive a frame: detector
     timers, the history, the journal, the hang triage's last verdict."""
 
-    def __init__(self, settings: Settings, job: str, event_log: EventLog | None = None,
+    def __init__(self, settings: AnalysisSettings, job: str, event_log: EventLog | None = None,
                  triage: Triage | None = None) -> None:
         self.settings = settings
         self.hang = HangWatch(triage)
@@ -144,9 +143,11 @@ class Analyser:
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
         up = tuple(frame.ranks_up(len(rank_map)))
-        self.history.append(frame, len(rank_map))
+        summaries = FrameSummaries(frame)
+        self.history.append(frame, len(rank_map), summaries)
         progress = self._progress(frame)
-        anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time))
+        anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time),
+                                          summaries)
         hang = self._hang_verdict(frame, anomalies, progress, rank_map)
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
@@ -154,8 +155,8 @@ class Analyser:
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
             resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
-            summaries={m: summarise(v) for m, v in frame.values.items()},
-            scales={m: t.update(frame.values[m]) for m, t in self.trackers.items()
+            summaries=summaries.every(),
+            scales={m: t.update(summaries.median(m)) for m, t in self.trackers.items()
                     if m in frame.values},
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,

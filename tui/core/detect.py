@@ -15,16 +15,16 @@ from collections.abc import Sequence
 from statistics import median
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
 from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.lookback import Lookback
-from ranktop.tui.core.metrics import present_median
+from ranktop.tui.core.metrics import FrameSummaries, present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism
 from ranktop.tui.core.straggler import Stragglers
-from ranktop.tui.settings.config import DetectSettings
 
 HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
 NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down
@@ -64,9 +64,12 @@ class Detectors:
         self._tokens: deque[tuple[float, float]] = deque()
 
     def update(self, frame: Frame, rank_map: RankMap | None = None,
-               progressing: bool = True) -> list[Anomaly]:
+               progressing: bool = True,
+               summaries: FrameSummaries | None = None) -> list[Anomaly]:
         """The anomalies active in ``frame``. A new ``rank_map`` (the job's ranks learned
-        anew) keeps every timer: state is kept by rank number, which never changes."""
+        anew) keeps every timer: state is kept by rank number, which never changes.
+        ``summaries``: the frame's, when already worked out."""
+        summaries = summaries if summaries is not None else FrameSummaries(frame)
         if rank_map is not None:
             self.rank_map = rank_map
         n = len(self.rank_map)
@@ -77,11 +80,13 @@ class Detectors:
             if fault.rank is not None:
                 self.liveness.note_fault(fault.rank, fault.since, fault.summary,
                                          fault.severity)
-        stragglers = self.stragglers.update(frame, self.rank_map, progressing, self.ledger)
-        step = present_median(frame.values.get("step_time", ()))
+        stragglers = self.stragglers.update(frame, self.rank_map, progressing, self.ledger,
+                                            summaries)
+        step = summaries.median("step_time")
         fail_slow = self.fail_slow.update(frame.time, step, bool(stragglers) or not progressing)
         found = [
-            *self.liveness.update(frame, up), *self._thermal(frame), *self._sm_stall(frame, up),
+            *self.liveness.update(frame, up), *self._thermal(frame, summaries),
+            *self._sm_stall(frame, up, summaries),
             *stragglers, *fail_slow, *self._nvlink(frame), *hardware,
             *self._loss_divergence(frame), *self._throughput(frame),
         ]
@@ -108,13 +113,13 @@ class Detectors:
 
     # -- per rank ----------------------------------------------------------------------
 
-    def _thermal(self, frame: Frame) -> list[Anomaly]:
+    def _thermal(self, frame: Frame, summaries: FrameSummaries) -> list[Anomaly]:
         temps, bits = frame.values.get("temperature"), frame.values.get("throttle_reasons")
         clocks = frame.values.get("sm_clock")
         holding: dict[object, str] = {}
         severe: dict[object, str] = {}
         figures: dict[object, str] = {}
-        typical_clock = present_median(clocks)
+        typical_clock = summaries.median("sm_clock")
         for rank in range(len(self.rank_map)):
             temp = _at(temps, rank)
             flags = _at(bits, rank)
@@ -132,7 +137,8 @@ class Detectors:
                     severe[rank] = "HW thermal slowdown is set"
         return self.holds["thermal"].update(frame.time, holding, severe, figures)
 
-    def _sm_stall(self, frame: Frame, up: list[bool]) -> list[Anomaly]:
+    def _sm_stall(self, frame: Frame, up: list[bool],
+                  summaries: FrameSummaries) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
         if sm is None:
             for name in ("sm_stall", "job_stall"):
@@ -141,15 +147,15 @@ class Detectors:
         low = {r: f"SM activity {sm[r]:.0f} %" for r in range(len(self.rank_map))
                if not is_missing(_at(sm, r)) and sm[r] < self.s.sm_active_pct}
         live = sum(up) or 1
+        typical = summaries.median("sm_active")
         if len(low) > self.s.job_stall_share * live:
             text = (f"SM activity below {self.s.sm_active_pct:.0f} % on "
-                    f"{len(low)}/{live} ranks (median {present_median(sm):.0f} %)")
+                    f"{len(low)}/{live} ranks (median {typical:.0f} %)")
             self.holds["sm_stall"].update(frame.time, {})
             return self.holds["job_stall"].update(frame.time, {None: text})
         self.holds["job_stall"].update(frame.time, {})
         # One rank stalls when it idles while the others work: a rank a hair under the
         # threshold beside a job that is itself slowed (waiting on a straggler) is not one.
-        typical = present_median(sm)
         stalled = {r: f"{text} (median {typical:.0f} %)" for r, text in low.items()
                    if sm[r] < SM_STALL_OUTLIER * typical}
         return self.holds["sm_stall"].update(frame.time, stalled)

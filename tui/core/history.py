@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.metrics import present_median
+from ranktop.tui.core.metrics import FrameSummaries
 from ranktop.tui.core.model import Frame
 
 HISTORY_METRICS = ("sm_active", "temperature", "nvlink", "step_time", "compute_time")
@@ -72,7 +72,10 @@ class History:
     def __len__(self) -> int:
         return len(self._times)
 
-    def append(self, frame: Frame, n_ranks: int) -> None:
+    def append(self, frame: Frame, n_ranks: int,
+               summaries: FrameSummaries | None = None) -> None:
+        """Keep ``frame``'s values (``summaries``: the frame's, when already worked out)."""
+        summaries = summaries if summaries is not None else FrameSummaries(frame)
         if n_ranks != self.n_ranks:
             self._resize(n_ranks)
         self._times.append(frame.time)
@@ -81,7 +84,7 @@ class History:
             values = array("f", series[:n_ranks] if series is not None else ())
             values.extend([float("nan")] * (n_ranks - len(values)))
             self._values[metric].append(values)
-            self._medians[metric].append(present_median(values))
+            self._medians[metric].append(summaries.median(metric))
 
     def view(self) -> HistoryView:
         return HistoryView(self._times, self._values, self._medians)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from statistics import median
 
+from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.domain import throttle_names
-from ranktop.tui.core.model import is_missing
-from ranktop.tui.settings.config import MetricDef
+from ranktop.tui.core.model import Frame, is_missing
 
 # How far above the job's baseline an "auto" scale reaches before it is fully hot.
 AUTO_LOW = 0.9
@@ -55,18 +55,45 @@ def _decimals(value: float, whole: bool) -> int:
     return 0 if whole or abs(value) >= 100 else 1
 
 
+Summary = tuple[float, float, float]  # min, median, max of the values present
+
+
 def present_median(values: Sequence[float] | None) -> float:
     """The median of the values that are present; NaN when none are."""
-    present = [v for v in values or () if not is_missing(v)]
+    present = [v for v in values or () if v == v]  # not NaN
     return median(present) if present else float("nan")
 
 
-def summarise(values: Sequence[float]) -> tuple[float, float, float] | None:
+def summarise(values: Sequence[float]) -> Summary | None:
     """(min, median, max) over the values that are present, or None if none are."""
-    present = [v for v in values if not is_missing(v)]
+    present = [v for v in values if v == v]  # not NaN
     if not present:
         return None
     return min(present), median(present), max(present)
+
+
+class FrameSummaries:
+    """The summary of each metric of one frame, each worked out once, when first asked:
+    the analysis, the history, the scales and the detectors of one poll share them (a
+    median over every rank of a large job is a sort)."""
+
+    def __init__(self, frame: Frame) -> None:
+        self.frame = frame
+        self._known: dict[str, Summary | None] = {}
+
+    def of(self, metric: str) -> Summary | None:
+        if metric not in self._known:
+            self._known[metric] = summarise(self.frame.values.get(metric, ()))
+        return self._known[metric]
+
+    def median(self, metric: str) -> float:
+        """The job's median of ``metric``; NaN where no rank has a value."""
+        summary = self.of(metric)
+        return float("nan") if summary is None else summary[1]
+
+    def every(self) -> dict[str, Summary | None]:
+        """The summary of every metric the frame holds."""
+        return {metric: self.of(metric) for metric in self.frame.values}
 
 
 class ScaleTracker:
@@ -81,13 +108,13 @@ class ScaleTracker:
         self.metric = metric
         self._medians: deque[float] = deque(maxlen=AUTO_WINDOW)
 
-    def update(self, values: Sequence[float]) -> tuple[float, float] | None:
-        """Feed one frame's values; returns the scale, or None while nothing is known."""
+    def update(self, job_median: float) -> tuple[float, float] | None:
+        """Feed one frame's median of the metric (NaN: none); returns the scale, or None
+        while nothing is known."""
         if self.metric.scale is not None:
             return self.metric.scale
-        summary = summarise(values)
-        if summary is not None and summary[1] > 0:
-            self._medians.append(summary[1])
+        if job_median > 0:  # False for NaN
+            self._medians.append(job_median)
         if not self._medians:
             return None
         baseline = min(self._medians)

@@ -14,7 +14,7 @@ so far, else the ranks seen: a typo, a hostile ``rank="10000000"``, or one answe
 digits without a sign, space or leading zero ("05", " 5", Arabic-Indic or full-width
 digits are not rank 5), and a rank named by series on different hosts or GPUs keeps the
 first. What was left out is said in the map's ``left_out``. Host names from a file or the
-Slurm node list are plain text (``logs.text.plain``), and neither may expand past
+Slurm node list are plain text (``core.text.plain``), and neither may expand past
 ``MAX_RANKS``.
 """
 
@@ -33,7 +33,7 @@ from ranktop.tui.core.domain import (
 )
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.core.outside_file import FileTooLarge, NotRegularFile, read_regular
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 
 FROM_JOB = "job metric labels"
 FROM_FILE = "rank-map file"

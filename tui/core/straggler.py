@@ -16,12 +16,12 @@ from statistics import median
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
 from ranktop.tui.core.cause import Medians, causes, said
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.hotspots import MOVING_SECONDS, Grid, Shape, Wander
-from ranktop.tui.core.metrics import present_median
+from ranktop.tui.core.metrics import FrameSummaries
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism, for_job
-from ranktop.tui.settings.config import DetectSettings
 
 MAD_TO_SIGMA = 1.4826  # a median absolute deviation, scaled to a normal's standard deviation
 FAR_OUTSIDE = 3  # this many times the bar of deviations: far outside the ranks' spread
@@ -57,14 +57,17 @@ class Stragglers:
         return self._grid[1]
 
     def update(self, frame: Frame, rank_map: RankMap, progressing: bool,
-               ledger: Ledger | None = None) -> list[Anomaly]:
+               ledger: Ledger | None = None, summaries: FrameSummaries | None = None
+               ) -> list[Anomaly]:
         """A job that is not computing has no straggler: while its step does not move, its
-        per-step times are the last step's, frozen."""
-        name, values = _measure(frame, self.s.sm_active_pct)
+        per-step times are the last step's, frozen. ``summaries``: the frame's, when
+        already worked out."""
+        summaries = summaries if summaries is not None else FrameSummaries(frame)
+        name, metric, values = _measure(frame, self.s.sm_active_pct, summaries)
         if values is None or not progressing:
             return self._none(frame.time)
         present = [v for v in values if v == v]  # not NaN
-        middle = median(present) if len(present) >= 3 else float("nan")
+        middle = summaries.median(metric) if len(present) >= 3 else float("nan")
         if is_missing(middle) or middle <= 0:
             return self._none(frame.time)
         spread = MAD_TO_SIGMA * median(abs(v - middle) for v in present)
@@ -199,15 +202,17 @@ def _key(anomaly: Anomaly) -> object:
     return anomaly.rank
 
 
-def _measure(frame: Frame, idle_pct: float) -> tuple[str, list[float] | None]:
-    """Compute time where exported, else SM activity (unless the job idles)."""
+def _measure(frame: Frame, idle_pct: float, summaries: FrameSummaries
+             ) -> tuple[str, str, list[float] | None]:
+    """Compute time where exported, else SM activity (unless the job idles): its name on
+    screen, the metric and its values."""
     compute = frame.values.get("compute_time")
     if compute is not None:
-        return "compute", list(compute)
+        return "compute", "compute_time", list(compute)
     sm = frame.values.get("sm_active")
-    if sm is None or present_median(sm) < idle_pct:
-        return "SM activity", None
-    return "SM activity", list(sm)
+    if sm is None or summaries.median("sm_active") < idle_pct:
+        return "SM activity", "sm_active", None
+    return "SM activity", "sm_active", list(sm)
 
 
 def _spread_words(distance: float, bar: float) -> str:

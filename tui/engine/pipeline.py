@@ -23,9 +23,9 @@ from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
+from ranktop.tui.core.text import plain
 from ranktop.tui.flight.watch import FlightDumps
 from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.logs.text import plain
 from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ranktop.tui.core.flight import Entry, Frontier, Group, RankDump
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 
 if TYPE_CHECKING:
     from ranktop.tui.flight.reader import ReadBudget

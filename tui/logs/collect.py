@@ -21,7 +21,6 @@ back as its per-rank share: the ranks not reached are left out of the result.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,11 +29,12 @@ from operator import itemgetter
 from pathlib import Path
 
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.outside_file import open_regular
+from ranktop.tui.core.text import clean_lines
 from ranktop.tui.logs.gztail import gz_tail
 from ranktop.tui.logs.nccl_files import NCCL_SNIFF_BYTES
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
 from ranktop.tui.logs.split import FileRanks, RankIndex
-from ranktop.tui.logs.text import clean_lines
 
 BLOCK = 64 * 1024
 MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start
@@ -240,12 +240,10 @@ def _file_back(path: Path, max_bytes: int, on_head: Callable[[bytes], None] | No
                ) -> Iterator[tuple[list[bytes], int]]:
     """A plain file's lines from its end, newest first, block by block, with bytes read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = open_regular(path)  # a FIFO or a device never ends: refused
     except OSError:
         return
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return  # a FIFO or a device never ends
         pos = os.fstat(fd).st_size
         end, carry = pos, b""
         if on_head is not None:

@@ -16,6 +16,8 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
+from ranktop.tui.core.outside_file import read_regular
+
 GZ_MAX_BYTES = 8 * 1024 * 1024
 PIECE = 1024 * 1024  # decompressed bytes per step
 _CACHE = 32
@@ -37,8 +39,7 @@ def gz_tail(path: Path, lines: int, max_bytes: int) -> bytes:
 @functools.lru_cache(maxsize=_CACHE)
 def _tail(path: str, size: int, mtime_ns: int, lines: int, max_bytes: int) -> bytes:
     try:
-        with open(path, "rb") as file:
-            compressed = file.read(GZ_MAX_BYTES + 1)
+        compressed = read_regular(path, GZ_MAX_BYTES)  # it may have become a FIFO since
     except OSError:
         return b""
     kept: deque[tuple[bytes, int]] = deque()  # pieces and their newlines

@@ -10,7 +10,7 @@ at most ``max_follow_bytes`` and returns at most ``max_follow_lines`` lines per 
 a "[ranktop: skipped N bytes]" or "[ranktop: skipped N lines]" line when it had to skip),
 and keeps at most one line's worth of bytes for a line still being written.
 
-Making a line safe and naming its kind is ``ranktop.tui.logs.text`` (``sanitise`` and ``classify``
+Making a line safe and naming its kind is ``ranktop.tui.core.text`` (``sanitise`` and ``classify``
 are re-exported here). Finding the files of a rank is in ``ranktop.tui.logs.discovery``;
 ``find_logs`` and ``PRESETS`` are re-exported here.
 """
@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ranktop.tui.core.outside_file import open_regular
+from ranktop.tui.core.text import byte_limit, classify, clean, count_chars, plain, sanitise
 from ranktop.tui.logs.discovery import PRESETS, find_logs
 from ranktop.tui.logs.gztail import gz_tail
 from ranktop.tui.logs.rotation import predecessors
-from ranktop.tui.logs.text import byte_limit, classify, clean, count_chars, plain, sanitise
 
 __all__ = ["PRESETS", "FileLog", "LogLine", "LogSource", "classify", "find_logs", "sanitise"]
 
@@ -186,19 +186,13 @@ class FileLog:
 
     def _open(self) -> bool:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            self._fd = open_regular(self.path)  # a FIFO or a device is no log: refused
         except FileNotFoundError:
             if not self._state.startswith("deleted"):
                 self._state = "missing"
             return False
         except OSError as error:
             self._fail(error)
-            return False
-        self._fd = fd
-        # A FIFO or a device would block or never end: only regular files are logs.
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            self.close()
-            self._state = "error: not a regular file"
             return False
         self._state = ""
         return True

@@ -29,8 +29,8 @@ from ranktop.tui.core.hang_join import join_verdicts
 from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
 from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.text import plain
 from ranktop.tui.logs.collect import ReadBudget
-from ranktop.tui.logs.text import plain
 
 KB, MB = 1024, 1024 * 1024
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ranktop.tui.core.analysis import Analysis
+from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.incidents import Incident
 from ranktop.tui.core.map_layout import Arrangement
@@ -20,7 +21,7 @@ from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
 from ranktop.tui.screens.jump import JumpScreen
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
 from ranktop.tui.screens.too_small import TooSmall
-from ranktop.tui.settings.config import MetricDef, Settings
+from ranktop.tui.settings.config import Settings
 from ranktop.widgets.anomaly_list import AnomalyList, Row
 from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.key_footer import KeyFooter

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.domain import SEVERITIES
 from ranktop.tui.core.lateness import late_after, no_progress_after
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
 from ranktop.tui.screens.line_styles import Styles
-from ranktop.tui.settings.config import MetricDef
 from rich.text import Text
 
 ALARM_MARK = "▲"  # before what needs acting on: read without colour too

@@ -10,9 +10,9 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.log_gaps import NO_LINES_READ
 from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.core.text import plain
 from ranktop.tui.flight.dump_paths import PatternError
 from ranktop.tui.flight.pipes import describe, find_pipes, named_pipes, request_dumps
-from ranktop.tui.logs.text import plain
 from ranktop.tui.screens.cluster_lines import no_verdict_yet
 from ranktop.tui.screens.confirm_dumps import ConfirmDumpsScreen
 from ranktop.tui.screens.flight_lines import flight_text

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.metrics import clock_time
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 from ranktop.tui.screens.line_styles import Styles
 from rich.text import Text
 

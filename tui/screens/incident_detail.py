@@ -13,7 +13,7 @@ from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.incidents import Incident, explained_by
 from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 from ranktop.tui.screens.hints import any_of, keys_for, sentence
 from ranktop.tui.screens.line_styles import CLASSES, Styles, styles_of
 from ranktop.widgets.key_footer import KeyFooter

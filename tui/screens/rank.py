@@ -15,9 +15,9 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.text import plain
 from ranktop.tui.engine.client import RankRequests
 from ranktop.tui.logs.tail import LogLine
-from ranktop.tui.logs.text import plain
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on

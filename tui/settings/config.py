@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ranktop.tui.core.config_values import DetectSettings, LayoutSettings, MetricDef, MetricQuery
 from ranktop.tui.flight.dump_paths import PatternError, check_pattern
 from ranktop.tui.logs.discovery import check_spec
-from ranktop.tui.settings.layout import LayoutSettings, layout_settings
+from ranktop.tui.settings.layout import layout_settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
 from ranktop.tui.settings.sources import (
@@ -31,58 +32,10 @@ WARN_LIMIT = 1e15  # a metric threshold past this (or infinite) is a mistake: no
 
 
 @dataclass(frozen=True)
-class MetricDef:
-    """How one metric is titled, scaled and judged."""
-
-    id: str
-    title: str
-    short: str
-    unit: str
-    scale: tuple[float, float] | None  # None: scale to the job's own baseline
-    bad: str
-    warn: float | None
-    digits: int
-    queries: tuple[MetricQuery, ...] = ()  # PromQL, tried per GPU in order
-
-
-@dataclass(frozen=True)
-class MetricQuery:
-    """One way of reading a metric from Prometheus; ``shows`` names it on screen."""
-
-    promql: str
-    shows: str
-
-
-@dataclass(frozen=True)
 class DemoSettings:
     nodes: int
     gpus_per_node: int
     seed: int
-
-
-@dataclass(frozen=True)
-class DetectSettings:
-    """Thresholds of the built-in detectors (``[detect]``)."""
-
-    temperature_c: float = 82
-    thermal_seconds: float = 10
-    sm_active_pct: float = 60
-    sm_stall_seconds: float = 60
-    job_stall_share: float = 0.5
-    job_stall_seconds: float = 20
-    straggler_factor: float = 1.10
-    straggler_critical_factor: float = 1.20
-    straggler_mads: float = 5
-    straggler_seconds: float = 20
-    nvlink_fraction: float = 0.5
-    nvlink_seconds: float = 20
-    loss_rise: float = 0.25
-    loss_window_seconds: float = 120
-    throughput_fraction: float = 0.5
-    throughput_seconds: float = 20
-    throughput_window_seconds: float = 300
-    failslow_shift: float = 0.10
-    failslow_seconds: float = 20
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,11 @@ parallelism (pipeline stages as rows, data-parallel replicas as columns)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ranktop.tui.core.parallelism import DEFAULT_ORDER, Parallelism, parse
+from ranktop.tui.core.config_values import LayoutSettings
+from ranktop.tui.core.parallelism import DEFAULT_ORDER, parse
 from ranktop.tui.settings.reader import Reader
 
 VIEWS = ("node", "parallelism")
-
-
-@dataclass(frozen=True)
-class LayoutSettings:
-    parallelism: Parallelism | None = None  # None: not given, the maps stay by node
-    view: str = "node"  # the layout the maps start in
 
 
 def layout_settings(reader: Reader) -> LayoutSettings:

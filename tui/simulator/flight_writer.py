@@ -15,15 +15,24 @@ folder (``comm_lib_trace_rank_<rank>``), pickled like PyTorch's or as its JSON v
 Each step runs ``COLLECTIVES_PER_STEP`` collectives on the default group, so the hung one
 has the SeqNum the watchdog lines give. A dump's modification time is the simulated moment
 it was written.
+
+Every waiting rank's dump of one hang holds the same bytes (a waiting rank's ring buffer
+names no rank), so the writer works each document out once per hang, and the ranks' files
+are hard links to one copy, dated when the first of them landed: a dump lists every rank of
+the default group, and at 100,000 ranks 100,000 separate copies would take 70 GB. The cost
+of a hang is then linear in ranks: one link per rank.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import pickle
 import random
+import threading
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +46,7 @@ from ranktop.tui.simulator.log_writer import (
 )
 
 PREFIX = "comm_lib_trace_rank_"
+COPY = ".ranktop-demo-dump"  # the one copy of a dump the ranks' files link to
 FLIGHT_FOLDER = "flight-recorder"  # beside the ranks' log trees
 VERSION = "2.10"
 ENTRIES = 24  # the demo's ring buffer; PyTorch keeps 2000
@@ -80,6 +90,13 @@ class FlightWriter:
                        and f.params.get("dumps") != "none"
                        and not f.params.get("others_step")]  # no watchdog fires: no dump
         self._last: float | None = None
+        self._order: dict[int, tuple[list[float], list[int]]] = {}  # hang -> dump order
+        self._copies: dict[tuple[int, int, str], _Copy] = {}  # (hang, loop, role) -> copy
+        self.stopping = threading.Event()
+
+    def stop(self) -> None:
+        """End a write in progress at the next dump, and write nothing more."""
+        self.stopping.set()
 
     @property
     def spec(self) -> str:
@@ -101,22 +118,68 @@ class FlightWriter:
         first = max(math.floor(self._last / self._loop), math.floor(t / self._loop) - 1)
         for k in range(first, math.floor(t / self._loop) + 1):
             base = k * self._loop
-            for hang in self._hangs:
-                for rank in range(self._n):
-                    if hang.cause == "dead" and rank == hang.culprit:
-                        continue
-                    due = base + self.dump_time(hang, rank)
-                    if self._last < due <= t and due < base + hang.end:
-                        self._write(hang, rank, base)
+            for index, hang in enumerate(self._hangs):
+                opens = hang.start + WATCHDOG_TIMEOUT_MS / 1000  # no dump before
+                if t - base <= opens or self._last - base >= opens + SIGNAL_SPREAD:
+                    continue
+                times, ranks = self._dump_order(index)
+                lo = bisect_right(times, self._last - base)
+                hi = min(bisect_right(times, t - base), bisect_left(times, hang.end))
+                for at, rank in zip(times[lo:hi], ranks[lo:hi], strict=True):
+                    if self.stopping.is_set():
+                        return
+                    self._write(index, k, rank, at)
         self._last = t
+        for key in [key for key in self._copies if key[1] < first]:  # an earlier loop's
+            self._copies.pop(key).unlink(missing_ok=True)
 
-    def _write(self, hang: _Hang, rank: int, base: float) -> None:
-        seq = hung_seq(self.cluster, base + hang.start)
-        began_ns = int((self._epoch + base + hang.start) * 1e9)
-        doc = dump_document(rank, self._n, seq, entries=self.entries, began_ns=began_ns,
-                            role=_role(hang, rank), form=hang.form)
-        write_dump(self.root / f"{PREFIX}{rank}", doc, hang.form,
-                   self._epoch + base + self.dump_time(hang, rank))
+    def _dump_order(self, index: int) -> tuple[list[float], list[int]]:
+        """The loop times at which the ranks write their dumps of a hang, in order, and
+        the ranks (worked out once: a hang's dumps come over many polls)."""
+        if index not in self._order:
+            hang = self._hangs[index]
+            order = sorted((self.dump_time(hang, rank), rank) for rank in range(self._n)
+                           if not (hang.cause == "dead" and rank == hang.culprit))
+            self._order[index] = ([at for at, _ in order], [rank for _, rank in order])
+        return self._order[index]
+
+    def _write(self, index: int, k: int, rank: int, at: float) -> None:
+        hang, role = self._hangs[index], _role(self._hangs[index], rank)
+        key = (index, k, role)
+        if key not in self._copies:  # the first dump of this role in this hang
+            base = k * self._loop
+            seq = hung_seq(self.cluster, base + hang.start)
+            began_ns = int((self._epoch + base + hang.start) * 1e9)
+            doc = dump_document(rank, self._n, seq, entries=self.entries, began_ns=began_ns,
+                                role=role, form=hang.form)
+            self._copies[key] = _Copy(self.root / f"{COPY}.{index}.{k}.{role}",
+                                      encode_dump(doc, hang.form), self._epoch + base + at)
+            self._copies[key].write()
+        copy, path = self._copies[key], self.root / f"{PREFIX}{rank}"
+        try:
+            link_whole(copy.path, path)
+        except OSError as error:
+            if error.errno != errno.EMLINK:  # a file system without hard links
+                write_bytes_whole(path, copy.data, copy.mtime)
+                return
+            copy.write()  # the copy has as many names as ext4 allows (65,000): a new one
+            link_whole(copy.path, path)
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """The one copy of a dump that the ranks' files are names of."""
+
+    path: Path
+    data: bytes
+    mtime: float
+
+    def write(self) -> None:
+        """(Re)write it; names given to an earlier copy keep that one."""
+        write_bytes_whole(self.path, self.data, self.mtime)
+
+    def unlink(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def _role(hang: _Hang, rank: int) -> str:
@@ -182,9 +245,28 @@ def _as_json(doc: dict) -> dict:
     return doc
 
 
+def link_whole(copy: Path, path: Path) -> None:
+    """``path`` becomes another name of ``copy``, at once: a reader never sees it half made
+    (``OSError`` where the file system gives no more names to ``copy``, or none at all)."""
+    try:
+        os.link(copy, path)  # a new name comes whole
+    except FileExistsError:  # an earlier hang's dump: replaced whole
+        partial = path.with_name(f".{path.name}.partial")
+        partial.unlink(missing_ok=True)
+        os.link(copy, partial)
+        os.replace(partial, path)
+
+
 def write_dump(path: Path, doc: dict, form: str, mtime: float | None = None) -> None:
     """Write a dump whole (a reader never sees half of it), dated ``mtime``."""
-    data = json.dumps(doc).encode() if form == "json" else pickle.dumps(doc, protocol=2)
+    write_bytes_whole(path, encode_dump(doc, form), mtime)
+
+
+def encode_dump(doc: dict, form: str) -> bytes:
+    return json.dumps(doc).encode() if form == "json" else pickle.dumps(doc, protocol=2)
+
+
+def write_bytes_whole(path: Path, data: bytes, mtime: float | None = None) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_bytes(data)
     if mtime is not None:

@@ -101,6 +101,14 @@ class LogWriter:
         self._last: float | None = None
         self._first_loop = 0
         self._seq_cache: dict[tuple[int, float], int] = {}
+        self.stopping = threading.Event()
+
+    def stop(self) -> None:
+        """End a write in progress at the next file (a job of 100,000 ranks writes for
+        seconds), and write nothing more: quitting never waits for the logs."""
+        self.stopping.set()
+        if self.flight is not None:
+            self.flight.stop()
 
     def _file(self, rank: int, stream: str) -> Path:
         """Where a rank's stream goes."""
@@ -226,11 +234,15 @@ class LogWriter:
 
     def advance(self, t: float) -> None:
         """Append every line due since the last call, up to t seconds since the demo began."""
+        if self.stopping.is_set():
+            return
         first = self._last is None
         if first:
             self._first_loop = math.floor(t / self._loop)
             self._last = self._first_loop * self._loop - 1e-6
             for rank in range(self._n):
+                if self.stopping.is_set():
+                    return
                 self._file(rank, STREAMS[0]).parent.mkdir(parents=True, exist_ok=True)
         if t <= self._last:
             return
@@ -253,6 +265,8 @@ class LogWriter:
             self.flight.advance(t)
         if first:  # both files exist from the start, as under torchrun (creating is slow)
             for rank in range(self._n):
+                if self.stopping.is_set():
+                    return
                 for stream in STREAMS:
                     path = self._file(rank, stream)
                     if (rank, stream) not in written and not path.exists():
@@ -262,6 +276,8 @@ class LogWriter:
                rank: int | None = None) -> None:
         """Append the pending lines (of one rank, or all), one file handle at a time."""
         for key in [k for k in pending if rank is None or k[0] == rank]:
+            if self.stopping.is_set():
+                return
             lines = pending.pop(key)
             if lines:
                 rank_of, stream = key

@@ -20,6 +20,9 @@ from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import load_scenario
 from ranktop.tui.sources.base import Source
 
+CLOSE_WAIT_SECONDS = 1.0  # for a write in progress to reach its next file and stop
+LOG_WAIT_SECONDS = 0.5  # the longest a poll waits for its lines to be written
+
 
 class DemoSource(Source):
     """Frames of a simulated cluster. ``clock`` gives wall-clock seconds and ``started`` the
@@ -54,21 +57,24 @@ class DemoSource(Source):
         return self.cluster.frame_at(t)
 
     def _write_logs(self, t: float) -> None:
+        """Write the logs up to ``t`` in a thread beside the poll. The first write creates a
+        file per rank (at 100,000 ranks, 300,000 files) and the poll does not wait for it;
+        later polls add a few lines and wait for them, before anything reads the logs, but
+        never longer than ``LOG_WAIT_SECONDS`` (a large job's hang writes a dump per rank).
+        A poll that finds the last write still going leaves its lines to the next."""
         self._log_due = t
         if self.log_writer is None or self._closed:
             return
-        if not self._logs_started:
-            # The first write creates a file per rank, which may take most of a second: it runs
-            # beside the first poll, so the first frame does not wait for it.
-            self._logs_started = True
-            self._log_lock.acquire()
-            threading.Thread(target=self._first_write, args=(t,), name="ranktop-demo-logs",
-                             daemon=True).start()
+        if not self._log_lock.acquire(blocking=False):
             return
-        with self._log_lock:  # later polls add a few lines, before anything reads the logs
-            self._advance_logs(t)
+        first, self._logs_started = not self._logs_started, True
+        writing = threading.Thread(target=self._write_beside, args=(t,),
+                                   name="ranktop-demo-logs", daemon=True)
+        writing.start()
+        if not first:
+            writing.join(LOG_WAIT_SECONDS)
 
-    def _first_write(self, t: float) -> None:
+    def _write_beside(self, t: float) -> None:
         try:
             self._advance_logs(t)
         finally:
@@ -81,13 +87,14 @@ class DemoSource(Source):
             self._closed = True  # a full or vanished folder ends the demo's logs, not the demo
 
     def close(self) -> None:
-        """Start no other log write and let one in progress finish, so the folder can go.
-
-        Only a quit within the first second waits: the first write creates every rank's files.
-        """
+        """Start no other log write, and end one in progress at its next file, so the folder
+        can go: quitting never waits for the logs of a large job (at 100,000 ranks the first
+        write creates 300,000 files and a hang's dumps 100,000 more)."""
         self._closed = True
-        with self._log_lock:
-            pass
+        if self.log_writer is not None:
+            self.log_writer.stop()
+        if self._log_lock.acquire(timeout=CLOSE_WAIT_SECONDS):  # one file's write at most
+            self._log_lock.release()
 
     def flush_logs(self) -> None:
         """Wait until the logs are written up to the latest poll (after the first poll, whose

@@ -11,7 +11,7 @@ whose ``kind`` is the short word the console shows ("connection refused", "timed
 "HTTP 503", "TLS", "bad answer", ...) and whose message holds no secret. Everything from
 outside is plain text once it is past this module: label values and label names (whoever
 runs a job sets its labels), alert texts and error bodies lose their control characters
-(``logs.text.plain``), so no escape sequence reaches the terminal; an instant vector that is
+(``core.text.plain``), so no escape sequence reaches the terminal; an instant vector that is
 plain already is decoded fast, without looking at its labels again (prom_decode). Nothing
 is retried: the next poll is the retry, and a poll must stay short. A request has one
 deadline, its timeout, for the whole exchange: a server that trickles its headers or its
@@ -35,7 +35,7 @@ from typing import NamedTuple
 from urllib.parse import urlparse
 
 import httpx
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 from ranktop.tui.settings.sources import PrometheusSettings, without_userinfo
 from ranktop.tui.sources.bounded_body import (
     ENCODINGS,

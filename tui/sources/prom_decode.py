@@ -9,7 +9,7 @@ past the length limit, an error, another shape) is read by ``answer``, which rea
 and, in a vector or a matrix, cuts each label value to its limit as it is decoded: a label
 value of a megabyte stays bytes of the body, and only its first characters ever become a
 string (decoded whole, a few hundred such values left the process's memory high for good).
-Its labels come out plain (``logs.text.plain``).
+Its labels come out plain (``core.text.plain``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 import msgspec
-from ranktop.tui.logs.text import plain
+from ranktop.tui.core.text import plain
 
 LABEL_NAME_CHARS = 128
 # A label value is whole up to this length: it is what names a host or a pod, and what a

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from ranktop.tui.core.config_values import MetricQuery
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_NODE_LABELS, DCGM_UUID_LABELS
 from ranktop.tui.core.model import Rank
-from ranktop.tui.settings.config import MetricQuery
 
 WAY_LABEL = "ranktop_way"
 FRESH_LABEL = "ranktop_fresh"  # marks the freshness series folded into a metric's answer

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ranktop.tui.settings.config import MetricQuery, Settings
+from ranktop.tui.core.config_values import MetricQuery
+from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.discovery import PER_RANK, ROLE, ROLES, Candidate, Discovery
 
 Table = dict[str, Any]

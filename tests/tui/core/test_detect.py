@@ -6,9 +6,9 @@ import math
 from dataclasses import replace
 
 import pytest
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.model import Frame, RankMap
-from ranktop.tui.settings.config import DetectSettings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario
 

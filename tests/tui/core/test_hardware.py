@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.hardware import WINDOW_SECONDS, Ledger, ledger_lines
 from ranktop.tui.core.model import Frame, RankMap
-from ranktop.tui.settings.config import DetectSettings
 
 N = 8
 

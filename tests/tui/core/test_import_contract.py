@@ -1,12 +1,12 @@
 """The headless core imports neither Textual nor Rich, nor any layer above it: the engine,
-the screens, the widgets, the app."""
+the screens, the widgets, the app, nor the configuration loader (``ranktop.tui.settings``)."""
 
 from __future__ import annotations
 
 from tests.import_contract import contract_violations, planted
 
 ABOVE_THE_CORE = ("textual", "rich", "ranktop.tui.engine", "ranktop.tui.screens",
-                  "ranktop.widgets", "ranktop.tui.app")
+                  "ranktop.widgets", "ranktop.tui.app", "ranktop.tui.settings")
 
 
 def test_the_core_imports_no_ui_and_no_layer_above_it():
@@ -28,3 +28,11 @@ def test_the_contract_catches_a_core_module_that_imports_the_engine(tmp_path):
     violations = contract_violations("fakecore", ABOVE_THE_CORE, path)[1]
     assert list(violations) == ["fakecore.leaky"]
     assert "ranktop.tui.engine.snapshot" in violations["fakecore.leaky"]
+
+
+def test_the_contract_catches_a_core_module_that_imports_the_settings(tmp_path):
+    path = planted(tmp_path, "fakecore", "ranktop.tui.core.config_values",
+                   "ranktop.tui.settings.config")
+    violations = contract_violations("fakecore", ABOVE_THE_CORE, path)[1]
+    assert list(violations) == ["fakecore.leaky"]
+    assert "ranktop.tui.settings.config" in violations["fakecore.leaky"]

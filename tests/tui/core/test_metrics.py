@@ -37,13 +37,13 @@ def test_summary_skips_missing_values():
 
 
 def test_fixed_scales_come_from_the_config():
-    assert ScaleTracker(METRICS["temperature"]).update([60.0]) == (50.0, 90.0)
+    assert ScaleTracker(METRICS["temperature"]).update(60.0) == (50.0, 90.0)
 
 
 def test_auto_scale_anchors_on_the_lowest_recent_median():
     tracker = ScaleTracker(METRICS["step_time"])
-    assert tracker.update([math.nan]) is None
-    low, high = tracker.update([1.0, 1.0, 1.1])
+    assert tracker.update(math.nan) is None
+    low, high = tracker.update(1.0)
     assert (round(low, 3), round(high, 3)) == (0.9, 1.8)
     # the whole job slows down: the scale holds, so every cell turns hot
-    assert tracker.update([3.0, 3.0, 3.0]) == (low, high)
+    assert tracker.update(3.0) == (low, high)

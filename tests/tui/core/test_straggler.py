@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
+from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.model import Frame, RankMap
 from ranktop.tui.core.parallelism import parse
-from ranktop.tui.settings.config import DetectSettings
 
 N = 64
 RANK_MAP = RankMap.grid([f"h{i}" for i in range(N // 8)], 8, "test")

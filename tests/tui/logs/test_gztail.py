@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import threading
 import zlib
 from pathlib import Path
 
@@ -82,3 +83,20 @@ def test_the_piece_size_does_not_change_the_result(tmp_path: Path,
     monkeypatch.setattr(gztail, "PIECE", 1000)
     assert gz_tail(path, 7, 1 << 20) == text(4993, 7)
     assert zlib.decompress(path.read_bytes(), wbits=31) == data
+
+
+def test_a_rotated_copy_that_became_a_fifo_after_its_check_is_never_waited_on(tmp_path):
+    """The file is checked (stat), then read: a FIFO put in its place between the two must
+    not hold the reader. Should it hold, the test lets it go by opening the FIFO's other end."""
+    path = tmp_path / "rank3.log.1.gz"
+    os.mkfifo(path)
+    answers: list[bytes] = []
+    reader = threading.Thread(target=lambda: answers.append(gztail._tail(str(path), 1, 1, 5, 99)),
+                              daemon=True)
+    reader.start()
+    reader.join(timeout=20)  # returns at once unless the FIFO holds the reader
+    held = reader.is_alive()
+    if held:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join()
+    assert not held and answers == [b""]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.core.model import Rank
+from ranktop.tui.core.text import byte_limit, clean, clean_lines
 from ranktop.tui.logs import tail as logs
 from ranktop.tui.logs.tail import FileLog, LogLine, classify, find_logs, sanitise
-from ranktop.tui.logs.text import byte_limit, clean, clean_lines
 
 RANK = Rank(rank=11, host="gpu-node-001.cluster.local", gpu=3, node=1)
 
@@ -243,7 +243,7 @@ def test_io_errors_become_a_status_not_an_exception(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     log = FileLog(fifo)
-    assert log.tail(10) == [] and log.status() == "error: not a regular file"
+    assert log.tail(10) == [] and log.status() == "error: not a regular file: a named pipe (FIFO)"
 
 
 # -- hostile content --------------------------------------------------------------------

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ranktop.tui.app import RanktopApp
+from ranktop.tui.core.config_values import LayoutSettings
 from ranktop.tui.core.parallelism import fit_world, parse
 from ranktop.tui.settings.config import DemoSettings, load_settings
-from ranktop.tui.settings.layout import LayoutSettings
 from ranktop.tui.sources.demo import demo_source
 from ranktop.widgets.panel import MetricPanel
 

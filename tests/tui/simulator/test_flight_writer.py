@@ -4,6 +4,8 @@ joined verdict agrees with the watchdog lines of the same simulated job."""
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ from ranktop.tui.core.hang_join import join_verdicts
 from ranktop.tui.flight.reader import read_dumps
 from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.simulator import flight_writer
 from ranktop.tui.simulator.cluster import SimCluster
-from ranktop.tui.simulator.flight_writer import FlightWriter
+from ranktop.tui.simulator.flight_writer import FlightWriter, link_whole
 from ranktop.tui.simulator.log_writer import LogWriter, hung_seq
 from ranktop.tui.simulator.scenario import Fault, Scenario
 
@@ -109,3 +112,66 @@ def test_dumps_are_dated_when_they_land(tmp_path: Path) -> None:
     dumps = read_dumps(writer.flight_spec, 16)
     landed = sorted(d.mtime - writer.flight._epoch for d in dumps.dumps.values())
     assert landed[0] >= START + 30.0 and landed[-1] <= START + 31.0
+
+
+def work_of_one_hang(tmp_path: Path, nodes: int) -> tuple[int, int, int]:
+    """(dumps written, frames the writer computed, bytes it put on disk) for one hang."""
+    scenario = Scenario("fr-scale", 120.0, 1.12, 4_194_304,
+                        (Fault("collective_hang", CULPRIT, START, DURATION,
+                               {"cause": "mismatch", "dumps": "pickle"}),))
+    cluster = SimCluster(nodes=nodes, gpus_per_node=8, seed=3, scenario=scenario)
+    frames = 0
+    real_frame_at = cluster.frame_at
+
+    def counted(t: float):
+        nonlocal frames
+        frames += 1
+        return real_frame_at(t)
+
+    cluster.frame_at = counted  # type: ignore[method-assign]
+    writer = FlightWriter(cluster, tmp_path / f"fr-{nodes}", seed=3)
+    for t in (0.0, START + 29.0, START + 30.5, START + 31.5):
+        writer.advance(t)
+    files = list((tmp_path / f"fr-{nodes}").iterdir())
+    inodes = {f.stat().st_ino: f.stat().st_size for f in files}
+    return len([f for f in files if f.name.startswith("comm_lib")]), frames, sum(inodes.values())
+
+
+def test_a_hangs_dumps_cost_grows_linearly_with_the_ranks(tmp_path: Path) -> None:
+    small, large = work_of_one_hang(tmp_path, 8), work_of_one_hang(tmp_path, 64)  # 64, 512
+    assert (small[0], large[0]) == (64, 512)
+    assert large[1] == small[1]  # the hung step is worked out once per hang, not per rank
+    # Every dump lists the default group's ranks: 8 times the ranks, 8 times the bytes of
+    # one dump, and one copy on disk, where a copy per rank would give 64 times the bytes.
+    assert large[2] / small[2] < 8 * 1.5
+
+
+def test_a_later_hangs_dump_replaces_the_earlier_one_whole(tmp_path: Path) -> None:
+    earlier, later = tmp_path / ".copy.0", tmp_path / ".copy.1"
+    earlier.write_bytes(b"earlier hang")
+    later.write_bytes(b"later hang")
+    dump = tmp_path / "comm_lib_trace_rank_3"
+    link_whole(earlier, dump)
+    link_whole(later, dump)
+    assert dump.read_bytes() == b"later hang" and dump.stat().st_ino == later.stat().st_ino
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".copy.0", ".copy.1", dump.name]
+
+
+def test_a_copy_with_as_many_names_as_the_disk_allows_is_copied_again(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    """ext4 gives a file at most 65,000 names: a 100,000-rank hang needs a second copy."""
+    names: dict[int, int] = {}
+    real_link = flight_writer.os.link
+
+    def link(source, target) -> None:
+        inode = os.stat(source).st_ino
+        if names.get(inode, 1) >= 10:
+            raise OSError(errno.EMLINK, "Too many links")
+        real_link(source, target)
+        names[inode] = names.get(inode, 1) + 1
+
+    monkeypatch.setattr(flight_writer.os, "link", link)
+    written, _, _ = work_of_one_hang(tmp_path, 8)
+    dumps = list((tmp_path / "fr-8").glob("comm_lib_trace_rank_*"))
+    assert written == 64 and len({d.stat().st_ino for d in dumps}) <= 64 // 9 + 2
+    assert len({d.read_bytes() for d in dumps}) == 2  # the waiting ranks' and the culprit's

@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
+from ranktop.tui.core.config_values import MetricQuery
 from ranktop.tui.core.model import Rank
-from ranktop.tui.settings.config import MetricQuery
 from ranktop.tui.sources import promql
 
 HOSTILE = [

@@ -6,7 +6,7 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
-from ranktop.tui.logs.text import classify, clean_lines, plain, sanitise
+from ranktop.tui.core.text import classify, clean_lines, plain, sanitise
 
 from tests.tui.properties import FEW, LINES, RAW_LINES
 
