@@ -79,6 +79,7 @@ class RanktopApp(App[None]):
                                    settings.alertmanager_url, source)
         self.analysis = self.pipeline.latest
         self.cleanups: list[Callable[[], None]] = []
+        self.ends_process = False  # set by the CLI: the process ends soon after the app
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
 
     def get_line_filters(self) -> Sequence[LineFilter]:
@@ -115,10 +116,11 @@ class RanktopApp(App[None]):
         watchdog.start()
 
     async def run_async(self, **kwargs: Any) -> None:
-        """Run the console; once it has given the terminal back, the process ends within
-        ``EXIT_GRACE_SECONDS`` whatever its threads are doing (a crash is said first)."""
+        """Run the console; once it has given the terminal back, a console that owns its
+        process (``ends_process``: the CLI's) ends it within ``EXIT_GRACE_SECONDS``,
+        whatever its threads are doing (a crash is said first)."""
         await super().run_async(**kwargs)
-        if self.crash is None:
+        if self.ends_process and self.crash is None:
             ending = threading.Timer(EXIT_GRACE_SECONDS, self.force_exit,
                                      (self.return_code or 0,))
             ending.daemon = True
