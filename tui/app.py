@@ -115,16 +115,17 @@ class RanktopApp(App[None]):
         watchdog.daemon = True
         watchdog.start()
 
-    async def run_async(self, **kwargs: Any) -> None:
+    async def run_async(self, **kwargs: Any) -> Any:
         """Run the console; once it has given the terminal back, a console that owns its
         process (``ends_process``: the CLI's) ends it within ``EXIT_GRACE_SECONDS``,
         whatever its threads are doing (a crash is said first)."""
-        await super().run_async(**kwargs)
+        result = await super().run_async(**kwargs)
         if self.ends_process and self.crash is None:
             ending = threading.Timer(EXIT_GRACE_SECONDS, self.force_exit,
                                      (self.return_code or 0,))
             ending.daemon = True
             ending.start()
+        return result  # what the app returns (a screenshot, for the snapshot tests)
 
     def force_exit(self, code: int) -> None:
         """Run the cleanups and end the process without waiting for the terminal."""
