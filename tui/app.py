@@ -88,6 +88,7 @@ class RanktopApp(App[None]):
         self.cluster = ClusterScreen(settings, first.analysis.rank_map, self.engine.job_name,
                                      first.analysis.status)
         self.cleanups: list[Callable[[], None]] = []
+        self.ends_process = False  # set by the CLI: the process ends soon after the app
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
 
     def get_line_filters(self) -> Sequence[LineFilter]:
@@ -123,15 +124,17 @@ class RanktopApp(App[None]):
         watchdog.daemon = True
         watchdog.start()
 
-    async def run_async(self, **kwargs: Any) -> None:
-        """Run the console; once it has given the terminal back, the process ends within
-        ``EXIT_GRACE_SECONDS`` whatever its threads are doing (a crash is said first)."""
-        await super().run_async(**kwargs)
-        if self.crash is None:
+    async def run_async(self, **kwargs: Any) -> Any:
+        """Run the console; once it has given the terminal back, a console that owns its
+        process (``ends_process``: the CLI's) ends it within ``EXIT_GRACE_SECONDS``,
+        whatever its threads are doing (a crash is said first)."""
+        result = await super().run_async(**kwargs)
+        if self.ends_process and self.crash is None:
             ending = threading.Timer(EXIT_GRACE_SECONDS, self.force_exit,
                                      (self.return_code or 0,))
             ending.daemon = True
             ending.start()
+        return result  # what the app returns (a screenshot, for the snapshot tests)
 
     def force_exit(self, code: int) -> None:
         """Run the cleanups and end the process without waiting for the terminal."""

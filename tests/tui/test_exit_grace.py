@@ -16,6 +16,7 @@ async def test_the_process_ends_soon_after_the_screen_is_gone_whatever_a_poll_is
         monkeypatch):
     app = make_app(nodes=2)
     monkeypatch.setattr(app_module, "EXIT_GRACE_SECONDS", 0.01, raising=False)
+    app.ends_process = True  # as the CLI runs it
     polling, release, ended = threading.Event(), threading.Event(), threading.Event()
     codes: list[int] = []
 

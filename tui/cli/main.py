@@ -271,6 +271,7 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
 def _run_app(app, mouse: bool) -> int:
     """Run the console; its exit status when the user (or a signal) ended it, else the crash
     said in one line."""
+    app.ends_process = True
     app.run(mouse=mouse)
     if app.crash is not None:
         from ranktop.tui.cli.crash import report_crash

@@ -20,7 +20,7 @@ from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import load_scenario
 from ranktop.tui.sources.base import Source
 
-CLOSE_WAIT_SECONDS = 1.0  # for a write in progress to reach its next file and stop
+CLOSE_WAIT_SECONDS = 0.5  # for a write in progress to finish, then to stop at its next file
 LOG_WAIT_SECONDS = 0.5  # the longest a poll waits for its lines to be written
 
 
@@ -87,10 +87,14 @@ class DemoSource(Source):
             self._closed = True  # a full or vanished folder ends the demo's logs, not the demo
 
     def close(self) -> None:
-        """Start no other log write, and end one in progress at its next file, so the folder
-        can go: quitting never waits for the logs of a large job (at 100,000 ranks the first
-        write creates 300,000 files and a hang's dumps 100,000 more)."""
+        """Start no other log write; let one in progress finish if it is small, else end it
+        at its next file, so the folder can go: quitting never waits long for the logs of a
+        large job (at 100,000 ranks the first write creates 300,000 files and a hang's dumps
+        100,000 more)."""
         self._closed = True
+        if self._log_lock.acquire(timeout=CLOSE_WAIT_SECONDS):  # a few lines: written
+            self._log_lock.release()
+            return
         if self.log_writer is not None:
             self.log_writer.stop()
         if self._log_lock.acquire(timeout=CLOSE_WAIT_SECONDS):  # one file's write at most
