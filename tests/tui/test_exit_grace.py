@@ -29,7 +29,7 @@ async def test_the_process_ends_soon_after_the_screen_is_gone_whatever_a_poll_is
         codes.append(code)
         ended.set()
 
-    monkeypatch.setattr(app.source, "_read", stuck_read)
+    monkeypatch.setattr(app.engine.source, "_read", stuck_read)
     monkeypatch.setattr(app, "force_exit", force_exit)
 
     async def quit_while_polling() -> None:

@@ -31,7 +31,8 @@ class DemoSource(Source):
     name = "demo (simulated)"
 
     def __init__(self, cluster: SimCluster, clock: Callable[[], float] = time.time,
-                 started: float | None = None, log_writer: LogWriter | None = None) -> None:
+                 started: float | None = None, log_writer: LogWriter | None = None,
+                 wait_for_logs: bool | None = None) -> None:
         self.cluster = cluster
         self.log_writer = log_writer
         self.log_spec = log_writer.layout_spec if log_writer is not None else ""
@@ -41,6 +42,9 @@ class DemoSource(Source):
         self._closed = False
         self._logs_started = False
         self.clock = clock
+        # On a clock of its own (tests, screenshots) the demo is deterministic unless told
+        # otherwise: every poll waits for its logs, however long a busy machine takes.
+        self._wait_for_logs = clock is not time.time if wait_for_logs is None else wait_for_logs
         self.started = clock() if started is None else started
         self.job_name = cluster.job_name
         self.rank_map = cluster.rank_map
@@ -71,7 +75,9 @@ class DemoSource(Source):
         writing = threading.Thread(target=self._write_beside, args=(t,),
                                    name="ranktop-demo-logs", daemon=True)
         writing.start()
-        if not first:
+        if self._wait_for_logs:
+            writing.join()
+        elif not first:
             writing.join(LOG_WAIT_SECONDS)
 
     def _write_beside(self, t: float) -> None:

@@ -21,7 +21,8 @@ def stuck_source(tmp_path: Path, monkeypatch) -> tuple[DemoSource, threading.Eve
     ``release`` is set; ``after`` lists the files asked for after that."""
     cluster = SimCluster(4, 8, 7, load_scenario())
     writer = LogWriter(cluster, tmp_path / "logs", seed=7)
-    source = DemoSource(cluster, clock=lambda: 100.0, started=0.0, log_writer=writer)
+    source = DemoSource(cluster, clock=lambda: 100.0, started=0.0, log_writer=writer,
+                        wait_for_logs=False)  # as the live demo: a poll never waits long
     monkeypatch.setattr(demo, "CLOSE_WAIT_SECONDS", 0.05, raising=False)
     stuck, release = threading.Event(), threading.Event()
     after: list[int] = []
