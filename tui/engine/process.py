@@ -18,6 +18,8 @@ import contextlib
 import gc
 import itertools
 import multiprocessing
+import os
+import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
@@ -188,12 +190,21 @@ class ProcessEngine:
         return self._ask("gpu_model", rank).result()  # type: ignore[return-value]
 
     def close(self) -> None:
-        """End the engine process: closing the pipe ends it; a stuck one is killed."""
+        """End the engine process: hanging up the pipe ends it; a stuck one is killed."""
+        _hang_up(self._conn)
         self._conn.close()
         self._process.join(2.0)
         if self._process.is_alive():
             self._process.kill()
             self._process.join(1.0)
+
+
+def _hang_up(conn) -> None:
+    """Shut the pipe's socket both ways. Closing its descriptor alone leaves the socket open
+    while our reader thread is blocked in it, and the engine would never see the end."""
+    with contextlib.suppress(OSError, ValueError):
+        with socket.socket(fileno=os.dup(conn.fileno())) as end:
+            end.shutdown(socket.SHUT_RDWR)
 
 
 def _unpickled(data: bytes) -> tuple[int, bool, object]:

@@ -80,3 +80,10 @@ def test_an_engine_whose_source_cannot_be_made_says_why():
         assert "no data source given" in str(error)
     else:
         raise AssertionError("the engine started without a source")
+
+
+def test_closing_ends_the_engine_process_by_hanging_up_never_by_killing_it():
+    engine = ProcessEngine(load_settings(environ={}), demo_at_40)
+    asyncio.run(engine.poll())
+    engine.close()
+    assert engine._process.exitcode == 0  # it saw the end of the pipe and returned
