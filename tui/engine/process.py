@@ -202,9 +202,9 @@ class ProcessEngine:
 def _hang_up(conn) -> None:
     """Shut the pipe's socket both ways. Closing its descriptor alone leaves the socket open
     while our reader thread is blocked in it, and the engine would never see the end."""
-    with contextlib.suppress(OSError, ValueError):
-        with socket.socket(fileno=os.dup(conn.fileno())) as end:
-            end.shutdown(socket.SHUT_RDWR)
+    with (contextlib.suppress(OSError, ValueError),
+          socket.socket(fileno=os.dup(conn.fileno())) as end):
+        end.shutdown(socket.SHUT_RDWR)
 
 
 def _unpickled(data: bytes) -> tuple[int, bool, object]:
