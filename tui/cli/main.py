@@ -246,16 +246,8 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     from ranktop.tui.core.events import EventLog, default_log_path
 
     if settings.prometheus.url and os.environ.get(ENGINE_VARIABLE) != "thread":
-        engine = _process_engine(settings, partial(_make_live_source, local=local),
-                                 default_log_path())
-        if engine is None:
-            return 2
-        app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
-        app.cleanups.append(engine.close)
-        try:
-            return _run_app(app, mouse)
-        finally:
-            engine.close()
+        return _run_in_process(settings, partial(_make_live_source, local=local), mouse,
+                               ascii_only, default_log_path())
     source = _live_source(settings, local)
     if source is None:
         return 2
@@ -266,6 +258,22 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
         return _run_app(app, mouse)
     finally:
         _close(source)
+
+
+def _run_in_process(settings: Settings, make_source: Callable[[Settings], Source],
+                    mouse: bool, ascii_only: bool, event_log: Path | None = None) -> int:
+    """The console with its engine in a process of its own, which ``make_source`` feeds."""
+    from ranktop.tui.app import RanktopApp
+
+    engine = _process_engine(settings, make_source, event_log)
+    if engine is None:
+        return 2
+    app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
+    app.cleanups.append(engine.close)
+    try:
+        return _run_app(app, mouse)
+    finally:
+        engine.close()
 
 
 def _run_app(app, mouse: bool) -> int:
@@ -362,16 +370,8 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         started = time.time() - demo_start
         log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
         if os.environ.get(ENGINE_VARIABLE) == "process":  # to measure the engine apart
-            engine = _process_engine(settings, partial(_make_demo_source, started=started,
-                                                       log_root=log_root))
-            if engine is None:
-                return 2
-            app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
-            app.cleanups.append(engine.close)
-            try:
-                return _run_app(app, mouse)
-            finally:
-                engine.close()
+            return _run_in_process(settings, partial(_make_demo_source, started=started,
+                                                     log_root=log_root), mouse, ascii_only)
         source = demo_source(settings.demo, started=started, log_root=log_root)
         log = EventLog(Path(folder) / "events.jsonl")
         app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
