@@ -49,3 +49,13 @@ def planted(root: Path, name: str, clean: str, leaky: str) -> str:
     (package / "clean.py").write_text(f"import {clean}\n")
     (package / "leaky.py").write_text(f"import {leaky}\n")
     return str(root)
+
+
+def caught(root: Path, name: str, forbidden: Sequence[str], clean: str,
+           leaky: str) -> list[str]:
+    """What the contract finds in a planted package ``name`` whose clean module imports
+    ``clean`` and whose other imports ``leaky``: the forbidden modules the leaky one pulled
+    in, after checking that it alone broke the contract."""
+    violations = contract_violations(name, forbidden, planted(root, name, clean, leaky))[1]
+    assert list(violations) == [f"{name}.leaky"]
+    return violations[f"{name}.leaky"]
