@@ -20,6 +20,8 @@ from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names,
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
 from ranktop.tui.core.hardware import Ledger
+from ranktop.tui.core.hotspots import MOVING_SECONDS
+from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.metrics import FrameSummaries, present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
@@ -30,6 +32,9 @@ HW_THERMAL_BIT = 0x040  # the GPU's own thermal protection: no doubt left
 NVLINK_SEVERE_FRACTION = 0.1  # a node's NVLink below a tenth of the median's: a link is down
 SM_STALL_OUTLIER = 0.75  # a stalled rank's SM activity is under this share of the median
 WARMUP_POLLS = 3  # before this many polls, "no anomalies" means "still checking"
+# A replayed moment starts this long before its longest hold, so that a condition confirmed
+# at the moment was also seen beginning, and fail-slow has its baseline.
+REPLAY_MARGIN_SECONDS = 30.0
 
 __all__ = ["Anomaly", "Detectors"]
 
@@ -96,6 +101,23 @@ class Detectors:
     def lookback_seconds(self) -> float:
         """How much of the job's past its windowed detectors judge by."""
         return max(self.s.loss_window_seconds, self.s.throughput_window_seconds)
+
+    @property
+    def replay_seconds(self) -> float:
+        """How much of the past, at the refresh step, a replay feeds the detectors so that
+        they judge a moment as a console watching since then did: the longest hold, a
+        straggler's wander window, the no-progress wait, and a margin."""
+        s = self.s
+        holds = (s.thermal_seconds, s.sm_stall_seconds, s.job_stall_seconds,
+                 s.straggler_seconds, s.nvlink_seconds, s.throughput_seconds,
+                 s.failslow_seconds)
+        return max(*holds, MOVING_SECONDS, NO_PROGRESS_SECONDS) + REPLAY_MARGIN_SECONDS
+
+    def warm_ledger(self, frame: Frame, rank_map: RankMap) -> None:
+        """Let the hardware ledger see an earlier frame (a replay's minutes before its
+        window), so a counter that rose then is judged as a console watching then did."""
+        self.rank_map = rank_map
+        self.ledger.update(frame, self.nodes())
 
     def warm(self, lookback: Lookback) -> None:
         """Start from what the backend held before the first poll: the job's loss and

@@ -55,9 +55,16 @@ class EngineClient(RankRequests, Protocol):
         """The newest snapshot with the hang triage it asked for, waiting up to ``timeout``."""
         ...
 
-    async def rank_history(self, rank: int) -> RankHistory:
-        """``rank``'s share of the newest snapshot's history (a snapshot from an engine in
-        another process carries none)."""
+    async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
+        """``rank``'s share of the newest snapshot's history, or of the moment ``at``'s
+        (a snapshot from an engine in another process carries none)."""
+        ...
+
+    async def at(self, moment: float) -> Snapshot:
+        """The console as it was at ``moment`` (epoch seconds, brought down to the refresh
+        grid: the snapshot's ``at``), replayed from the source's history with the verdicts
+        the live console showed then. Its ``version`` is the newest live one's. Raises
+        ``replay.NothingThen`` (one line to show) when the source has nothing then."""
         ...
 
     def restart(self) -> None:

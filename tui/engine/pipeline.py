@@ -35,6 +35,17 @@ from ranktop.tui.sources.base import Source
 FLIGHT_WAIT_SECONDS = 5.0
 
 
+def hang_triage(settings: Settings, source: Source, logs: RankLogs) -> TriageWorker | None:
+    """A worker reading the ranks' ``logs`` and Flight Recorder dumps for a hang's verdict
+    (None: the job's logs and dumps are nowhere to be read)."""
+    dumps = settings.flight_recorder or source.flight_spec
+    flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
+    reader = logs.triage_batches if logs.spec else None
+    if reader is None and flight is None:
+        return None
+    return TriageWorker(reader, dumps=flight, log_spec=logs.spec)
+
+
 class Pipeline:
     """A source and the analysis of its frames; ``poll`` never blocks the event loop."""
 
@@ -45,11 +56,7 @@ class Pipeline:
         self.clock = clock
         self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or source.log_spec)
-        dumps = settings.flight_recorder or source.flight_spec
-        flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
-        reader = self.logs.triage_batches if self.logs.spec else None
-        self.triage = (TriageWorker(reader, dumps=flight, log_spec=self.logs.spec)
-                       if reader is not None or flight is not None else None)
+        self.triage = hang_triage(settings, source, self.logs)
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
         self.refresh_seconds = settings.refresh_seconds

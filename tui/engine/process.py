@@ -31,6 +31,7 @@ from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.engine.client import EngineStopped
 from ranktop.tui.engine.maps import MapGeometry
+from ranktop.tui.engine.replay import NothingThen
 from ranktop.tui.engine.serve import serve
 from ranktop.tui.engine.snapshot import RankHistory, Snapshot
 from ranktop.tui.engine.wire import UNCHANGED_RANKS, Received
@@ -173,8 +174,19 @@ class ProcessEngine:
         return {map_id: replace(levels, view=views[map_id])
                 for map_id, levels in planned.items()}  # type: ignore[union-attr]
 
-    async def rank_history(self, rank: int) -> RankHistory:
-        return await self._call("rank_history", rank)  # type: ignore[return-value]
+    async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
+        return await self._call("rank_history", rank, at)  # type: ignore[return-value]
+
+    async def at(self, moment: float) -> Snapshot:
+        """A past moment, sent whole (not against the live polls' values)."""
+        try:
+            snapshot = await self._call("at", moment)
+        except RuntimeError as error:  # said in the engine's process: nothing then
+            raise NothingThen(str(error)) from None
+        analysis = Received().unpack(snapshot).analysis  # type: ignore[arg-type]
+        latest = self.latest
+        return Snapshot(latest.version, analysis, latest.rank_map_version,
+                        at=snapshot.at)  # type: ignore[union-attr]
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         logs, note = self._logs.open(rank_map, rank)

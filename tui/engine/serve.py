@@ -93,12 +93,19 @@ async def _plan(engine: ThreadEngine, sent: Sent, version: int, maps: tuple) -> 
     return dict(await engine.plan_maps(version, maps))
 
 
-async def _history(engine: ThreadEngine, sent: Sent, rank: int) -> object:
-    return await engine.rank_history(rank)
+async def _history(engine: ThreadEngine, sent: Sent, rank: int, at: float | None = None
+                   ) -> object:
+    return await engine.rank_history(rank, at)
+
+
+async def _at(engine: ThreadEngine, sent: Sent, moment: float) -> Snapshot:
+    """A past moment, packed whole: the live polls' deltas go on as they were."""
+    return Sent().compact(await engine.at(moment))
 
 
 HANDLERS = {
     "poll": _poll, "settle": _settle, "plan_maps": _plan, "rank_history": _history,
+    "at": _at,
     "alert_rows": _in_thread(ThreadEngine.alert_rows),
     "backfill": _in_thread(ThreadEngine.backfill),
     "gpu_model": _in_thread(ThreadEngine.gpu_model),

@@ -22,6 +22,7 @@ class Snapshot:
     rank_map_version: int
     retry_after: float = 0.0  # seconds the source asked to be left alone (0: none)
     error: str = ""  # why this poll failed ("" when it did not): the analysis is the last one
+    at: float | None = None  # the past moment replayed (epoch seconds); None: a live poll
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.engine.maps import MapGeometry, plan_maps
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.engine.rank_data import RankData
+from ranktop.tui.engine.replay import Replay
 from ranktop.tui.engine.snapshot import RankHistory, Snapshot
 from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
@@ -30,6 +31,7 @@ class ThreadEngine:
         self.source = source
         self.job_name = source.job_name
         self.pipeline = Pipeline(settings, source, event_log, clock)
+        self.replay = Replay(settings, source)
         self.rank_data = RankData(settings, source.job_name, event_log, self.pipeline.logs,
                                   settings.alertmanager_url, source)
         first = self.pipeline.latest
@@ -63,8 +65,16 @@ class ThreadEngine:
 
     # -- a rank's requests -------------------------------------------------------------
 
-    async def rank_history(self, rank: int) -> RankHistory:
-        return RankHistory.of(self.latest.analysis.history, rank)
+    async def at(self, moment: float) -> Snapshot:
+        analysis = await asyncio.to_thread(self.replay.at, moment)
+        assert analysis.frame is not None
+        latest = self.latest
+        return Snapshot(latest.version, analysis, latest.rank_map_version, at=analysis.frame.time)
+
+    async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
+        if at is None:
+            return RankHistory.of(self.latest.analysis.history, rank)
+        return RankHistory.of((await self.at(at)).analysis.history, rank)
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         return self.rank_data.open_logs(rank_map, rank)
@@ -82,4 +92,5 @@ class ThreadEngine:
         """Nothing to do: an engine in this process cannot stop apart from it."""
 
     def close(self) -> None:
+        self.replay.close()
         self.source.close()

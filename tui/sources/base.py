@@ -2,14 +2,15 @@
 
 Beyond ``poll`` and ``status``, a source may be able to do more: say how long its server
 asked to be left alone, give a rank's history from before the console started, the job's
-past values for a late start, a GPU's model, where the demo's logs are. Each capability is
-declared here with a neutral default (nothing to wait for, no history, no model...), so the
-engine asks every source the same way and a source that combines others (``MergedSource``)
-forwards each to the part that has it: nothing is probed for, nothing silently lost."""
+past values for a late start, the frames of any past moment, a GPU's model, where the
+demo's logs are. Each capability is declared here with a neutral default (nothing to wait
+for, no history, no model...), so the engine asks every source the same way and a source
+that combines others (``MergedSource``) forwards each to the part that has it: nothing is
+probed for, nothing silently lost."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import Lookback
@@ -29,6 +30,8 @@ class Source:
     """Where the ranks' logs are, when the source itself knows (the demo writes them)."""
     flight_spec: str = ""
     """Where the ranks' Flight Recorder dumps are, when the source itself knows."""
+    keeps_past: bool = False
+    """Whether ``frames_at`` can give past moments (a backend with history, the demo)."""
 
     async def poll(self) -> Frame:
         raise NotImplementedError
@@ -42,9 +45,17 @@ class Source:
         return {}
 
     def lookback(self, job_values: Sequence[str], seconds: float, step: float,
-                 ) -> Lookback | None:
-        """The job's values over the window before now (None: the source keeps no past)."""
+                 until: float | None = None) -> Lookback | None:
+        """The job's values over the ``seconds`` before ``until`` (None: now), and the ranks
+        seen then (None: the source keeps no past)."""
         return None
+
+    def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
+        """The frame a poll would have given at each of ``times`` (epoch seconds, oldest
+        first), each with the rank map it was read through: from the backend's own
+        history, never from a recording. Blocking; raises as ``poll`` does. A source that
+        does not ``keeps_past`` gives none."""
+        return iter(())
 
     def gpu_model(self, rank: int) -> str:
         """The model of ``rank``'s GPU, "" when the source does not know it."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.metrics import present_median
-from ranktop.tui.core.model import Frame, Health, SourceStatus, is_missing
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.settings.config import DemoSettings
 from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
 from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
@@ -29,6 +29,7 @@ class DemoSource(Source):
     moment the scenario began (both fixed in tests and screenshots)."""
 
     name = "demo (simulated)"
+    keeps_past = True  # the simulated job is the same whenever it is asked
 
     def __init__(self, cluster: SimCluster, clock: Callable[[], float] = time.time,
                  started: float | None = None, log_writer: LogWriter | None = None,
@@ -134,10 +135,19 @@ class DemoSource(Source):
         return found
 
 
-    def lookback(self, job_values: Sequence[str], seconds: float, step: float) -> Lookback:
-        """The job's values every ``step`` over the last ``seconds``, and when each rank
-        last reported in the last ``SEEN_SECONDS``, recomputed (none before the scenario)."""
-        now = self.clock() - self.started
+    def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
+        """The simulated job at each of ``times``, recomputed (none before the scenario)."""
+        for moment in times:
+            if moment >= self.started:
+                frame = self.cluster.frame_at(moment - self.started)
+                yield replace(frame, time=moment), self.rank_map
+
+    def lookback(self, job_values: Sequence[str], seconds: float, step: float,
+                 until: float | None = None) -> Lookback:
+        """The job's values every ``step`` over the ``seconds`` before ``until`` (None:
+        now), and when each rank last reported in the ``SEEN_SECONDS`` before it,
+        recomputed (none before the scenario)."""
+        now = (self.clock() if until is None else until) - self.started
         job: dict[str, list[tuple[float, float]]] = {name: [] for name in job_values}
         for t in _times(now, seconds, step):
             values = self.cluster.frame_at(t).job

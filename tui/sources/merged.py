@@ -6,7 +6,7 @@ its past for a late start, its labels, its GPU models."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from ranktop.tui.core.history import Point
@@ -51,8 +51,16 @@ class MergedSource(Source):
         return self.primary.backfill(rank, metrics, seconds, step)
 
     def lookback(self, job_values: Sequence[str], seconds: float, step: float,
-                 ) -> Lookback | None:
-        return self.primary.lookback(job_values, seconds, step)
+                 until: float | None = None) -> Lookback | None:
+        return self.primary.lookback(job_values, seconds, step, until)
+
+    @property
+    def keeps_past(self) -> bool:  # type: ignore[override]
+        return self.primary.keeps_past
+
+    def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
+        """The job's past from ``primary``: this node's GPUs keep none of their own."""
+        return self.primary.frames_at(times)
 
     def held(self, rank: Rank) -> Rank:
         return self.primary.held(rank)

@@ -1,0 +1,109 @@
+"""Past moments: reading the time a user typed (``--at``, the jump prompt) and saying one.
+
+Accepted, in the user's local time zone unless the text names one:
+
+- ``2026-11-24T03:12:40Z``, ``2026-11-24 03:12:40+01:00``, ``2026-11-24T03:12`` (ISO 8601);
+- ``03:12`` or ``03:12:40``: that time today, or yesterday when today's is still to come;
+- ``-15m``, ``-90s``, ``-2h``, ``-1h30m``, ``-1d``: that long before now;
+- ``1795000000`` (a Unix time, seconds; a fraction allowed).
+
+A time still to come is refused: there is nothing there to show yet.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, tzinfo
+
+UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_AGO = re.compile(r"-((?:\d+(?:\.\d+)?[smhd])+)")
+_AGO_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_UNIX = re.compile(r"\d{9,11}(?:\.\d+)?")
+FUTURE_SLACK_SECONDS = 5.0  # clocks of the login node and the backend differ a little
+MOMENT_HELP = ("a time such as 2026-11-24T03:12:40Z, 03:12 (today, local time), "
+               "-15m (before now) or a Unix time")
+
+
+class MomentError(ValueError):
+    """Text that names no moment, or one still to come (the message says which)."""
+
+
+def parse_moment(text: str, now: float, zone: tzinfo | None = None) -> float:
+    """The epoch seconds ``text`` names, read at ``now`` in ``zone`` (None: the local
+    time zone). Raises MomentError."""
+    text = text.strip()
+    moment = _read(text, now, zone)
+    if moment is None:
+        raise MomentError(f"{text!r} is not {MOMENT_HELP}")
+    if moment > now + FUTURE_SLACK_SECONDS:
+        raise MomentError(f"{text!r} is still to come ({shown(moment, zone)}): "
+                          "only past moments can be shown")
+    return moment
+
+
+def _read(text: str, now: float, zone: tzinfo | None) -> float | None:
+    if match := _AGO.fullmatch(text):
+        return now - sum(float(n) * UNITS[unit] for n, unit in _AGO_PART.findall(match[1]))
+    if _UNIX.fullmatch(text):
+        return float(text)
+    if match := _CLOCK.fullmatch(text):
+        return _clock_today(match, now, zone)
+    try:
+        parsed = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=_zone_at(parsed, zone))
+    return parsed.timestamp()
+
+
+def _clock_today(match: re.Match, now: float, zone: tzinfo | None) -> float | None:
+    hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    today = datetime.fromtimestamp(now, zone).astimezone(zone)
+    moment = today.replace(hour=hour, minute=minute, second=second, microsecond=0)
+    if moment.timestamp() > now + FUTURE_SLACK_SECONDS:
+        moment -= timedelta(days=1)
+    return moment.timestamp()
+
+
+def _zone_at(parsed: datetime, zone: tzinfo | None) -> tzinfo | None:
+    """The zone to read a time without one in: ``zone``, else the local one then."""
+    if zone is not None:
+        return zone
+    return parsed.astimezone().tzinfo
+
+
+def shown(moment: float, zone: tzinfo | None = None) -> str:
+    """``moment`` as the header says it: local time to the second, with the date when it
+    is not today's."""
+    when = datetime.fromtimestamp(moment, zone).astimezone(zone)
+    return when.strftime("%H:%M:%S")
+
+
+def shown_full(moment: float, zone: tzinfo | None = None) -> str:
+    """``moment`` with its date and zone offset: for reports and files."""
+    return datetime.fromtimestamp(moment, zone).astimezone(zone).isoformat(timespec="seconds")
+
+
+def ago(seconds: float) -> str:
+    """How long ago, the short way: "40 s", "14 min", "3 h 5 min", "2 d 4 h"."""
+    seconds = max(0.0, seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def aligned(moment: float, step: float) -> float:
+    """``moment`` brought down to a whole number of ``step``s since the epoch: replayed
+    moments fall on the same grid, so a step back reuses what was fetched."""
+    return (moment // step) * step

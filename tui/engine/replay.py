@@ -1,0 +1,181 @@
+"""Any past moment of the job, judged as the live console judged it then.
+
+The analysis at a moment T is what a fresh analyser makes of the frames before it: the
+source gives the frame a poll would have given at each refresh step of the window the
+detectors declare (``Detectors.replay_seconds``), oldest first, and each is analysed at its
+own time. Before them the analyser is warmed as a console watching since long before
+would be: the job's windowed values and the ranks seen come from the source's lookback at
+T, and the hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. The
+hang triage of the last frame is waited for, as `ranktop report` waits for it.
+
+Moments fall on the refresh grid (``core.moment.aligned``). Fetched frames are kept, up to a
+bound in values, so stepping back one refresh fetches one frame more; the newest replay's
+analyser is kept too, so stepping forward analyses only the frames in between. Analyses
+of moments already shown are kept (a few) and given again at once."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ranktop.tui.core.analysis import Analyser, Analysis
+from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.hardware import WINDOW_SECONDS
+from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.moment import aligned, shown
+from ranktop.tui.engine.pipeline import hang_triage
+from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.logs.triage_worker import TriageWorker
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.base import Source
+
+LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replayed window
+FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
+ANALYSES_KEPT = 16  # moments already replayed, given again at once
+TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
+
+
+class NothingThen(Exception):
+    """The source has nothing at that moment (before the job, past its retention, or no
+    history at all): the message says which, in one line."""
+
+
+@dataclass
+class _Replayed:
+    """An analyser brought to ``moment``, and its hang triage."""
+
+    analyser: Analyser
+    triage: TriageWorker | None
+    moment: float = float("-inf")
+
+
+class Replay:
+    """Replays moments of ``source``'s past through fresh analysers (blocking calls: run
+    them in a thread). One replay at a time."""
+
+    def __init__(self, settings: Settings, source: Source,
+                 triage_wait: float = TRIAGE_WAIT_SECONDS) -> None:
+        self.settings = settings
+        self.source = source
+        self.step = settings.refresh_seconds
+        self.triage_wait = triage_wait
+        self.replay_seconds = Detectors(settings.detect).replay_seconds
+        self._logs = RankLogs(settings.log_spec or source.log_spec)
+        self._frames: OrderedDict[float, tuple[Frame, RankMap]] = OrderedDict()
+        self._analyses: OrderedDict[float, Analysis] = OrderedDict()
+        self._last: _Replayed | None = None  # the newest replay, to go on from
+        self._lock = threading.Lock()
+
+    def at(self, moment: float) -> Analysis:
+        """The analysis the live console showed at ``moment`` (epoch seconds), brought
+        down to the refresh grid. Raises NothingThen, or as the source's poll does."""
+        if not self.source.keeps_past:
+            raise NothingThen(f"{self.source.name} keeps no history: only now can be shown")
+        moment = aligned(moment, self.step)
+        with self._lock:
+            if moment in self._analyses:
+                self._analyses.move_to_end(moment)
+                return self._analyses[moment]
+            analysis = self._replay(moment)
+            self._analyses[moment] = analysis
+            while len(self._analyses) > ANALYSES_KEPT:
+                self._analyses.popitem(last=False)
+            return analysis
+
+    def _replay(self, moment: float) -> Analysis:
+        replayed, times = self._analyser_for(moment)
+        analyser = replayed.analyser
+        analysis = None
+        for frame, rank_map in self._frames_at(times):
+            if frame is not None:
+                analysis = analyser.analyse(frame, _status(self.source, frame.time), rank_map)
+        if analysis is None and (analyser.last is None or analyser.last.frame is None):
+            raise NothingThen(f"nothing at {shown(moment)}: the job had not started, or the "
+                              "backend no longer holds that time")
+        replayed.moment = moment
+        self._last = replayed
+        if replayed.triage is not None:
+            replayed.triage.wait(self.triage_wait)
+        return analyser.with_newest_hang() or analysis or analyser.last
+
+    def _analyser_for(self, moment: float) -> tuple[_Replayed, list[float]]:
+        """An analyser to bring to ``moment`` and the times of the frames it still needs:
+        the newest replay's when ``moment`` is a little after it, else a fresh one."""
+        window = self._window_times(moment)
+        last = self._last
+        if last is not None and window[0] <= last.moment < moment:
+            return last, [t for t in window if t > last.moment]
+        triage = hang_triage(self.settings, self.source, self._logs)
+        analyser = Analyser(self.settings, self.source.job_name, None, triage)
+        self._warm(analyser, window[0])
+        return _Replayed(analyser, triage), window
+
+    def _window_times(self, moment: float) -> list[float]:
+        count = int(self.replay_seconds // self.step)
+        return [moment - (count - i) * self.step for i in range(count + 1)]
+
+    def _warm(self, analyser: Analyser, start: float) -> None:
+        """The analyser as a console watching long before ``start`` would have it."""
+        detectors = analyser.detectors
+        try:
+            found = self.source.lookback(WINDOWED_JOB_VALUES, detectors.lookback_seconds,
+                                         self.step, until=start)
+        except Exception:  # as a live console's late start: judged from the frames alone
+            found = None
+        if found is not None:
+            detectors.warm(found)
+        ledger_times = _grid(start - WINDOW_SECONDS + LEDGER_STEP_SECONDS, start,
+                             LEDGER_STEP_SECONDS)
+        for frame, rank_map in self.source.frames_at(ledger_times):
+            detectors.warm_ledger(frame, rank_map)
+
+    def _frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
+        """The frames at ``times`` as they come, oldest first: those kept, and the others
+        fetched a run at a time (never all held at once: at 16,384 ranks a frame is
+        megabytes)."""
+        run: list[float] = []
+        for moment in times:
+            if moment not in self._frames:
+                run.append(moment)
+                continue
+            yield from self._fetch(run)
+            run = []
+            kept = self._frames.get(moment)  # the run's frames may have pushed it out
+            yield kept if kept is not None else next(self._fetch([moment]), (None, None))
+        yield from self._fetch(run)
+
+    def _fetch(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
+        if not times:
+            return
+        for frame, rank_map in self.source.frames_at(times):
+            self._keep(frame, rank_map)
+            yield frame, rank_map
+
+    def _keep(self, frame: Frame, rank_map: RankMap) -> None:
+        self._frames[frame.time] = (frame, rank_map)
+        per_frame = max(1, sum(len(v) for v in frame.values.values()))
+        while len(self._frames) > max(1, FRAME_VALUES_KEPT // per_frame):
+            self._frames.popitem(last=False)
+
+    def close(self) -> None:
+        """Let go of what is kept."""
+        with self._lock:
+            self._frames.clear()
+            self._analyses.clear()
+            self._last = None
+
+
+def _grid(start: float, end: float, step: float) -> list[float]:
+    """Times ``step`` apart from ``start`` up to, not including, ``end``."""
+    count = max(0, int((end - start) // step))
+    return [start + i * step for i in range(count) if start + i * step < end]
+
+
+def _status(source: Source, moment: float) -> SourceStatus:
+    """The status a replayed frame is shown under: the backend's answer about that time."""
+    return SourceStatus(source.name, Health.OK, since=moment, last_ok=moment,
+                        message=f"at {shown(moment)}")
+
