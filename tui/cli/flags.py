@@ -8,8 +8,11 @@ than silently dropped. A bad value is one line naming the flag, and exit status 
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 from pathlib import Path
+
+from ranktop.tui.core.moment import MomentError, parse_moment
 
 COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
 
@@ -212,7 +215,18 @@ def _demo_flags(parser: Parser) -> None:
              "removed at exit)")
 
 
+def past_moment(text: str) -> float:
+    """``--at``'s value as epoch seconds, read now in the local time zone."""
+    try:
+        return parse_moment(text, time.time())
+    except MomentError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _common_flags(parser: Parser) -> None:
+    parser.add_argument("--at", type=past_moment, metavar="TIME",
+                        help="the job as it was at TIME, from the backend's history: "
+                             "2026-11-24T03:12:40Z, 03:12 (local time), -15m, a Unix time")
     parser.add_argument("--refresh", type=REFRESH, metavar="SECONDS",
                         help="seconds between polls (default 2)")
     parser.add_argument("--config", type=Path, metavar="FILE",
