@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ranktop.tui.core.analysis import Analyser, Analysis
@@ -34,6 +34,7 @@ from ranktop.tui.sources.base import Source
 
 LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replayed window
 FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
+REPLAY_VALUES = 20_000_000  # the most values a longer look back analyses (ranks x metrics)
 ANALYSES_KEPT = 16  # moments already replayed, given again at once
 TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
 
@@ -50,6 +51,7 @@ class _Replayed:
     analyser: Analyser
     triage: TriageWorker | None
     moment: float = float("-inf")
+    first: float = float("inf")  # its first frame's time
 
 
 class Replay:
@@ -67,6 +69,7 @@ class Replay:
         self._frames: OrderedDict[float, tuple[Frame, RankMap]] = OrderedDict()
         self._analyses: OrderedDict[float, Analysis] = OrderedDict()
         self._last: _Replayed | None = None  # the newest replay, to go on from
+        self._values_per_frame = 1
         self._lock = threading.Lock()
 
     def at(self, moment: float) -> Analysis:
@@ -85,40 +88,85 @@ class Replay:
                 self._analyses.popitem(last=False)
             return analysis
 
+    def bring(self, make: Callable[[TriageWorker | None], Analyser], moment: float
+              ) -> Analyser | None:
+        """An analyser made by ``make`` (given its hang triage) brought to ``moment`` as a
+        console watching since long before would have it: a late start's. None when the
+        source has no past, or nothing then."""
+        if not self.source.keeps_past:
+            return None
+        with self._lock:
+            try:
+                return self._judged(moment, make).analyser
+            except NothingThen:
+                return None
+
     def _replay(self, moment: float) -> Analysis:
-        replayed, times = self._analyser_for(moment)
+        last = self._last
+        start = self._window(moment, self.replay_seconds)[0]
+        if last is not None and start <= last.moment < moment:
+            replayed = self._went_on(last, moment)
+        else:
+            replayed = self._judged(moment, self._fresh)
+        self._last = replayed
         analyser = replayed.analyser
-        analysis = None
+        if replayed.triage is not None:
+            replayed.triage.wait(self.triage_wait)
+        newest = analyser.with_newest_hang()
+        assert newest is not None
+        return newest
+
+    def _fresh(self, triage: TriageWorker | None) -> Analyser:
+        return Analyser(self.settings, self.source.job_name, None, triage)
+
+    def _judged(self, moment: float, make: Callable[[TriageWorker | None], Analyser]
+                ) -> _Replayed:
+        """A new analyser brought to ``moment`` over the detectors' window; again over a
+        longer one when an anomaly was already there at its first frame (its start lies
+        before: a longer look finds it, up to the ledger's window and the frame budget)."""
+        window = self._window(moment, self.replay_seconds)
+        replayed = self._replayed(make, window, ledger_before=True)
+        if not _clipped(replayed):
+            return replayed
+        longest = max(len(window), REPLAY_VALUES // self._values_per_frame)
+        longer = self._window(moment, min(WINDOW_SECONDS, longest * self.step))
+        if len(longer) <= len(window):
+            return replayed
+        return self._replayed(make, longer, ledger_before=False)
+
+    def _replayed(self, make: Callable[[TriageWorker | None], Analyser],
+                  times: Sequence[float], ledger_before: bool) -> _Replayed:
+        triage = hang_triage(self.settings, self.source, self._logs)
+        replayed = _Replayed(make(triage), triage)
+        self._warm(replayed.analyser, times[0], ledger_before)
+        return self._went_on(replayed, times[-1], times)
+
+    def _went_on(self, replayed: _Replayed, moment: float,
+                 times: Sequence[float] | None = None) -> _Replayed:
+        """``replayed`` brought on to ``moment`` through the frames after its own."""
+        if times is None:
+            times = [t for t in self._window(moment, self.replay_seconds)
+                     if t > replayed.moment]
+        analyser = replayed.analyser
         for frame, rank_map in self._frames_at(times):
             if frame is not None:
-                analysis = analyser.analyse(frame, _status(self.source, frame.time), rank_map)
-        if analysis is None and (analyser.last is None or analyser.last.frame is None):
+                replayed.first = min(replayed.first, frame.time)
+                analyser.analyse(frame, _status(self.source, frame.time), rank_map)
+        if analyser.last is None or analyser.last.frame is None:
             raise NothingThen(f"nothing at {shown(moment)}: the job had not started, or the "
                               "backend no longer holds that time")
         replayed.moment = moment
-        self._last = replayed
-        if replayed.triage is not None:
-            replayed.triage.wait(self.triage_wait)
-        return analyser.with_newest_hang() or analysis or analyser.last
+        return replayed
 
-    def _analyser_for(self, moment: float) -> tuple[_Replayed, list[float]]:
-        """An analyser to bring to ``moment`` and the times of the frames it still needs:
-        the newest replay's when ``moment`` is a little after it, else a fresh one."""
-        window = self._window_times(moment)
-        last = self._last
-        if last is not None and window[0] <= last.moment < moment:
-            return last, [t for t in window if t > last.moment]
-        triage = hang_triage(self.settings, self.source, self._logs)
-        analyser = Analyser(self.settings, self.source.job_name, None, triage)
-        self._warm(analyser, window[0])
-        return _Replayed(analyser, triage), window
-
-    def _window_times(self, moment: float) -> list[float]:
-        count = int(self.replay_seconds // self.step)
+    def _window(self, moment: float, seconds: float) -> list[float]:
+        """The refresh grid's times over the ``seconds`` up to ``moment``."""
+        count = int(seconds // self.step)
         return [moment - (count - i) * self.step for i in range(count + 1)]
 
-    def _warm(self, analyser: Analyser, start: float) -> None:
-        """The analyser as a console watching long before ``start`` would have it."""
+    def _warm(self, analyser: Analyser, start: float, ledger: bool) -> None:
+        """The analyser as a console watching long before ``start`` would have it: the
+        job's windowed values and the ranks seen; with ``ledger``, the hardware ledger's
+        view of its window before ``start`` (a frame a minute)."""
         detectors = analyser.detectors
         try:
             found = self.source.lookback(WINDOWED_JOB_VALUES, detectors.lookback_seconds,
@@ -127,10 +175,11 @@ class Replay:
             found = None
         if found is not None:
             detectors.warm(found)
-        ledger_times = _grid(start - WINDOW_SECONDS + LEDGER_STEP_SECONDS, start,
-                             LEDGER_STEP_SECONDS)
-        for frame, rank_map in self.source.frames_at(ledger_times):
-            detectors.warm_ledger(frame, rank_map)
+        if ledger:
+            times = _grid(start - WINDOW_SECONDS + LEDGER_STEP_SECONDS, start,
+                          LEDGER_STEP_SECONDS)
+            for frame, rank_map in self.source.frames_at(times):
+                detectors.warm_ledger(frame, rank_map)
 
     def _frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
         """The frames at ``times`` as they come, oldest first: those kept, and the others
@@ -156,7 +205,7 @@ class Replay:
 
     def _keep(self, frame: Frame, rank_map: RankMap) -> None:
         self._frames[frame.time] = (frame, rank_map)
-        per_frame = max(1, sum(len(v) for v in frame.values.values()))
+        per_frame = self._values_per_frame = max(1, sum(map(len, frame.values.values())))
         while len(self._frames) > max(1, FRAME_VALUES_KEPT // per_frame):
             self._frames.popitem(last=False)
 
@@ -166,6 +215,13 @@ class Replay:
             self._frames.clear()
             self._analyses.clear()
             self._last = None
+
+
+def _clipped(replayed: _Replayed) -> bool:
+    """Whether an anomaly of the replay held from its first frame on, or was dated from
+    what came before it (the ledger's minutes): it began earlier than the window shows."""
+    last = replayed.analyser.last
+    return last is not None and any(a.since <= replayed.first + 1e-6 for a in last.anomalies)
 
 
 def _grid(start: float, end: float, step: float) -> list[float]:

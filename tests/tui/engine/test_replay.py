@@ -1,0 +1,144 @@
+"""Past moments replayed: the verdicts at a moment are the ones the live console showed then.
+
+The demo's job is deterministic, so a console that watched it poll by poll is the ground
+truth: every anomaly (kind, rank, pending or confirmed, start) and the hang's culprit."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ranktop.tui.core.analysis import Analyser, Analysis
+from ranktop.tui.engine import replay as replay_module
+from ranktop.tui.engine.pipeline import Pipeline
+from ranktop.tui.engine.replay import NothingThen, Replay
+from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
+from ranktop.tui.simulator.log_writer import LogWriter
+from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.sources.base import Source
+from ranktop.tui.sources.demo import DemoSource, demo_source
+
+from tests.tui.conftest import START, FakeClock
+
+STEP = 2.0
+DEATH = 172.0  # the demo scenario's rank 455 dies here
+
+
+def verdicts(analysis: Analysis) -> list[tuple]:
+    return sorted((a.kind, a.rank, a.confirmed, round(a.since)) for a in analysis.anomalies)
+
+
+def watched(seconds: float, nodes: int = 64) -> tuple[DemoSource, dict[float, list[tuple]]]:
+    """The demo's job watched live from its start, poll by poll: each poll's verdicts."""
+    clock = FakeClock(START)
+    source = demo_source(DemoSettings(nodes, 8, seed=7), clock, started=START)
+    settings = load_settings(environ={})
+    analyser = Analyser(settings, source.job_name)
+    seen: dict[float, list[tuple]] = {}
+    for poll in range(int(seconds / STEP) + 1):
+        clock.now = START + poll * STEP
+        frame = asyncio.run(source.poll())
+        seen[clock.now] = verdicts(analyser.analyse(frame, source.status(), source.rank_map))
+    return source, seen
+
+
+def test_every_moment_replayed_shows_the_verdicts_the_live_console_showed():
+    source, live = watched(330.0)
+    replay = Replay(load_settings(environ={}), source)
+    # After warm-up, across every fault of the scenario: 40 s, 68 s ... 292 s, 320 s.
+    moments = sorted(live)[20::14]
+    # Out of order: fresh replays, steps forward that go on from the last, steps back.
+    order = moments[1::2] + moments[::-2]
+    for moment in order:
+        assert verdicts(replay.at(moment)) == live[moment], moment - START
+    assert {kind for moment in moments for kind, *_ in live[moment]} >= {
+        "straggler", "missing", "job_stall", "memory", "nvlink_errors", "thermal", "loss"}
+    # The remapped row rose at 130 s and the NVLink errors at 98 s: minutes before the
+    # detectors' 90-s window of 292 s, dated as the live console dated them.
+    assert START + 292.0 in moments
+    starts = {a.kind: round(a.since - START) for a in replay.at(START + 292.0).anomalies}
+    assert (starts["memory"], starts["nvlink_errors"]) == (130, 98)
+
+
+def test_a_replayed_moment_names_the_rank_that_hung_the_job(tmp_path):
+    cluster = SimCluster(64, 8, 7, load_scenario())
+    clock = FakeClock(START)
+    flight = FlightWriter(cluster, tmp_path / FLIGHT_FOLDER, 7, epoch=START)
+    writer = LogWriter(cluster, tmp_path, seed=7, epoch=START, flight=flight)
+    source = DemoSource(cluster, clock, START, writer)
+    settings = load_settings(environ={})
+    pipeline = Pipeline(settings, source, clock=clock)
+    for poll in range(int((DEATH + 30.0) / STEP) + 1):
+        clock.now = START + poll * STEP
+        analysis = asyncio.run(pipeline.poll())
+    live = asyncio.run(pipeline.settle(analysis, timeout=30.0))
+    assert live.hang is not None and live.hang.behind
+
+    replayed = Replay(settings, source, triage_wait=30.0).at(clock.now)
+    assert replayed.hang is not None
+    assert replayed.hang.behind == live.hang.behind
+    assert 455 in replayed.hang.behind
+    assert verdicts(replayed) == verdicts(live)
+
+
+def test_a_moment_is_brought_down_to_the_refresh_grid_and_given_again_from_memory():
+    source, _ = watched(0.0, nodes=4)
+    source.clock.now = START + 200.0
+    asked: list[float] = []  # the time of each frame the source gave
+    frames_at = source.frames_at
+
+    def counted(times):
+        for frame, rank_map in frames_at(times):
+            asked.append(frame.time)
+            yield frame, rank_map
+
+    source.frames_at = counted
+    replay = Replay(load_settings(environ={}), source)
+    first = replay.at(START + 151.3)
+    assert first.frame is not None and first.frame.time == START + 150.0
+    fetched = len(asked)
+    assert replay.at(START + 150.9) is first and len(asked) == fetched
+    replay.at(START + 148.0)  # one step back: the ledger's minutes, the rest kept
+    assert len(asked[fetched:]) <= len(range(0, 600, 60))
+
+
+def test_frames_kept_for_stepping_are_bounded(monkeypatch):
+    source, _ = watched(0.0, nodes=4)
+    per_frame = sum(map(len, next(source.frames_at([START + 10.0]))[0].values.values()))
+    monkeypatch.setattr(replay_module, "FRAME_VALUES_KEPT", per_frame * 5)
+    replay = Replay(load_settings(environ={}), source)
+    replay.at(START + 100.0)
+    replay.at(START + 40.0)
+    assert len(replay._frames) <= 5
+
+
+def test_before_the_job_began_there_is_nothing_to_show():
+    source, _ = watched(0.0, nodes=4)
+    with pytest.raises(NothingThen, match="nothing at"):
+        Replay(load_settings(environ={}), source).at(START - 600.0)
+
+
+def test_a_source_without_history_says_so():
+    class Now(Source):
+        name = "NVML (this node)"
+        job_name = "local"
+
+    with pytest.raises(NothingThen, match="keeps no history"):
+        Replay(load_settings(environ={}), Now()).at(START)
+
+
+def test_the_engine_gives_a_moment_as_a_snapshot_marked_with_it():
+    clock = FakeClock(START + 200.0)
+    source = demo_source(DemoSettings(4, 8, seed=7), clock, started=START)
+    engine = ThreadEngine(load_settings(environ={}), source, clock=clock)
+    live = asyncio.run(engine.poll())
+    past = asyncio.run(engine.at(START + 101.0))
+    assert past.at == START + 100.0 and live.at is None
+    assert past.analysis.frame is not None and past.analysis.frame.time == START + 100.0
+    assert past.version == live.version
+    history = asyncio.run(engine.rank_history(3, at=START + 101.0))
+    times = [p.time for p in history.series("temperature", 3)]
+    assert times and max(times) == START + 100.0
