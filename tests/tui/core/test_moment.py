@@ -1,0 +1,63 @@
+"""Typed times: every form ``--at`` accepts, in a given zone, and the ones it refuses."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from ranktop.tui.core.moment import MomentError, ago, aligned, parse_moment, shown, shown_full
+
+UTC = timezone.utc
+PARIS = timezone(timedelta(hours=1))
+NOW = datetime(2026, 11, 24, 3, 20, 0, tzinfo=UTC).timestamp()
+
+
+def at(text: str, zone=UTC) -> str:
+    return shown_full(parse_moment(text, NOW, zone), UTC)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2026-11-24T03:12:40Z", "2026-11-24T03:12:40+00:00"),
+    ("2026-11-24T03:12:40z", "2026-11-24T03:12:40+00:00"),
+    ("2026-11-24 04:12:40+01:00", "2026-11-24T03:12:40+00:00"),
+    ("2026-11-24T03:12", "2026-11-24T03:12:00+00:00"),
+    ("03:12", "2026-11-24T03:12:00+00:00"),
+    ("03:12:40", "2026-11-24T03:12:40+00:00"),
+    ("-15m", "2026-11-24T03:05:00+00:00"),
+    ("-90s", "2026-11-24T03:18:30+00:00"),
+    ("-1h30m", "2026-11-24T01:50:00+00:00"),
+    ("-1d", "2026-11-23T03:20:00+00:00"),
+    ("1795000000", "2026-11-18T11:06:40+00:00"),
+    ("  -2h  ", "2026-11-24T01:20:00+00:00"),
+])
+def test_every_form_names_its_moment(text, expected):
+    assert at(text) == expected
+
+
+def test_a_time_without_a_zone_is_read_in_the_users_zone():
+    assert at("04:12", PARIS) == "2026-11-24T03:12:00+00:00"
+    assert at("2026-11-24T04:12:40", PARIS) == "2026-11-24T03:12:40+00:00"
+    assert at("2026-11-24T02:12:40Z", PARIS) == "2026-11-24T02:12:40+00:00"
+
+
+def test_a_clock_time_still_to_come_today_is_yesterdays():
+    assert at("23:50") == "2026-11-23T23:50:00+00:00"
+
+
+@pytest.mark.parametrize("text", ["", "bogus", "25:00", "03:61", "-15", "15m", "-m",
+                                  "2026-13-01T00:00", "12345"])
+def test_what_names_no_moment_is_refused_with_what_would(text):
+    with pytest.raises(MomentError, match="is not a time such as"):
+        parse_moment(text, NOW, UTC)
+
+
+def test_a_moment_still_to_come_is_refused():
+    with pytest.raises(MomentError, match="still to come"):
+        parse_moment("2026-11-24T04:00:00Z", NOW, UTC)
+
+
+def test_moments_are_said_and_brought_to_the_grid():
+    assert shown(NOW, UTC) == "03:20:00"
+    assert [ago(s) for s in (0, 40, 840, 3 * 3600 + 300, 2 * 86400 + 4 * 3600)] == [
+        "0 s", "40 s", "14 min", "3 h 5 min", "2 d 4 h"]
+    assert aligned(101.3, 2.0) == 100.0 and aligned(100.0, 2.0) == 100.0
