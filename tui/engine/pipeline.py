@@ -9,9 +9,12 @@ Hang triage reads the ranks' logs and Flight Recorder dumps in a worker of its o
 (``TriageWorker``): a poll asks for it and shows the newest verdict it finished, never
 waiting. `ranktop report` waits for it with ``settle``.
 
-Before its first analysis, a pipeline asks the source what it held of the minutes before
-(``ranktop.tui.core.lookback``), so that a console or report started late judges the loss,
-the throughput and the ranks gone as one that had been watching."""
+Before its first analysis, a pipeline catches up on what came before it: from a source that
+keeps its past, its analyser is brought to the first poll through the frames of the window
+the detectors need (``replay.Replay.bring``), so that a console or report started late shows
+each anomaly from its real start, confirmed when it was, a rank dead before the start as
+down since then, and a counter that rose before as raised; from any other source it starts
+from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``)."""
 
 from __future__ import annotations
 
@@ -23,27 +26,13 @@ from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
+from ranktop.tui.core.moment import aligned
 from ranktop.tui.core.text import plain
-from ranktop.tui.flight.watch import FlightDumps
+from ranktop.tui.engine.replay import Replay
+from ranktop.tui.engine.triage import hang_triage
 from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
-
-# How long a triage run waits for the dumps' reading (its own thread); a longer read is
-# judged by the run after it.
-FLIGHT_WAIT_SECONDS = 5.0
-
-
-def hang_triage(settings: Settings, source: Source, logs: RankLogs) -> TriageWorker | None:
-    """A worker reading the ranks' ``logs`` and Flight Recorder dumps for a hang's verdict
-    (None: the job's logs and dumps are nowhere to be read)."""
-    dumps = settings.flight_recorder or source.flight_spec
-    flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
-    reader = logs.triage_batches if logs.spec else None
-    if reader is None and flight is None:
-        return None
-    return TriageWorker(reader, dumps=flight, log_spec=logs.spec)
 
 
 class Pipeline:
@@ -57,6 +46,8 @@ class Pipeline:
         self.polling_since: float | None = None  # when the poll in flight began
         self.logs = RankLogs(settings.log_spec or source.log_spec)
         self.triage = hang_triage(settings, source, self.logs)
+        self.settings = settings
+        self.event_log = event_log
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
         self.refresh_seconds = settings.refresh_seconds
@@ -81,7 +72,7 @@ class Pipeline:
             self.polling_since = None
         try:
             if not self._looked_back:
-                await asyncio.to_thread(self._look_back)
+                await asyncio.to_thread(self._look_back, frame.time)
             analysis = await asyncio.to_thread(self.analyser.analyse, frame,
                                                self.source.status(), self.source.rank_map)
         except Exception as error:  # a bug must not stop the polling or hide behind "ok"
@@ -99,9 +90,11 @@ class Pipeline:
             await asyncio.to_thread(self.triage.wait, timeout)
         return await asyncio.to_thread(self.analyser.with_newest_hang) or analysis
 
-    def _look_back(self) -> None:
+    def _look_back(self, now: float) -> None:
         """Once, before the first analysis: start from what the source held before it."""
         self._looked_back = True
+        if self._catch_up(now):
+            return
         detectors = self.analyser.detectors
         try:
             found = self.source.lookback(WINDOWED_JOB_VALUES, detectors.lookback_seconds,
@@ -110,6 +103,29 @@ class Pipeline:
             return
         if found is not None:
             detectors.warm(found)
+
+    def _catch_up(self, now: float) -> bool:
+        """Bring the analyser to the refresh step before ``now`` through the source's past,
+        as a console watching since long before would have it; whether it could. What the
+        journal would have said of the past is not written again to the event log."""
+        if not self.source.keeps_past:
+            return False
+        replay = Replay(self.settings, self.source)
+        try:
+            caught_up = replay.bring(self._without_events, aligned(now, self.refresh_seconds)
+                                     - self.refresh_seconds)
+        except Exception:  # as a source without a past: from the lookback and its own polls
+            return False
+        finally:
+            replay.close()
+        if caught_up is None:
+            return False
+        caught_up.journal.log = self.event_log
+        self.analyser = caught_up
+        return True
+
+    def _without_events(self, triage: object) -> Analyser:
+        return Analyser(self.settings, self.source.job_name, None, self.triage)
 
     def _failed(self, error: Exception, prefix: str) -> Analysis:
         self.error = prefix + (str(error) or error.__class__.__name__)

@@ -26,7 +26,7 @@ from ranktop.tui.core.hardware import WINDOW_SECONDS
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.moment import aligned, shown
-from ranktop.tui.engine.pipeline import hang_triage
+from ranktop.tui.engine.triage import hang_triage
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.settings.config import Settings

@@ -108,13 +108,16 @@ async def test_the_report_and_the_console_find_the_same_anomalies_in_the_same_fr
     assert {"ecc", "nvlink"} <= {kind for kind, _, _ in console}
 
 
-def test_a_short_report_lists_what_it_saw_as_pending_with_its_start_and_exits_0():
-    # the straggler began at 50 s; the hot GPU's thermal throttle has ended at 66 s
+def test_a_short_report_lists_pending_and_confirmed_from_their_real_starts():
+    # rank 201 began straggling at 50 s; node 37's hot GPU has slowed its rank since 20 s,
+    # and its thermal throttle ended at 66 s: a report started at 56 s knows both starts
     findings, settings = report_at(56.0, duration=12.0)
     straggler = next(a for a in findings.active if a.key == ("straggler", 201))
     assert straggler.pending
-    assert straggler.since <= START + 58.0  # when it began, not the report's last poll
-    assert exit_code(findings) == 0  # pending is listed, but only a confirmed one fails
+    assert straggler.since == START + 50.0  # when it began, not the report's first poll
+    slow = next(a for a in findings.active if a.key == ("straggler", 37))
+    assert slow.confirmed and slow.since == START + 20.0
+    assert exit_code(findings) == 1  # the confirmed one fails, as on the console
     text = as_text(findings, settings)
     assert "pending   rank 201 (gpu-node-025 GPU 1)  straggler:" in text
     assert "pending 1" in text and "of 20 s)" in text
@@ -164,10 +167,12 @@ def test_at_the_hang_every_anomaly_is_kept_each_naming_what_directly_explains_it
     findings, settings = report_at(176.0, duration=24.0, log_root=tmp_path)
     document = json.loads(as_json(findings, settings))
     causes = {(a["kind"], a["rank"]): a["explained_by"] for a in document["anomalies"]}
-    assert {("missing", 455), ("hang", 455), ("job_stall", None)} <= set(causes)
+    assert {("xid", 455), ("missing", 455), ("hang", 455), ("job_stall", None)} <= set(causes)
     assert (causes[("hang", 455)]["kind"], causes[("hang", 455)]["rank"]) == ("missing", 455)
     stall = causes[("job_stall", None)]
     assert (stall["kind"], stall["rank"]) == ("hang", 455) and "hung" in stall["why"]
-    assert causes[("missing", 455)] is None  # the root
+    missing = causes[("missing", 455)]
+    assert (missing["kind"], missing["rank"]) == ("xid", 455)  # the XID before it died
+    assert causes[("xid", 455)] is None  # the root
     text = as_text(findings, settings)
     assert "job stall: SM activity" in text and "explained by: hang on rank 455" in text

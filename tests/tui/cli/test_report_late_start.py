@@ -76,6 +76,7 @@ def test_a_rank_dead_before_the_report_began_is_missing_as_on_the_console():
     # rank 455 died at 172 s; a console watching since 160 s calls it missing (critical)
     assert ("missing", 455, "critical") in console(160.0, 196.0, nodes=64)
     findings, _ = report_at(196.0, 4.0)
-    dead = [a for a in findings.active if a.rank == 455]
-    assert [(a.kind, a.severity) for a in dead] == [("missing", "critical")]
-    assert START + 172.0 <= dead[0].since <= START + 182.0  # gone by then, not at 196 s
+    dead = {a.kind: a for a in findings.active if a.rank == 455}
+    assert (dead["missing"].severity, dead["xid"].severity) == ("critical", "critical")
+    assert dead["missing"].since == START + 172.0  # gone then, not at 196 s
+    assert dead["xid"].since == START + 170.0  # its GPU's XID, before the report began

@@ -1,0 +1,25 @@
+"""The hang triage of a job's logs and Flight Recorder dumps, as the engine builds it for
+the live pipeline and for each replayed moment."""
+
+from __future__ import annotations
+
+from ranktop.tui.flight.watch import FlightDumps
+from ranktop.tui.logs.rank_logs import RankLogs
+from ranktop.tui.logs.triage_worker import TriageWorker
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.base import Source
+
+# How long a triage run waits for the dumps' reading (its own thread); a longer read is
+# judged by the run after it.
+FLIGHT_WAIT_SECONDS = 5.0
+
+
+def hang_triage(settings: Settings, source: Source, logs: RankLogs) -> TriageWorker | None:
+    """A worker reading the ranks' ``logs`` and Flight Recorder dumps for a hang's verdict
+    (None: the job's logs and dumps are nowhere to be read)."""
+    dumps = settings.flight_recorder or source.flight_spec
+    flight = FlightDumps(dumps, wait_seconds=FLIGHT_WAIT_SECONDS).verdict if dumps else None
+    reader = logs.triage_batches if logs.spec else None
+    if reader is None and flight is None:
+        return None
+    return TriageWorker(reader, dumps=flight, log_spec=logs.spec)
