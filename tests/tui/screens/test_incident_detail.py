@@ -22,7 +22,12 @@ async def test_the_detail_key_shows_the_whole_incident_wrapped_at_80x24(tmp_path
     app = make_app(at=174.0, log_root=tmp_path)  # the demo's dead rank and its hang
     async with app.run_test(size=(80, 24)) as pilot:
         await watched(app, pilot, 20)
-        await pilot.press("n", "i")
+        for _ in range(len(app.analysis.incidents)):  # to the dead rank's incident
+            await pilot.press("n")
+            await pilot.pause()
+            if app.cluster.cursor == 455:
+                break
+        await pilot.press("i")
         await pilot.pause()
         assert isinstance(app.screen, IncidentScreen)
         (incident,) = [i for i in app.analysis.incidents if i.rank == 455]
