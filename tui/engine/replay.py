@@ -11,7 +11,11 @@ hang triage of the last frame is waited for, as `ranktop report` waits for it.
 Moments fall on the refresh grid (``core.moment.aligned``). Fetched frames are kept, up to a
 bound in values, so stepping back one refresh fetches one frame more; the newest replay's
 analyser is kept too, so stepping forward analyses only the frames in between. Analyses
-of moments already shown are kept (a few) and given again at once."""
+of moments already shown are kept (a few) and given again at once.
+
+The hang triage of a moment reads the ranks' logs and Flight Recorder dumps as they stood
+then: lines stamped after it and dumps written after it are left out (the logs' tails are
+read, as live: a moment whose lines lie further back than a tail holds less evidence)."""
 
 from __future__ import annotations
 
@@ -148,6 +152,8 @@ class Replay:
             times = [t for t in self._window(moment, self.replay_seconds)
                      if t > replayed.moment]
         analyser = replayed.analyser
+        if replayed.triage is not None:  # the logs and dumps as they stood then
+            replayed.triage.until = moment
         for frame, rank_map in self._frames_at(times):
             if frame is not None:
                 replayed.first = min(replayed.first, frame.time)

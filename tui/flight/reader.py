@@ -63,13 +63,15 @@ Cache = MutableMapping[tuple[str, int, int], "RankDump | str"]
 
 def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
                cache: Cache | None = None, since: float | None = None,
-               earlier: Collection[tuple[str, int, int]] = ()) -> DumpSet:
+               earlier: Collection[tuple[str, int, int]] = (),
+               until: float | None = None) -> DumpSet:
     """Each rank's dump that ``pattern`` finds, read within ``budget`` (see the module).
 
     Files last written before ``since`` (seconds since the epoch) are left out: a dump of an
     earlier hang says nothing of this one; so are the files of ``earlier`` (cache keys read
     during an earlier hang, unchanged since). ``cache`` keeps what each file gave between
-    calls, so a file is parsed again only once it changes."""
+    calls, so a file is parsed again only once it changes. Files last written after
+    ``until`` are left out too: a past moment is judged by the dumps that were there."""
     paths = find_dumps(pattern, world_size)
     dumps: dict[int, RankDump] = {}
     errors: dict[int, str] = {}
@@ -89,6 +91,8 @@ def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
                 continue
             if since is not None and stat.st_mtime < since:
                 stale += 1
+                continue
+            if until is not None and stat.st_mtime > until:
                 continue
             key = (str(path), stat.st_size, stat.st_mtime_ns)
             if key in earlier:

@@ -22,6 +22,7 @@ WAIT_SECONDS = 1.0
 # dated this much before the stall still counts (a watchdog dumps minutes after it).
 CLOCK_SKEW_SECONDS = 15.0
 EARLIER_KEPT = 100_000  # files of earlier hangs remembered (a few hangs of a large job)
+_Key = tuple[int, float | None, float | None]  # world size, since, until
 
 
 class FlightDumps:
@@ -39,12 +40,13 @@ class FlightDumps:
         self._read_since: float | None = None  # the ``since`` of the last read
         self._lock = threading.Lock()
         self._reading: threading.Thread | None = None
-        self._last: tuple[tuple[int, float | None], FlightVerdict | None] | None = None
+        self._last: tuple[_Key, FlightVerdict | None] | None = None
 
-    def verdict(self, world_size: int, since: float | None = None) -> FlightVerdict | None:
-        """What the dumps written since ``since`` say, as of the newest finished read; None
-        when none was read (yet)."""
-        key = (world_size, since)
+    def verdict(self, world_size: int, since: float | None = None,
+                until: float | None = None) -> FlightVerdict | None:
+        """What the dumps written since ``since`` (and, for a past moment, by ``until``)
+        say, as of the newest finished read; None when none was read (yet)."""
+        key = (world_size, since, until)
         with self._lock:
             if self._reading is None or not self._reading.is_alive():
                 self._reading = threading.Thread(target=self._read, args=(key,),
@@ -56,8 +58,8 @@ class FlightDumps:
             last = self._last
         return last[1] if last is not None and last[0] == key else None
 
-    def _read(self, key: tuple[int, float | None]) -> None:
-        world_size, since = key
+    def _read(self, key: _Key) -> None:
+        world_size, since, until = key
         if since is not None and since != self._read_since:  # another hang than last read's
             self._earlier = set(self.cache) if len(self._earlier) > EARLIER_KEPT \
                 else self._earlier | set(self.cache)
@@ -65,7 +67,7 @@ class FlightDumps:
         try:
             oldest = None if since is None else since - CLOCK_SKEW_SECONDS
             dumps = read_dumps(self.pattern, world_size, self.budget, cache=self.cache,
-                               since=oldest, earlier=self._earlier)
+                               since=oldest, earlier=self._earlier, until=until)
             found = analyse_dumps(dumps)
         except PatternError:  # checked with the configuration: cannot happen there
             found = None

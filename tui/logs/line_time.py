@@ -22,6 +22,7 @@ from __future__ import annotations
 import calendar
 import re
 import time
+from collections.abc import Sequence
 
 HEAD_CHARS = 80
 _DATED = re.compile(
@@ -62,3 +63,17 @@ def _seconds(year: int, month: int, day: int, hour: int, minute: int, second: in
         return None
     whole = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
     return whole + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
+
+
+def lines_until(lines: Sequence[str], until: float) -> list[str]:
+    """``lines`` as they stood at ``until`` (POSIX seconds): those before the first one
+    stamped after it (the unstamped lines that follow a stamped one are its own)."""
+    last = local_clock(until)
+    near = last
+    for index, text in enumerate(lines):
+        stamp = line_time(text, near)
+        if stamp is not None:
+            if stamp > last:
+                return list(lines[:index])
+            near = stamp
+    return list(lines)

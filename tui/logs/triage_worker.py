@@ -31,6 +31,7 @@ from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.text import plain
 from ranktop.tui.logs.collect import ReadBudget
+from ranktop.tui.logs.line_time import lines_until
 
 KB, MB = 1024, 1024 * 1024
 
@@ -38,8 +39,9 @@ KB, MB = 1024, 1024 * 1024
 # given; a rank it did not reach is absent, one for which no file was found has None.
 Reader = Callable[[RankMap, Sequence[int], ReadBudget, int],
                   Iterable[Mapping[int, list[str] | None]]]
-# Judges the ranks' Flight Recorder dumps written since a time: (world size, since) -> verdict.
-Dumps = Callable[[int, float | None], FlightVerdict | None]
+# Judges the ranks' Flight Recorder dumps written since a time (and by another, for a past
+# moment): (world size, since, until) -> verdict.
+Dumps = Callable[[int, float | None, float | None], FlightVerdict | None]
 BATCH_RANKS = 1024
 # After a run, the next waits this long per second the run took: while a job stays hung,
 # re-reading its logs takes at most half a core, whatever the size of the job.
@@ -74,6 +76,8 @@ class TriageWorker:
         self._latest: TriageResult | None = None
         self._thread: threading.Thread | None = None
         self._rested_at = 0.0  # no run starts before this (time.monotonic)
+        self.until: float | None = None
+        """Set for a past moment: lines stamped and dumps written after it are not read."""
 
     def request(self, ask: TriageAsk) -> None:
         """Ask for a run (it replaces an ask not yet started); returns at once."""
@@ -107,17 +111,21 @@ class TriageWorker:
         order = reading_order(ask.suspects, total)
         for part in self.read(ask.rank_map, order, budget, BATCH_RANKS) if self.read else ():
             unfound.extend(rank for rank, lines in part.items() if lines is None)
-            scanned.add({rank: lines for rank, lines in part.items() if lines is not None})
+            scanned.add({rank: self._as_of(lines) for rank, lines in part.items()
+                         if lines is not None})
             reached.update(part)
         skipped = [rank for rank in range(total) if rank not in reached]
         verdict = scanned.verdict(ask.gone, skipped) if self.read else None
         if self.dumps is not None:
-            verdict = join_verdicts(verdict, self.dumps(total, ask.since))
+            verdict = join_verdicts(verdict, self.dumps(total, ask.since, self.until))
         if verdict is not None:
             gaps = LogGaps(self.read is not None, plain(self.log_spec), tuple(sorted(unfound)))
             verdict = with_gaps(replace(verdict, as_of=ask.as_of), gaps)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,
                             budget.spent, self.clock() - started)
+
+    def _as_of(self, lines: list[str]) -> list[str]:
+        return lines if self.until is None else lines_until(lines, self.until)
 
     def _serve(self) -> None:
         while True:

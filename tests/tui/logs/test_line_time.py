@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import calendar
+import time
 
 import pytest
-from ranktop.tui.logs.line_time import line_time
+from ranktop.tui.logs.line_time import line_time, lines_until
 
 NOW = calendar.timegm((2026, 3, 14, 3, 0, 0))
 
@@ -50,3 +51,19 @@ def test_a_line_without_a_stamp_has_no_time(line: str) -> None:
 def test_a_stamp_deep_in_the_message_is_not_the_line_s_time() -> None:
     line = "[rank 0] " + "x" * 100 + " checkpoint of 2026-03-14 02:00:31 saved"
     assert line_time(line, NOW) is None
+
+
+def test_lines_as_they_stood_end_before_the_first_stamped_later() -> None:
+    lines = ["2026-03-14 02:00:01,000 step 1", "  unstamped, the step's own",
+             "2026-03-14 02:00:05,000 step 2", "  its traceback",
+             "2026-03-14 02:00:09,000 step 3"]
+    cut = lines_until(lines, local(2026, 3, 14, 2, 0, 6))
+    assert cut == lines[:4]
+    assert lines_until(lines, local(2026, 3, 14, 2, 0, 0)) == []
+    assert lines_until(lines, local(2026, 3, 14, 2, 0, 9)) == lines
+    assert lines_until(["no stamp at all", "nor here"], 0.0) == ["no stamp at all", "nor here"]
+
+
+def local(*fields: int) -> float:
+    """The POSIX time of a wall-clock time on this machine (as the logs' stamps are)."""
+    return time.mktime((*fields, 0, 0, -1))

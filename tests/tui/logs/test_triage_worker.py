@@ -4,6 +4,7 @@ at its budget and then says how much it read, and keeps at most one ask waiting.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from ranktop.tui.core.hang_watch import TriageAsk
@@ -144,3 +145,27 @@ def test_with_nothing_asked_the_worker_ends_at_once_not_after_its_rest(monkeypat
     worker.request(ask())
     assert worker.wait(WAIT)  # `report` waits for this: it must not wait out a rest
     assert worker.runs == 1
+
+
+def local(*fields: int) -> float:
+    """The POSIX time of a wall-clock time on this machine (as the logs' stamps are)."""
+    return time.mktime((*fields, 0, 0, -1))
+
+
+def test_a_past_moment_is_judged_by_the_lines_stamped_by_then() -> None:
+    worker = TriageWorker(lambda rank_map, order, budget, batch: [timed_out_job(32)])
+    worker.until = local(2026, 11, 22, 3, 4, 0)  # five seconds before the watchdog spoke
+    before = worker.run(ask()).verdict
+    assert before is None or not before.reporting
+    worker.until = local(2026, 11, 22, 3, 4, 10)
+    after = worker.run(ask()).verdict
+    assert after is not None and sorted(after.reporting) == list(range(32))
+
+
+def test_a_past_moment_asks_for_the_dumps_written_by_then() -> None:
+    asked: list[tuple] = []
+    worker = TriageWorker(None, dumps=lambda world, since, until: asked.append(
+        (world, since, until)))
+    worker.until = 1234.0
+    worker.run(ask())
+    assert asked == [(32, None, 1234.0)]

@@ -30,7 +30,7 @@ async def shown(verdict: HangVerdict) -> str:
 
 
 async def test_with_no_log_configured_the_screen_says_so() -> None:
-    worker = TriageWorker(None, dumps=lambda world, since: DUMPS)  # no --logs, only dumps
+    worker = TriageWorker(None, dumps=lambda world, since, until: DUMPS)  # no --logs, only dumps
     verdict = worker.run(TriageAsk(1, 10.0, make_app(nodes=1, gpus=8).cluster.rank_map)).verdict
     assert verdict is not None and verdict.behind == [3]
     text = await shown(verdict)
