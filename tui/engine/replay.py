@@ -38,7 +38,8 @@ from ranktop.tui.sources.base import Source
 
 LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replayed window
 FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
-REPLAY_VALUES = 20_000_000  # the most values a longer look back analyses (ranks x metrics)
+REPLAY_VALUES = 20_000_000  # the most values a replay analyses (frames x ranks x metrics)
+MIN_REPLAY_FRAMES = 5
 ANALYSES_KEPT = 16  # moments already replayed, given again at once
 TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
 
@@ -73,7 +74,7 @@ class Replay:
         self._frames: OrderedDict[float, tuple[Frame, RankMap]] = OrderedDict()
         self._analyses: OrderedDict[float, Analysis] = OrderedDict()
         self._last: _Replayed | None = None  # the newest replay, to go on from
-        self._values_per_frame = 1
+        self._values_per_frame = 0  # the newest frame's values (0: none fetched yet)
         self._lock = threading.Lock()
 
     def at(self, moment: float) -> Analysis:
@@ -128,15 +129,23 @@ class Replay:
         """A new analyser brought to ``moment`` over the detectors' window; again over a
         longer one when an anomaly was already there at its first frame (its start lies
         before: a longer look finds it, up to the ledger's window and the frame budget)."""
-        window = self._window(moment, self.replay_seconds)
+        most = self._most_frames() * self.step
+        window = self._window(moment, min(self.replay_seconds, most))
         replayed = self._replayed(make, window, ledger_before=True)
         if not _clipped(replayed):
             return replayed
-        longest = max(len(window), REPLAY_VALUES // self._values_per_frame)
-        longer = self._window(moment, min(WINDOW_SECONDS, longest * self.step))
+        longer = self._window(moment, min(WINDOW_SECONDS, most))
         if len(longer) <= len(window):
             return replayed
         return self._replayed(make, longer, ledger_before=False)
+
+    def _most_frames(self) -> int:
+        """How many frames a replay may analyse: ``REPLAY_VALUES`` worth (at 100,000 ranks
+        a few seconds' worth, at 16,384 the detectors' whole window), never fewer than
+        ``MIN_REPLAY_FRAMES``."""
+        per_frame = self._values_per_frame or len(self.source.rank_map) * len(
+            self.settings.metrics)
+        return max(MIN_REPLAY_FRAMES, REPLAY_VALUES // max(1, per_frame))
 
     def _replayed(self, make: Callable[[TriageWorker | None], Analyser],
                   times: Sequence[float], ledger_before: bool) -> _Replayed:
