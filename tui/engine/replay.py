@@ -10,8 +10,10 @@ hang triage of the last frame is waited for, as `ranktop report` waits for it.
 
 Moments fall on the refresh grid (``core.moment.aligned``). Fetched frames are kept, up to a
 bound in values, so stepping back one refresh fetches one frame more; the newest replay's
-analyser is kept too, so stepping forward analyses only the frames in between. Analyses
-of moments already shown are kept (a few) and given again at once.
+analyser is kept too, so stepping forward analyses only the frames in between, and so are
+copies of it every ``CHECKPOINT_EVERY`` frames of its last window (bounded), so stepping
+back goes on from the nearest one before. Analyses of moments already shown are kept (a
+few) and given again at once.
 
 The hang triage of a moment reads the ranks' logs and Flight Recorder dumps as they stood
 then: lines stamped after it and dumps written after it are left out (the logs' tails are
@@ -19,10 +21,11 @@ read, as live: a moment whose lines lie further back than a tail holds less evid
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.detect import Detectors
@@ -40,6 +43,9 @@ LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replay
 FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
 REPLAY_VALUES = 20_000_000  # the most values a replay analyses (frames x ranks x metrics)
 MIN_REPLAY_FRAMES = 5
+CHECKPOINT_EVERY = 10  # frames between copies of a replay's analyser, in its last window
+CHECKPOINTS_KEPT = 32
+CHECKPOINT_VALUES = 2_000_000  # copies kept: at most this many values of a frame's worth
 ANALYSES_KEPT = 16  # moments already replayed, given again at once
 TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
 
@@ -57,6 +63,8 @@ class _Replayed:
     triage: TriageWorker | None
     moment: float = float("-inf")
     first: float = float("inf")  # its first frame's time
+    checkpoints: list[tuple[float, Analyser]] = field(default_factory=list)  # copies on
+    # the way, in its last window: a step back goes on from the nearest before
 
 
 class Replay:
@@ -74,6 +82,7 @@ class Replay:
         self._frames: OrderedDict[float, tuple[Frame, RankMap]] = OrderedDict()
         self._analyses: OrderedDict[float, Analysis] = OrderedDict()
         self._last: _Replayed | None = None  # the newest replay, to go on from
+        self._checkpoints: OrderedDict[float, Analyser] = OrderedDict()
         self._values_per_frame = 0  # the newest frame's values (0: none fetched yet)
         self._lock = threading.Lock()
 
@@ -107,12 +116,12 @@ class Replay:
                 return None
 
     def _replay(self, moment: float) -> Analysis:
-        last = self._last
-        start = self._window(moment, self.replay_seconds)[0]
-        if last is not None and start <= last.moment < moment:
-            replayed = self._went_on(last, moment)
+        replayed = self._nearest_before(moment)
+        if replayed is not None:
+            replayed = self._went_on(replayed, moment)
         else:
             replayed = self._judged(moment, self._fresh)
+        self._keep_checkpoints(replayed)
         self._last = replayed
         analyser = replayed.analyser
         if replayed.triage is not None:
@@ -120,6 +129,28 @@ class Replay:
         newest = analyser.with_newest_hang()
         assert newest is not None
         return newest
+
+    def _nearest_before(self, moment: float) -> _Replayed | None:
+        """The analyser nearest before ``moment`` within the detectors' window, to go on
+        from: the newest replay's itself, or a copy of a checkpoint's; None: start anew."""
+        start = moment - self.replay_seconds
+        last = self._last
+        kept = max((t for t in self._checkpoints if start <= t < moment), default=None)
+        if last is not None and start <= last.moment < moment and (
+                kept is None or last.moment >= kept):
+            return last
+        if kept is None:
+            return None
+        analyser = _copied(self._checkpoints[kept])
+        return _Replayed(analyser, analyser.hang.triage, kept)  # type: ignore[arg-type]
+
+    def _keep_checkpoints(self, replayed: _Replayed) -> None:
+        for moment, analyser in replayed.checkpoints:
+            self._checkpoints[moment] = analyser
+        replayed.checkpoints = []
+        most = max(2, min(CHECKPOINTS_KEPT, CHECKPOINT_VALUES // max(1, self._values_per_frame)))
+        while len(self._checkpoints) > most:
+            self._checkpoints.popitem(last=False)
 
     def _fresh(self, triage: TriageWorker | None) -> Analyser:
         return Analyser(self.settings, self.source.job_name, None, triage)
@@ -163,10 +194,13 @@ class Replay:
         analyser = replayed.analyser
         if replayed.triage is not None:  # the logs and dumps as they stood then
             replayed.triage.until = moment
-        for frame, rank_map in self._frames_at(times):
+        for index, (frame, rank_map) in enumerate(self._frames_at(times), start=1):
             if frame is not None:
                 replayed.first = min(replayed.first, frame.time)
                 analyser.analyse(frame, _status(self.source, frame.time), rank_map)
+                if (index % CHECKPOINT_EVERY == 0 and frame.time < moment
+                        and frame.time >= moment - self.replay_seconds):
+                    replayed.checkpoints.append((frame.time, _copied(analyser)))
         if analyser.last is None or analyser.last.frame is None:
             raise NothingThen(f"nothing at {shown(moment)}: the job had not started, or the "
                               "backend no longer holds that time")
@@ -229,7 +263,15 @@ class Replay:
         with self._lock:
             self._frames.clear()
             self._analyses.clear()
+            self._checkpoints.clear()
             self._last = None
+
+
+def _copied(analyser: Analyser) -> Analyser:
+    """A copy of ``analyser`` to go on from apart, sharing what it never changes: its
+    settings, its hang triage's worker and its last analysis (frozen)."""
+    shared = (analyser.settings, analyser.hang.triage, analyser.last, analyser.journal.log)
+    return copy.deepcopy(analyser, {id(thing): thing for thing in shared if thing is not None})
 
 
 def _clipped(replayed: _Replayed) -> bool:
