@@ -25,7 +25,7 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.detect import Detectors
@@ -63,6 +63,8 @@ class _Replayed:
     triage: TriageWorker | None
     moment: float = float("-inf")
     first: float = float("inf")  # its first frame's time
+    asked: int = 0  # refreshes of its last stretch since the job's first frame ...
+    gaps: int = 0  # ... and those the source had no frame for
     checkpoints: list[tuple[float, Analyser]] = field(default_factory=list)  # copies on
     # the way, in its last window: a step back goes on from the nearest before
 
@@ -127,7 +129,11 @@ class Replay:
         if replayed.triage is not None:
             replayed.triage.wait(self.triage_wait)
         newest = analyser.with_newest_hang()
-        assert newest is not None
+        assert newest is not None and newest.frame is not None
+        if replayed.gaps:
+            note = (f"{newest.status.message}; no data at {replayed.gaps} of the "
+                    f"{replayed.asked} refreshes before it (a gap in scraping?)")
+            newest = replace(newest, status=replace(newest.status, message=note))
         return newest
 
     def _nearest_before(self, moment: float) -> _Replayed | None:
@@ -194,8 +200,10 @@ class Replay:
         analyser = replayed.analyser
         if replayed.triage is not None:  # the logs and dumps as they stood then
             replayed.triage.until = moment
+        analysed = []
         for index, (frame, rank_map) in enumerate(self._frames_at(times), start=1):
             if frame is not None:
+                analysed.append(frame.time)
                 replayed.first = min(replayed.first, frame.time)
                 analyser.analyse(frame, _status(self.source, frame.time), rank_map)
                 if (index % CHECKPOINT_EVERY == 0 and frame.time < moment
@@ -205,6 +213,9 @@ class Replay:
             raise NothingThen(f"nothing at {shown(moment)}: the job had not started, or the "
                               "backend no longer holds that time")
         replayed.moment = moment
+        if analysed:  # the refreshes since the job's first frame that had none
+            replayed.asked = sum(1 for t in times if t >= analysed[0])
+            replayed.gaps = replayed.asked - len(analysed)
         return replayed
 
     def _window(self, moment: float, seconds: float) -> list[float]:

@@ -6,6 +6,7 @@ truth: every anomaly (kind, rank, pending or confirmed, start) and the hang's cu
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from ranktop.tui.core.analysis import Analyser, Analysis
@@ -142,3 +143,20 @@ def test_the_engine_gives_a_moment_as_a_snapshot_marked_with_it():
     history = asyncio.run(engine.rank_history(3, at=START + 101.0))
     times = [p.time for p in history.series("temperature", 3)]
     assert times and max(times) == START + 100.0
+
+
+def test_a_gap_in_the_backends_history_is_said_with_the_moment():
+    source, _ = watched(0.0, nodes=4)
+    source.clock.now = START + 200.0
+    frames_at = source.frames_at
+    gap = (START + 150.0, START + 170.0)
+
+    def with_a_gap(times):
+        return frames_at([t for t in times if not gap[0] <= t < gap[1]])
+
+    source.frames_at = with_a_gap
+    shown = Replay(load_settings(environ={}), source).at(START + 180.0)
+    assert re.search(r"^at \S+; no data at 10 of the \d+ refreshes before it "
+                     r"\(a gap in scraping\?\)$", shown.status.message)
+    whole = Replay(load_settings(environ={}), watched(0.0, nodes=4)[0]).at(START + 180.0)
+    assert "no data" not in whole.status.message
