@@ -68,12 +68,18 @@ def _seconds(year: int, month: int, day: int, hour: int, minute: int, second: in
 def lines_until(lines: Sequence[str], until: float) -> list[str]:
     """``lines`` as they stood at ``until`` (POSIX seconds): those before the first one
     stamped after it (the unstamped lines that follow a stamped one are its own)."""
+    return list(lines[:first_after(lines, until)])
+
+
+def first_after(lines: Sequence[str], until: float) -> int:
+    """The index of the first of ``lines`` stamped after ``until`` (POSIX seconds), or
+    their number when none is."""
     last = local_clock(until)
     near = last
     for index, text in enumerate(lines):
         stamp = line_time(text, near)
         if stamp is not None:
             if stamp > last:
-                return list(lines[:index])
+                return index
             near = stamp
-    return list(lines)
+    return len(lines)
