@@ -43,9 +43,10 @@ LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replay
 FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
 REPLAY_VALUES = 20_000_000  # the most values a replay analyses (frames x ranks x metrics)
 MIN_REPLAY_FRAMES = 5
+LONGER_AT_ONCE = 1.5  # a budget this close to the detectors' window is replayed in one go
 CHECKPOINT_EVERY = 10  # frames between copies of a replay's analyser, in its last window
 CHECKPOINTS_KEPT = 32
-CHECKPOINT_VALUES = 2_000_000  # copies kept: at most this many values of a frame's worth
+KEPT_VALUES = 2_000_000  # analyses and copies kept: at most this many frame values' worth
 ANALYSES_KEPT = 16  # moments already replayed, given again at once
 TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
 
@@ -100,7 +101,7 @@ class Replay:
                 return self._analyses[moment]
             analysis = self._replay(moment)
             self._analyses[moment] = analysis
-            while len(self._analyses) > ANALYSES_KEPT:
+            while len(self._analyses) > self._kept(ANALYSES_KEPT):
                 self._analyses.popitem(last=False)
             return analysis
 
@@ -154,9 +155,13 @@ class Replay:
         for moment, analyser in replayed.checkpoints:
             self._checkpoints[moment] = analyser
         replayed.checkpoints = []
-        most = max(2, min(CHECKPOINTS_KEPT, CHECKPOINT_VALUES // max(1, self._values_per_frame)))
-        while len(self._checkpoints) > most:
+        while len(self._checkpoints) > self._kept(CHECKPOINTS_KEPT):
             self._checkpoints.popitem(last=False)
+
+    def _kept(self, most: int) -> int:
+        """How many analyses or analysers to keep: ``most`` of a small job's, fewer of a
+        large one's (``KEPT_VALUES`` of a frame's values' worth), never fewer than 2."""
+        return max(2, min(most, KEPT_VALUES // max(1, self._values_per_frame)))
 
     def _fresh(self, triage: TriageWorker | None) -> Analyser:
         return Analyser(self.settings, self.source.job_name, None, triage)
@@ -166,12 +171,14 @@ class Replay:
         """A new analyser brought to ``moment`` over the detectors' window; again over a
         longer one when an anomaly was already there at its first frame (its start lies
         before: a longer look finds it, up to the ledger's window and the frame budget)."""
-        most = self._most_frames() * self.step
-        window = self._window(moment, min(self.replay_seconds, most))
+        most = min(WINDOW_SECONDS, self._most_frames() * self.step)
+        if most <= LONGER_AT_ONCE * self.replay_seconds:  # a second look would add little
+            return self._replayed(make, self._window(moment, most), ledger_before=True)
+        window = self._window(moment, self.replay_seconds)
         replayed = self._replayed(make, window, ledger_before=True)
         if not _clipped(replayed):
             return replayed
-        longer = self._window(moment, min(WINDOW_SECONDS, most))
+        longer = self._window(moment, most)
         if len(longer) <= len(window):
             return replayed
         return self._replayed(make, longer, ledger_before=False)
