@@ -3,7 +3,7 @@
 For each size, a demo job watched 400 s into its scenario is asked for moments as a user
 scrubbing would: the rank death's aftermath (first, a fresh replay), the same moment again
 (kept), one refresh back, one forward, one minute back, then 100 steps back one refresh
-at a time from 350 s (the memory after them, against the memory after the first 20: the caches are
+at a time from 350 s (the memory after them, against the memory after the first 50: the caches are
 bounded, so it must not grow). Also the late start: a pipeline's first poll 400 s into the
 scenario, catching up on what came before, against a first poll of a job just begun.
 
@@ -57,15 +57,15 @@ def scrub(nodes: int) -> None:
     steps = []
     for n in range(100):  # from 350 s back to 150 s
         steps.append(timed(lambda n=n: replay.at(START + 350.0 - n * step))[0])
-        if n == 19:
-            after_20 = rss_mb()
+        if n == 49:
+            after_50 = rss_mb()
     kinds = sorted({a.kind for a in analysis.anomalies})
     print(f"{nodes * 8:>7} ranks: first {first:7.0f} ms  again {kept:5.1f} ms  "
           f"back 1 {back:6.0f} ms  forward (kept) {forward:5.1f} ms  "
           f"ahead 1 {ahead:6.0f} ms  back 1 min {minute:6.0f} ms")
     steps.sort()
     print(f"          100 steps back: median {steps[50]:.0f} ms, p90 {steps[90]:.0f} ms; "
-          f"memory after 20 {after_20:.0f} MB, after 100 {rss_mb():.0f} MB "
+          f"memory after 50 {after_50:.0f} MB, after 100 {rss_mb():.0f} MB "
           f"(peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
     print(f"          verdicts at {MOMENT:.0f} s: {', '.join(kinds)}")
 

@@ -46,7 +46,7 @@ MIN_REPLAY_FRAMES = 5
 LONGER_AT_ONCE = 1.5  # a budget this close to the detectors' window is replayed in one go
 CHECKPOINT_EVERY = 10  # frames between copies of a replay's analyser, in its last window
 CHECKPOINTS_KEPT = 32
-KEPT_VALUES = 2_000_000  # analyses and copies kept: at most this many frame values' worth
+KEPT_VALUES = 1_000_000  # analyses and copies kept: at most this many frame values' worth
 ANALYSES_KEPT = 16  # moments already replayed, given again at once
 TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
 
