@@ -26,6 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 SERIOUS = frozenset({"nccl_warn", "watchdog", "net", "error"})
+MOMENT = "moment"  # the kind of the line that marks a past moment among the others
 MAX_LINES = 5000
 
 
@@ -63,6 +64,7 @@ class LogView(ScrollView, can_focus=True):
         "log-view--match",  # the search text, over its line's style
         "log-view--current",  # the line of the match ``next_match`` went to
         "log-view--origin",  # the name of a line's file, before it
+        "log-view--moment",  # the line marking the moment shown, between the others
     }
 
     following = var(True, init=False)
@@ -101,6 +103,22 @@ class LogView(ScrollView, can_focus=True):
         self.origins.extend(line[2] if len(line) > 2 else "" for line in added)
         if added or before == MAX_LINES:
             self._reshow()
+
+    def mark_moment(self, before: int, text: str) -> None:
+        """Put a line saying ``text`` before line ``before`` (the first written after the
+        moment shown; the number of lines: after them all), show it mid-view and stop
+        following: the log as it stood then, what came after below it."""
+        before = max(0, min(before, len(self.lines)))
+        if len(self.lines) == MAX_LINES:  # the mark must not push a line out of the middle
+            self.lines.popleft()
+            self.origins.popleft()
+            before = max(0, before - 1)
+        self.lines.insert(before, (MOMENT, text))
+        self.origins.insert(before, "")
+        self.following = False
+        self._reshow()
+        shown = next(i for i, (kind, _) in enumerate(self._shown) if kind == MOMENT)
+        self.scroll_to(y=max(0, self._first_row[shown] - self.size.height // 2), animate=False)
 
     def clear(self) -> None:
         """Forget every line."""
@@ -204,7 +222,7 @@ class LogView(ScrollView, can_focus=True):
         if len(self.origins) != len(self.lines):  # lines changed without add() or clear()
             self.origins = deque([""] * len(self.lines), maxlen=MAX_LINES)
         kept = [(line, origin) for line, origin in zip(self.lines, self.origins, strict=True)
-                if not self.serious_only or line[0] in SERIOUS]
+                if not self.serious_only or line[0] in SERIOUS or line[0] == MOMENT]
         self._shown = [line for line, _ in kept]
         self._shown_origins = [origin for _, origin in kept]
         self._find_matches()
