@@ -64,8 +64,15 @@ def test_a_range_query_gives_every_series_with_its_points(server):
     assert [s.labels for s in series] == [{"gpu": "0"}, {"gpu": "1"}]
     assert series[0].points == [(1_800_000_000.0, 61.0), (1_800_000_004.0, 62.5)]
     assert (Scripted.seen["method"], Scripted.seen["path"]) == ("POST", "/api/v1/query_range")
+    # nocache: VictoriaMetrics keeps the start as given (else it moves a long range's)
     assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP", "start": "1799999400",
-                      "end": "1800000000", "step": "4"}
+                      "end": "1800000000", "step": "4", "nocache": "1"}
+
+
+def test_an_instant_query_at_a_past_moment_sends_its_time(server):
+    Scripted.reply = (200, "application/json", vector())
+    client(server).query("up", at=1_800_000_000.25)
+    assert form() == {"query": "up", "time": "1800000000.25"}
 
 
 def test_range_bounds_keep_their_fraction_of_a_second(server):

@@ -1,0 +1,178 @@
+"""Past moments from the backend's own history: a poll at any time, as it would have gone.
+
+The Prometheus source gives a past frame by polling a copy of itself whose clock stands at
+that moment and whose client answers each instant query as the backend would have then.
+The copy reads the job exactly as a live poll does (the same queries, rank join, freshness
+marks and job values), and the live source is never touched.
+
+Asking an instant query per query per moment would cost a request each; instead the moments
+are taken a chunk at a time (a few moments evenly spaced, fewer at many ranks), and the
+first time a query is asked in a chunk it is asked once as a range query over the rest of
+the chunk, on the chunk's own grid: a range query is the instant query evaluated at each of
+its steps (``time()`` included). Each step's samples are picked by their timestamp; where
+the backend moved the range off the grid asked for (VictoriaMetrics aligns a long range's
+start to its step unless told not to), that query falls back to instant queries at the
+moments themselves. Only the current chunk's answers are held, and of them only the queries
+the latest moment asked: a query the copy stops sending (it learned a narrower one) is let
+go at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ranktop.tui.core.model import Frame, RankMap
+from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.bounded_body import ByteBudget
+from ranktop.tui.sources.finder import Finder
+from ranktop.tui.sources.prom_client import PromClient, Series, Vector
+from ranktop.tui.sources.prom_decode import Record
+
+if TYPE_CHECKING:
+    from ranktop.tui.sources.prometheus import PrometheusSource
+
+CHUNK_VALUES = 2_000_000  # values a chunk's answers may hold, every query together
+MAX_CHUNK_STEPS = 30  # moments a range query covers at most (Prometheus allows 11,000)
+CHUNK_BYTES = 512_000_000  # what one query's range answer may take, inflated
+SPACING_SLACK = 0.001  # seconds: moments this close to a chunk's spacing continue it
+
+
+def chunk_steps(ranks: int, queries: int) -> int:
+    """How many moments a chunk may hold, so that its answers hold about CHUNK_VALUES."""
+    per_moment = max(1, ranks) * max(1, queries)
+    return max(1, min(MAX_CHUNK_STEPS, CHUNK_VALUES // per_moment))
+
+
+def chunks(times: Sequence[float], most: int) -> Iterator[list[float]]:
+    """``times`` (ascending) in runs of at most ``most``, each evenly spaced."""
+    run: list[float] = []
+    for moment in times:
+        spaced = len(run) < 2 or abs((moment - run[-1]) - (run[1] - run[0])) <= SPACING_SLACK
+        if run and (len(run) >= most or not spaced):
+            yield run
+            run = []
+        run.append(moment)
+    if run:
+        yield run
+
+
+@dataclass
+class _Held:
+    """One query's answers over the rest of a chunk, by moment (in milliseconds)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    loaded: bool = False
+    on_grid: bool = True  # False: the backend answered at other times than asked
+    by_moment: dict[int, list[Record]] = field(default_factory=dict)
+    asked_at: float = float("-inf")
+
+
+class RangeClient:
+    """A client that answers instant queries at ``moment`` from range queries over the
+    chunk it was given (``start_chunk``), through the real ``client``."""
+
+    def __init__(self, client: PromClient) -> None:
+        self.client = client
+        self.backend = client.backend
+        self.moment = float("-inf")
+        self.bytes_read = 0  # the answers' bytes, inflated: what the past cost
+        self._chunk: list[float] = []
+        self._held: dict[str, _Held] = {}
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        """The clock of the source that reads through this client."""
+        return self.moment
+
+    def start_chunk(self, chunk: list[float]) -> None:
+        """Answer for the moments of ``chunk`` from now on; what was held is let go."""
+        self._chunk = chunk
+        self._held = {}
+
+    def at(self, moment: float) -> None:
+        """Answer at ``moment`` (one of the chunk's) from now on; the queries the last
+        moment did not ask are let go."""
+        last = self.moment
+        self.moment = moment
+        with self._lock:
+            self._held = {q: held for q, held in self._held.items() if held.asked_at == last}
+
+    def query(self, promql: str, budget: ByteBudget | None = None,
+              at: float | None = None) -> Vector:
+        moment = self.moment if at is None else at
+        held = self._holding(promql)
+        with held.lock:
+            held.asked_at = moment
+            if not held.loaded:
+                self._load(promql, held)
+        if not held.on_grid:
+            return self.client.query(promql, budget, at=moment)
+        return Vector(held.by_moment.get(_ms(moment), []))
+
+    def _holding(self, promql: str) -> _Held:
+        with self._lock:
+            held = self._held.get(promql)
+            if held is None:
+                held = self._held[promql] = _Held()
+            return held
+
+    def _load(self, promql: str, held: _Held) -> None:
+        """The query's answers from the current moment to the chunk's end, by moment."""
+        moments = [t for t in self._chunk if t >= self.moment] or [self.moment]
+        step = moments[1] - moments[0] if len(moments) > 1 else 1.0
+        budget = ByteBudget(CHUNK_BYTES)
+        try:
+            series = self.client.query_range(promql, moments[0], moments[-1], step, budget)
+        finally:
+            self.bytes_read += CHUNK_BYTES - budget.left
+        wanted = {_ms(t) for t in moments}
+        held.by_moment, held.on_grid = _by_moment(series, wanted)
+        held.loaded = True
+
+
+
+class PastFinder(Finder):
+    """A copy's finder: nothing is looked for in the past (the live source's settings
+    hold what its finds gave), and the metrics found are named as the live one names them."""
+
+    def after_poll(self, settings: Settings, job_empty: bool, dcgm_empty: bool
+                   ) -> Settings | None:
+        return None
+
+
+def _by_moment(series: list[Series], wanted: set[int]) -> tuple[dict[int, list[Record]], bool]:
+    """Each wanted moment's samples, and whether every sample fell on a wanted moment."""
+    found: dict[int, list[Record]] = {}
+    for one in series:
+        for stamp, value in one.points:
+            moment = _ms(stamp)
+            if moment not in wanted:
+                return {}, False
+            found.setdefault(moment, []).append(Record(metric=one.labels, value=(stamp, value)))
+    return found, True
+
+
+def _ms(moment: float) -> int:
+    """A moment as the backend writes it back: to the millisecond."""
+    return round(moment * 1000)
+
+
+def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: PromClient,
+                times: Sequence[float], per_chunk: int) -> Iterator[tuple[Frame, RankMap]]:
+    """The frame a poll would have given at each of ``times`` (oldest first), polled by a
+    copy of the source (``make_copy``) reading through a RangeClient over ``client``; a
+    moment with no values at all (before the job, past the backend's retention) gives
+    none."""
+    ranged = RangeClient(client)
+    copy = make_copy(ranged)
+    for chunk in chunks(times, per_chunk):
+        ranged.start_chunk(chunk)
+        for moment in chunk:
+            ranged.at(moment)
+            frame = copy.poll_now()
+            if any(frame.values.values()):
+                yield frame, copy.rank_map
+    ranged.start_chunk([])
