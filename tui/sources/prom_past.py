@@ -12,9 +12,12 @@ the chunk, on the chunk's own grid: a range query is the instant query evaluated
 its steps (``time()`` included). Each step's samples are picked by their timestamp; where
 the backend moved the range off the grid asked for (VictoriaMetrics aligns a long range's
 start to its step unless told not to), that query falls back to instant queries at the
-moments themselves. Only the current chunk's answers are held, and of them only the queries
-the latest moment asked: a query the copy stops sending (it learned a narrower one) is let
-go at once.
+moments themselves. A lone moment is an instant query at its time too, and so is every
+moment of the last ``VICTORIA_RECENT_SECONDS`` on VictoriaMetrics: it answers a range of
+one point with nothing, and leaves out of a range the points newer than its latency offset
+(30 s by default; ``latency_offset`` is honoured by its instant queries only). Only the
+current chunk's answers are held, and of them only the queries the latest moment asked: a
+query the copy stops sending (it learned a narrower one) is let go at once.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ranktop.tui.core.model import Frame, RankMap
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
-from ranktop.tui.sources.prom_client import PromClient, Series, Vector
+from ranktop.tui.sources.prom_client import VICTORIA_METRICS, PromClient, Series, Vector
 from ranktop.tui.sources.prom_decode import Record
 
 if TYPE_CHECKING:
@@ -38,6 +41,7 @@ CHUNK_VALUES = 2_000_000  # values a chunk's answers may hold, every query toget
 MAX_CHUNK_STEPS = 30  # moments a range query covers at most (Prometheus allows 11,000)
 CHUNK_BYTES = 512_000_000  # what one query's range answer may take, inflated
 SPACING_SLACK = 0.001  # seconds: moments this close to a chunk's spacing continue it
+VICTORIA_RECENT_SECONDS = 60.0  # past its default latency offset (30 s), with a margin
 
 
 def chunk_steps(ranks: int, queries: int) -> int:
@@ -65,21 +69,23 @@ class _Held:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     loaded: bool = False
-    on_grid: bool = True  # False: the backend answered at other times than asked
+    by_instants: bool = False  # a lone moment left, or answers off the grid asked for
     by_moment: dict[int, list[Record]] = field(default_factory=dict)
     asked_at: float = float("-inf")
 
 
 class RangeClient:
     """A client that answers instant queries at ``moment`` from range queries over the
-    chunk it was given (``start_chunk``), through the real ``client``."""
+    chunk it was given (``start_chunk``), through the real ``client``; moments after
+    ``recent_after`` are read by instant queries."""
 
-    def __init__(self, client: PromClient) -> None:
+    def __init__(self, client: PromClient, recent_after: float = float("inf")) -> None:
         self.client = client
         self.backend = client.backend
+        self.recent_after = recent_after
         self.moment = float("-inf")
-        self.bytes_read = 0  # the answers' bytes, inflated: what the past cost
-        self._chunk: list[float] = []
+        self.bytes_read = 0  # the range answers' bytes, inflated: what the past cost
+        self._ranged: list[float] = []  # the chunk's moments read by range queries
         self._held: dict[str, _Held] = {}
         self._lock = threading.Lock()
 
@@ -89,7 +95,8 @@ class RangeClient:
 
     def start_chunk(self, chunk: list[float]) -> None:
         """Answer for the moments of ``chunk`` from now on; what was held is let go."""
-        self._chunk = chunk
+        ranged = [t for t in chunk if t <= self.recent_after]
+        self._ranged = ranged if len(ranged) > 1 else []
         self._held = {}
 
     def at(self, moment: float) -> None:
@@ -103,12 +110,14 @@ class RangeClient:
     def query(self, promql: str, budget: ByteBudget | None = None,
               at: float | None = None) -> Vector:
         moment = self.moment if at is None else at
+        if moment not in self._ranged:
+            return self.client.query(promql, budget, at=moment)
         held = self._holding(promql)
         with held.lock:
             held.asked_at = moment
             if not held.loaded:
                 self._load(promql, held)
-        if not held.on_grid:
+        if held.by_instants:
             return self.client.query(promql, budget, at=moment)
         return Vector(held.by_moment.get(_ms(moment), []))
 
@@ -120,16 +129,20 @@ class RangeClient:
             return held
 
     def _load(self, promql: str, held: _Held) -> None:
-        """The query's answers from the current moment to the chunk's end, by moment."""
-        moments = [t for t in self._chunk if t >= self.moment] or [self.moment]
-        step = moments[1] - moments[0] if len(moments) > 1 else 1.0
+        """The query's answers from the current moment to the end of the chunk's ranged
+        moments, by moment (none when only this one is left: read by instant queries)."""
+        moments = [t for t in self._ranged if t >= self.moment]
+        held.loaded = held.by_instants = len(moments) < 2
+        if held.by_instants:
+            return
         budget = ByteBudget(CHUNK_BYTES)
         try:
-            series = self.client.query_range(promql, moments[0], moments[-1], step, budget)
+            series = self.client.query_range(promql, moments[0], moments[-1],
+                                             moments[1] - moments[0], budget)
         finally:
             self.bytes_read += CHUNK_BYTES - budget.left
-        wanted = {_ms(t) for t in moments}
-        held.by_moment, held.on_grid = _by_moment(series, wanted)
+        held.by_moment, on_grid = _by_moment(series, {_ms(t) for t in moments})
+        held.by_instants = not on_grid
         held.loaded = True
 
 
@@ -161,12 +174,14 @@ def _ms(moment: float) -> int:
 
 
 def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: PromClient,
-                times: Sequence[float], per_chunk: int) -> Iterator[tuple[Frame, RankMap]]:
+                times: Sequence[float], per_chunk: int, now: float
+                ) -> Iterator[tuple[Frame, RankMap]]:
     """The frame a poll would have given at each of ``times`` (oldest first), polled by a
     copy of the source (``make_copy``) reading through a RangeClient over ``client``; a
     moment with no values at all (before the job, past the backend's retention) gives
-    none."""
-    ranged = RangeClient(client)
+    none. ``now``: the wall clock, for what VictoriaMetrics still hides from a range."""
+    recent = now - VICTORIA_RECENT_SECONDS if client.backend == VICTORIA_METRICS else now
+    ranged = RangeClient(client, recent)
     copy = make_copy(ranged)
     for chunk in chunks(times, per_chunk):
         ranged.start_chunk(chunk)

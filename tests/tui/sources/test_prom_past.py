@@ -169,16 +169,33 @@ def test_moments_older_than_the_backend_holds_give_no_frame(settings, client):
 
 def test_each_query_is_a_range_query_over_a_chunk_of_moments(settings, client, monkeypatch):
     source = watching(settings, client)
-    times = [NOW + i * STEP for i in range(10)]
+    times = [NOW + i * STEP for i in range(9)]
     monkeypatch.setattr(prom_past, "MAX_CHUNK_STEPS", 4)
+    client.now = NOW + 100
     client.instants.clear()
     list(source.frames_at(times))
     assert all(step == STEP and end - start <= 3 * STEP for _, start, end, step in client.ranged)
-    assert {start for _, start, _, _ in client.ranged} >= {NOW, NOW + 8, NOW + 16}
+    assert {start for _, start, _, _ in client.ranged} >= {NOW, NOW + 8}
     # one range query per query and chunk (and one more where the source narrowed a query
     # it learned a better form of), never one per moment
     assert len(client.ranged) < len(times) * len(source.queries()) / 2
-    assert client.instants == []
+    # the last chunk's lone moment is asked by instant queries at its time
+    assert set(client.instants) == {NOW + 16}
+
+
+def test_victoria_metrics_recent_moments_are_instant_queries_at_their_time(settings, client):
+    times = [NOW + i * STEP for i in range(4)]
+    live = live_frames(settings, client, times)
+    client.backend = "VictoriaMetrics"  # it leaves its newest points out of a range
+    client.now = NOW + 6 + prom_past.VICTORIA_RECENT_SECONDS - 3  # the last two are recent
+    client.ranged.clear()
+    client.instants.clear()
+    source = watching(settings, client)
+    for (frame, _), polled in zip(source.frames_at(times), live, strict=True):
+        same(frame, polled)
+    assert {start for _, start, _, _ in client.ranged} <= {NOW, NOW + 2}
+    assert {end for _, _, end, _ in client.ranged} == {NOW + 2}
+    assert {NOW + 4, NOW + 6} <= set(client.instants) and NOW not in client.instants
 
 
 def test_a_chunk_holds_fewer_moments_the_more_ranks_there_are():
