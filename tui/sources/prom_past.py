@@ -63,6 +63,26 @@ def chunks(times: Sequence[float], most: int) -> Iterator[list[float]]:
         yield run
 
 
+def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: PromClient,
+                times: Sequence[float], per_chunk: int, now: float
+                ) -> Iterator[tuple[Frame, RankMap]]:
+    """The frame a poll would have given at each of ``times`` (oldest first), polled by a
+    copy of the source (``make_copy``) reading through a RangeClient over ``client``; a
+    moment with no values at all (before the job, past the backend's retention) gives
+    none. ``now``: the wall clock, for what VictoriaMetrics still hides from a range."""
+    recent = now - VICTORIA_RECENT_SECONDS if client.backend == VICTORIA_METRICS else now
+    ranged = RangeClient(client, recent)
+    copy = make_copy(ranged)
+    for chunk in chunks(times, per_chunk):
+        ranged.start_chunk(chunk)
+        for moment in chunk:
+            ranged.at(moment)
+            frame = copy.poll_now()
+            if any(frame.values.values()):
+                yield frame, copy.rank_map
+    ranged.start_chunk([])
+
+
 @dataclass
 class _Held:
     """One query's answers over the rest of a chunk, by moment (in milliseconds)."""
@@ -84,7 +104,6 @@ class RangeClient:
         self.backend = client.backend
         self.recent_after = recent_after
         self.moment = float("-inf")
-        self.bytes_read = 0  # the range answers' bytes, inflated: what the past cost
         self._ranged: list[float] = []  # the chunk's moments read by range queries
         self._held: dict[str, _Held] = {}
         self._lock = threading.Lock()
@@ -132,19 +151,14 @@ class RangeClient:
         """The query's answers from the current moment to the end of the chunk's ranged
         moments, by moment (none when only this one is left: read by instant queries)."""
         moments = [t for t in self._ranged if t >= self.moment]
-        held.loaded = held.by_instants = len(moments) < 2
-        if held.by_instants:
-            return
-        budget = ByteBudget(CHUNK_BYTES)
-        try:
+        if len(moments) > 1:
             series = self.client.query_range(promql, moments[0], moments[-1],
-                                             moments[1] - moments[0], budget)
-        finally:
-            self.bytes_read += CHUNK_BYTES - budget.left
-        held.by_moment, on_grid = _by_moment(series, {_ms(t) for t in moments})
-        held.by_instants = not on_grid
+                                             moments[1] - moments[0], ByteBudget(CHUNK_BYTES))
+            held.by_moment, on_grid = _by_moment(series, {_ms(t) for t in moments})
+            held.by_instants = not on_grid
+        else:
+            held.by_instants = True
         held.loaded = True
-
 
 
 class PastFinder(Finder):
@@ -171,23 +185,3 @@ def _by_moment(series: list[Series], wanted: set[int]) -> tuple[dict[int, list[R
 def _ms(moment: float) -> int:
     """A moment as the backend writes it back: to the millisecond."""
     return round(moment * 1000)
-
-
-def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: PromClient,
-                times: Sequence[float], per_chunk: int, now: float
-                ) -> Iterator[tuple[Frame, RankMap]]:
-    """The frame a poll would have given at each of ``times`` (oldest first), polled by a
-    copy of the source (``make_copy``) reading through a RangeClient over ``client``; a
-    moment with no values at all (before the job, past the backend's retention) gives
-    none. ``now``: the wall clock, for what VictoriaMetrics still hides from a range."""
-    recent = now - VICTORIA_RECENT_SECONDS if client.backend == VICTORIA_METRICS else now
-    ranged = RangeClient(client, recent)
-    copy = make_copy(ranged)
-    for chunk in chunks(times, per_chunk):
-        ranged.start_chunk(chunk)
-        for moment in chunk:
-            ranged.at(moment)
-            frame = copy.poll_now()
-            if any(frame.values.values()):
-                yield frame, copy.rank_map
-    ranged.start_chunk([])
