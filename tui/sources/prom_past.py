@@ -50,30 +50,41 @@ def chunk_steps(ranks: int, queries: int) -> int:
     return max(1, min(MAX_CHUNK_STEPS, CHUNK_VALUES // per_moment))
 
 
-def chunks(times: Sequence[float], most: int) -> Iterator[list[float]]:
-    """``times`` (ascending) in runs of at most ``most``, each evenly spaced."""
+def chunks(times: Sequence[float], most: Callable[[], int]) -> Iterator[list[float]]:
+    """``times`` (ascending) in evenly spaced runs, each of at most ``most()`` moments (asked
+    as each run begins: after the one before was read)."""
     run: list[float] = []
+    limit = 1
     for moment in times:
         spaced = len(run) < 2 or abs((moment - run[-1]) - (run[1] - run[0])) <= SPACING_SLACK
-        if run and (len(run) >= most or not spaced):
+        if run and (len(run) >= limit or not spaced):
             yield run
             run = []
+        if not run:
+            limit = most()
         run.append(moment)
     if run:
         yield run
 
 
 def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: PromClient,
-                times: Sequence[float], per_chunk: int, now: float
+                times: Sequence[float], ranks: int, now: float
                 ) -> Iterator[tuple[Frame, RankMap]]:
     """The frame a poll would have given at each of ``times`` (oldest first), polled by a
     copy of the source (``make_copy``) reading through a RangeClient over ``client``; a
     moment with no values at all (before the job, past the backend's retention) gives
-    none. ``now``: the wall clock, for what VictoriaMetrics still hides from a range."""
+    none. Chunks are sized for ``ranks`` (what the live source knows), or the ranks the
+    copy has learned; while neither knows any, a chunk is one moment. ``now``: the wall
+    clock, for what VictoriaMetrics still hides from a range."""
     recent = now - VICTORIA_RECENT_SECONDS if client.backend == VICTORIA_METRICS else now
     ranged = RangeClient(client, recent)
     copy = make_copy(ranged)
-    for chunk in chunks(times, per_chunk):
+
+    def most() -> int:
+        known = max(ranks, len(copy.rank_map))
+        return chunk_steps(known, len(copy.queries())) if known else 1
+
+    for chunk in chunks(times, most):
         ranged.start_chunk(chunk)
         for moment in chunk:
             ranged.at(moment)

@@ -348,9 +348,8 @@ class PrometheusSource(Source):
     def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
         """The frame a poll would have given at each of ``times`` (oldest first), read from
         the backend's history by a copy of this source (prom_past): this one is untouched."""
-        per_chunk = prom_past.chunk_steps(len(self.rank_map), len(self._queries))
-        return prom_past.past_frames(self._past_copy, self.client, times, per_chunk,
-                                     self.clock())
+        return prom_past.past_frames(self._past_copy, self.client, times,
+                                     len(self.rank_map), self.clock())
 
     def _past_copy(self, client: prom_past.RangeClient) -> PrometheusSource:
         """A source reading the job as this one does now (the settings its finds gave),

@@ -172,6 +172,7 @@ def test_each_query_is_a_range_query_over_a_chunk_of_moments(settings, client, m
     times = [NOW + i * STEP for i in range(9)]
     monkeypatch.setattr(prom_past, "MAX_CHUNK_STEPS", 4)
     client.now = NOW + 100
+    source.poll_now()  # the ranks are known: chunks from the first moment on
     client.instants.clear()
     list(source.frames_at(times))
     assert all(step == STEP and end - start <= 3 * STEP for _, start, end, step in client.ranged)
@@ -188,9 +189,10 @@ def test_victoria_metrics_recent_moments_are_instant_queries_at_their_time(setti
     live = live_frames(settings, client, times)
     client.backend = "VictoriaMetrics"  # it leaves its newest points out of a range
     client.now = NOW + 6 + prom_past.VICTORIA_RECENT_SECONDS - 3  # the last two are recent
+    source = watching(settings, client)
+    source.poll_now()
     client.ranged.clear()
     client.instants.clear()
-    source = watching(settings, client)
     for (frame, _), polled in zip(source.frames_at(times), live, strict=True):
         same(frame, polled)
     assert {start for _, start, _, _ in client.ranged} <= {NOW, NOW + 2}
@@ -209,9 +211,25 @@ def test_a_chunk_holds_fewer_moments_the_more_ranks_there_are():
 def test_chunks_are_evenly_spaced_runs():
     ledger = [0.0, 60.0, 120.0]
     grid = [130.0, 132.0, 134.0, 136.0, 138.0]
-    assert list(chunks(ledger + grid, 3)) == [ledger, [130.0, 132.0, 134.0], [136.0, 138.0]]
-    assert list(chunks([5.0], 3)) == [[5.0]]
-    assert list(chunks([1.0, 2.0, 4.0, 8.0], 10)) == [[1.0, 2.0], [4.0, 8.0]]
+    assert list(chunks(ledger + grid, lambda: 3)) == [ledger, [130.0, 132.0, 134.0],
+                                                      [136.0, 138.0]]
+    assert list(chunks([5.0], lambda: 3)) == [[5.0]]
+    assert list(chunks([1.0, 2.0, 4.0, 8.0], lambda: 10)) == [[1.0, 2.0], [4.0, 8.0]]
+    sizes = iter([1, 2, 5])  # each asked once the run before it was read
+    assert list(chunks(grid, lambda: next(sizes))) == [[130.0], [132.0, 134.0],
+                                                       [136.0, 138.0]]
+
+
+def test_a_source_that_knows_no_ranks_yet_learns_them_from_one_moment(settings, client):
+    source = PrometheusSource(settings, client=client, clock=lambda: NOW + 100)
+    client.ranged.clear()
+    client.instants.clear()
+    assert len(list(source.frames_at([NOW + i * STEP for i in range(6)]))) == 6
+    assert set(client.instants) == {NOW}  # a lone moment first: the ranks from it
+    # then chunks (from where each query was first sent: the error counters' narrower
+    # form is sent from the third poll on)
+    assert {end for _, _, end, _ in client.ranged} == {NOW + 10}
+    assert {start for _, start, _, _ in client.ranged} == {NOW + 2, NOW + 4}
 
 
 def test_answers_off_the_grid_asked_are_read_at_the_moment_itself(settings, client):
