@@ -85,11 +85,11 @@ def collect(settings: Settings, engine: EngineClient, duration: float,
 def collect_at(settings: Settings, engine: EngineClient, moment: float) -> Findings:
     """The console as it was at ``moment`` (brought down to the refresh grid), replayed
     from the source's history. Raises NothingThen when the source has nothing then, or
-    could not be read."""
+    could not be read (the message says which)."""
     try:
         snapshot = asyncio.run(engine.at(moment))
-    except QueryError as error:  # an engine in this process: the source's own failure
-        raise NothingThen(f"the source could not be read: {error}") from None
+    except QueryError as error:  # an engine in this process: said as one in its own says it
+        raise NothingThen(str(error)) from None
     return Findings(engine.job_name, snapshot.analysis, error=snapshot.error,
                     stall_hold=settings.detect.job_stall_seconds, at=snapshot.at)
 

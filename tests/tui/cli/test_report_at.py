@@ -76,10 +76,14 @@ def exit_code_of(document: dict) -> int:
 
 
 @pytest.mark.parametrize("argv, said", [
-    (["--at=-60s"], "nothing at "),  # the demo began now: nothing a minute ago
-    (["--at=-60s", "--duration", "10"], "takes no --duration"),
+    (["--demo", *NODES, "--at=-60s"], "nothing at "),  # the demo began now
+    (["--demo", *NODES, "--at=-60s", "--duration", "10"], "takes no --duration"),
+    (["--prometheus", "http://127.0.0.1:1", "--at=-60s"], "connection refused"),
 ])
-def test_what_cannot_be_reported_is_one_line_and_exits_2(argv, said, capsys):
-    assert main(["report", "--demo", *NODES, *argv]) == 2
+@pytest.mark.parametrize("engine", ["thread", "process"])
+def test_what_cannot_be_reported_is_one_line_and_exits_2(argv, said, engine, capsys,
+                                                         monkeypatch):
+    monkeypatch.setenv("RANKTOP_ENGINE", engine)
+    assert main(["report", *argv]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
