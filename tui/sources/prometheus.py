@@ -12,7 +12,9 @@ one whose answers turn out unreadable after they came. A server that is struggli
 poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
 spent, the poll's remaining queries are not sent, and its status says so. While
 the job's metrics or DCGM's come back empty, the finder looks for them and asks why
-(finder.py); an unambiguous find is used at once, and said so.
+(finder.py); an unambiguous find is used at once, and said so. A past moment's frame is
+what a copy of the source polls from the backend's history (prom_past); the source itself
+is left as it was.
 """
 
 from __future__ import annotations
