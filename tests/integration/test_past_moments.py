@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import urllib.parse
 import urllib.request
 
 from ranktop.tui.cli.main import main
 from ranktop.tui.core.model import Frame
+from ranktop.tui.sources import prom_past
 from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import Prometheus, VictoriaMetrics, get_json
+from tests.integration.cluster import Prometheus, VictoriaMetrics, get_json, instant, wait_for
 from tests.integration.conftest import JOB_DEATH, JOB_FAULTS
 from tests.integration.test_prometheus import settings_for
 
@@ -21,6 +23,8 @@ WANTED = 3  # live polls that no scrape overlapped, to read back
 MOST_POLLS = 30
 DEAD = 455  # the death scenario's rank, dead all along
 VISIBLE_SLACK = 0.05  # seconds after a scrape ends before a query is sure to see it
+RANGED_BACK = 12.0  # seconds: past what the test's VictoriaMetrics hides (8 s)
+RANGED_MOMENTS = 8
 
 
 def scrapes(server: Prometheus, port: int) -> list[tuple[float, float]]:
@@ -115,3 +119,29 @@ def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsy
     assert past["ranks"] == live["ranks"] and past["ranks"]["missing"] == [DEAD]
     seen = {(a["kind"], a["rank"]) for a in live["anomalies"]}
     assert (seen and seen <= {(a["kind"], a["rank"]) for a in past["anomalies"]})
+
+
+def test_victoria_metrics_ranges_read_what_its_instant_queries_read(victoria, simulators,
+                                                                    monkeypatch):
+    settings = settings_for(victoria, JOB_FAULTS)
+    source = PrometheusSource(settings)
+    source.poll_now()
+    held = f'count_over_time(up{{instance="127.0.0.1:{simulators[0].port}"}}[40s])'
+    wait_for(lambda: float(instant(victoria.url, held)[0]["value"][1]) >= 30,
+             "VictoriaMetrics holding 30 s of the job", timeout=60)
+    step = settings.refresh_seconds
+    last = (time.time() - RANGED_BACK) // step * step
+    moments = [last - i * step for i in range(RANGED_MOMENTS - 1, -1, -1)]
+    monkeypatch.setattr(prom_past, "VICTORIA_RECENT_SECONDS", RANGED_BACK - 2)
+    evaluated = Evaluated(source)
+    ranged = list(source.frames_at(moments))
+    # read from range queries: instant ones only for the first moment (the ranks) and
+    # where a query was first sent at the last one
+    assert len(evaluated.times) < 3 * len(source.queries())
+    monkeypatch.setattr(prom_past, "VICTORIA_RECENT_SECONDS", math.inf)  # instants only
+    instants = list(source.frames_at(moments))
+    assert [f.time for f, _ in ranged] == [f.time for f, _ in instants] == moments
+    for (frame, _), (asked, _) in zip(ranged, instants, strict=True):
+        for metric in settings.maps:
+            assert same_values(frame.values[metric], asked.values[metric]), metric
+        assert frame.stale == asked.stale and frame.job == asked.job
