@@ -16,14 +16,15 @@ moments themselves. A lone moment is an instant query at its time too, and so is
 moment of the last ``VICTORIA_RECENT_SECONDS`` on VictoriaMetrics: it answers a range of
 one point with nothing, and leaves out of a range the points newer than its latency offset
 (30 s by default; ``latency_offset`` is honoured by its instant queries only). Only the
-current chunk's answers are held, and of them only the queries the latest moment asked: a
-query the copy stops sending (it learned a narrower one) is let go at once.
+current chunk's answers are held (each series' labels once, and its value at each moment),
+and of them only the queries the latest moment asked: a query the copy stops sending (it
+learned a narrower one) is let go at once.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,12 @@ from ranktop.tui.sources.prom_decode import Record
 if TYPE_CHECKING:
     from ranktop.tui.sources.prometheus import PrometheusSource
 
-CHUNK_VALUES = 2_000_000  # values a chunk's answers may hold, every query together
+# What a chunk's answers may hold, every query together: each series' labels once (about
+# 550 bytes measured with a GPU's UUID twice), and 32 bytes a moment. At 16,384 ranks two
+# moments would pass it: each moment is read as a live poll reads it, a few answers at once.
+HELD_BYTES = 200_000_000
+SERIES_BYTES = 600
+VALUE_BYTES = 32
 MAX_CHUNK_STEPS = 30  # moments a range query covers at most (Prometheus allows 11,000)
 CHUNK_BYTES = 512_000_000  # what one query's range answer may take, inflated
 SPACING_SLACK = 0.001  # seconds: moments this close to a chunk's spacing continue it
@@ -45,9 +51,10 @@ VICTORIA_RECENT_SECONDS = 60.0  # past its default latency offset (30 s), with a
 
 
 def chunk_steps(ranks: int, queries: int) -> int:
-    """How many moments a chunk may hold, so that its answers hold about CHUNK_VALUES."""
-    per_moment = max(1, ranks) * max(1, queries)
-    return max(1, min(MAX_CHUNK_STEPS, CHUNK_VALUES // per_moment))
+    """How many moments a chunk may hold, so that its answers (a series per rank and
+    query) hold about HELD_BYTES."""
+    per_series = HELD_BYTES // (max(1, ranks) * max(1, queries))
+    return max(1, min(MAX_CHUNK_STEPS, (per_series - SERIES_BYTES) // VALUE_BYTES))
 
 
 def chunks(times: Sequence[float], most: Callable[[], int]) -> Iterator[list[float]]:
@@ -96,13 +103,23 @@ def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: Pr
 
 @dataclass
 class _Held:
-    """One query's answers over the rest of a chunk, by moment (in milliseconds)."""
+    """One query's answers over the rest of a chunk: each series' labels and its value at
+    each of ``moments`` (None: no sample then)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     loaded: bool = False
     by_instants: bool = False  # a lone moment left, or answers off the grid asked for
-    by_moment: dict[int, list[Record]] = field(default_factory=dict)
+    moments: dict[int, int] = field(default_factory=dict)  # moment (ms) -> its index
+    series: list[tuple[Mapping[str, str], list[float | None]]] = field(default_factory=list)
     asked_at: float = float("-inf")
+
+    def at(self, moment: float) -> Vector:
+        """The samples at ``moment``, as an instant query then gives them."""
+        index = self.moments.get(_ms(moment))
+        if index is None:
+            return Vector([])
+        return Vector([Record(metric=labels, value=(moment, values[index]))
+                       for labels, values in self.series if values[index] is not None])
 
 
 class RangeClient:
@@ -149,7 +166,7 @@ class RangeClient:
                 self._load(promql, held)
         if held.by_instants:
             return self.client.query(promql, budget, at=moment)
-        return Vector(held.by_moment.get(_ms(moment), []))
+        return held.at(moment)
 
     def _holding(self, promql: str) -> _Held:
         with self._lock:
@@ -165,8 +182,9 @@ class RangeClient:
         if len(moments) > 1:
             series = self.client.query_range(promql, moments[0], moments[-1],
                                              moments[1] - moments[0], ByteBudget(CHUNK_BYTES))
-            held.by_moment, on_grid = _by_moment(series, {_ms(t) for t in moments})
-            held.by_instants = not on_grid
+            held.moments = {_ms(t): i for i, t in enumerate(moments)}
+            aligned = _aligned(series, held.moments)
+            held.by_instants, held.series = aligned is None, aligned or []
         else:
             held.by_instants = True
         held.loaded = True
@@ -181,16 +199,20 @@ class PastFinder(Finder):
         return None
 
 
-def _by_moment(series: list[Series], wanted: set[int]) -> tuple[dict[int, list[Record]], bool]:
-    """Each wanted moment's samples, and whether every sample fell on a wanted moment."""
-    found: dict[int, list[Record]] = {}
+def _aligned(series: list[Series], moments: dict[int, int]
+             ) -> list[tuple[Mapping[str, str], list[float | None]]] | None:
+    """Each series' labels and its value at each of ``moments`` (by index); None when a
+    sample fell on another moment (the backend moved the range)."""
+    found = []
     for one in series:
+        values: list[float | None] = [None] * len(moments)
         for stamp, value in one.points:
-            moment = _ms(stamp)
-            if moment not in wanted:
-                return {}, False
-            found.setdefault(moment, []).append(Record(metric=one.labels, value=(stamp, value)))
-    return found, True
+            index = moments.get(_ms(stamp))
+            if index is None:
+                return None
+            values[index] = value
+        found.append((one.labels, values))
+    return found
 
 
 def _ms(moment: float) -> int:

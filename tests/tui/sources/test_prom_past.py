@@ -201,9 +201,10 @@ def test_victoria_metrics_recent_moments_are_instant_queries_at_their_time(setti
 
 
 def test_a_chunk_holds_fewer_moments_the_more_ranks_there_are():
-    assert chunk_steps(512, 25) == prom_past.MAX_CHUNK_STEPS
-    assert 1 <= chunk_steps(16_384, 25) <= 5
-    assert chunk_steps(1_000_000, 25) == 1
+    assert chunk_steps(512, 25) == chunk_steps(4096, 25) == prom_past.MAX_CHUNK_STEPS
+    assert 2 <= chunk_steps(8192, 25) < prom_past.MAX_CHUNK_STEPS
+    # every query's series held for two moments would pass the bound: one at a time
+    assert chunk_steps(16_384, 25) == chunk_steps(1_000_000, 25) == 1
     # Prometheus refuses a range of more than 11,000 points
     assert prom_past.MAX_CHUNK_STEPS <= 11_000
 
@@ -277,3 +278,19 @@ def test_a_lookback_until_a_moment_ends_there(settings, monkeypatch):
     found = source.lookback(["loss"], 4.0, 2.0, until=NOW - 600)
     assert found.job["loss"] == [(NOW - 604, 70.0), (NOW - 602, 71.0), (NOW - 600, 72.0)]
     assert asked == [NOW - 600]  # the ranks seen before that moment, not before now
+
+
+def test_a_series_without_a_sample_at_a_moment_is_not_in_that_moments_answer():
+    def script(moment: float) -> dict[str, list[Sample]]:
+        gone = moment == 12.0  # rank 2's series has a gap
+        return {"a": [Sample({"rank": str(r)}, moment + r, moment) for r in (1, 2)
+                      if not (gone and r == 2)]}
+
+    ranged = RangeClient(HistoryClient(script))
+    ranged.start_chunk([10.0, 12.0, 14.0])
+    for moment, wanted in ((10.0, {"1": 11.0, "2": 12.0}), (12.0, {"1": 13.0}),
+                           (14.0, {"1": 15.0, "2": 16.0})):
+        ranged.at(moment)
+        answer = ranged.query("a")
+        assert {s.labels["rank"]: s.value for s in answer} == wanted
+        assert {s.time for s in answer} == {moment}
