@@ -59,12 +59,12 @@ def chunk_steps(ranks: int, queries: int) -> int:
 
 def chunks(times: Sequence[float], most: Callable[[], int]) -> Iterator[list[float]]:
     """``times`` (ascending) in evenly spaced runs, each of at most ``most()`` moments (asked
-    as each run begins: after the one before was read)."""
+    as each run begins: after the one before was read); a moment asked twice begins a run."""
     run: list[float] = []
     limit = 1
     for moment in times:
         spaced = len(run) < 2 or abs((moment - run[-1]) - (run[1] - run[0])) <= SPACING_SLACK
-        if run and (len(run) >= limit or not spaced):
+        if run and (len(run) >= limit or not spaced or moment <= run[-1]):
             yield run
             run = []
         if not run:

@@ -216,6 +216,7 @@ def test_chunks_are_evenly_spaced_runs():
                                                       [136.0, 138.0]]
     assert list(chunks([5.0], lambda: 3)) == [[5.0]]
     assert list(chunks([1.0, 2.0, 4.0, 8.0], lambda: 10)) == [[1.0, 2.0], [4.0, 8.0]]
+    assert list(chunks([1.0, 1.0, 1.0], lambda: 10)) == [[1.0], [1.0], [1.0]]  # no step of 0
     sizes = iter([1, 2, 5])  # each asked once the run before it was read
     assert list(chunks(grid, lambda: next(sizes))) == [[130.0], [132.0, 134.0],
                                                        [136.0, 138.0]]
