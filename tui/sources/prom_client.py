@@ -45,7 +45,7 @@ from ranktop.tui.sources.bounded_body import (
     ByteBudget,
     read_body,
 )
-from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels
+from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels, range_matrix
 from ranktop.tui.sources.prom_decode import answer as decoded_answer
 from ranktop.tui.sources.workers import Workers
 
@@ -220,6 +220,9 @@ class PromClient:
         form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
                 "step": _seconds(step), "nocache": "1", **self._freshness()}
         answer = self._ask("query_range", form, budget=budget)
+        fast = range_matrix(answer.content)
+        if fast is not None:
+            return [Series(series.metric, series.values) for series in fast]
         result = self._payload(answer, "POST")["data"].get("result")
         try:
             return [Series(dict(item["metric"]),
