@@ -146,7 +146,12 @@ def _report(argv: list[str]) -> int:
     settings = _settings(args)
     if settings is None or not _log_dir_usable(args.log_dir):
         return 2
-    from ranktop.tui.cli.report import as_json, as_text, collect, exit_code
+    if args.at is not None and args.duration:
+        print("ranktop report: --at reports one past moment: it takes no --duration",
+              file=sys.stderr)
+        return 2
+    from ranktop.tui.cli.report import as_json, as_text, collect, collect_at, exit_code
+    from ranktop.tui.engine.replay import NothingThen
 
     _exit_on_signals()  # so that the folder below is removed on the way out
     # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
@@ -155,7 +160,15 @@ def _report(argv: list[str]) -> int:
         if engine is None:
             return 2
         try:
-            findings = collect(settings, engine, args.duration)
+            if args.at is None:
+                findings = collect(settings, engine, args.duration)
+            else:
+                findings = collect_at(settings, engine, args.at)
+        except NothingThen as error:
+            hint = (f" (the demo began {args.demo_start:g} s before now: --demo-start "
+                    "sets how long)") if args.demo else ""
+            print(f"ranktop report: {plain(str(error), 500)}{hint}", file=sys.stderr)
+            return 2
         finally:
             engine.close()
     print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")

@@ -2,7 +2,9 @@
 0 when healthy, 1 when anomalies are confirmed, the job has made no progress for longer
 than a stall may last (whatever is still pending), or the report cannot judge (the source
 could not be read, only in part, or no rank is up). A server's Retry-After is honoured
-between polls."""
+between polls. With ``--at`` the report is of a past moment instead, replayed from the
+backend's history (``EngineClient.at``): the same verdicts, said to be of that moment and
+not live."""
 
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.moment import shown_full
 from ranktop.tui.core.parallelism import for_job
 from ranktop.tui.engine.client import EngineClient
+from ranktop.tui.engine.replay import NothingThen
 from ranktop.tui.settings.config import Settings
+from ranktop.tui.sources.prom_client import QueryError
 
 WORST_SHOWN = 3
 # How long a report waits, after its last poll, for the hang triage that poll asked for.
@@ -37,6 +42,7 @@ class Findings:
     resolved: list[Anomaly] = field(default_factory=list)
     error: str = ""
     stall_hold: float = math.inf  # seconds without progress past which a job is not healthy
+    at: float | None = None  # the past moment reported (epoch seconds); None: live
 
     @property
     def active(self) -> list[Anomaly]:
@@ -76,6 +82,18 @@ def collect(settings: Settings, engine: EngineClient, duration: float,
                     settings.detect.job_stall_seconds)
 
 
+def collect_at(settings: Settings, engine: EngineClient, moment: float) -> Findings:
+    """The console as it was at ``moment`` (brought down to the refresh grid), replayed
+    from the source's history. Raises NothingThen when the source has nothing then, or
+    could not be read (the message says which)."""
+    try:
+        snapshot = asyncio.run(engine.at(moment))
+    except QueryError as error:  # an engine in this process: said as one in its own says it
+        raise NothingThen(str(error)) from None
+    return Findings(engine.job_name, snapshot.analysis, error=snapshot.error,
+                    stall_hold=settings.detect.job_stall_seconds, at=snapshot.at)
+
+
 def exit_code(findings: Findings) -> int:
     """1 when a confirmed anomaly is active, the job stands still past a stall's hold, or
     the report cannot judge; pending anomalies alone are listed but do not fail it."""
@@ -113,6 +131,8 @@ def as_json(findings: Findings, settings: Settings) -> str:
     document = {
         "job": findings.job,
         "time": frame.time if frame else None,
+        "at": shown_full(findings.at) if findings.at is not None else None,
+        "live": findings.at is None,
         "healthy": exit_code(findings) == 0,
         "cannot_judge": cannot_judge(findings) or None,
         "no_progress": no_progress(findings) or None,
@@ -136,6 +156,8 @@ def as_json(findings: Findings, settings: Settings) -> str:
 def as_text(findings: Findings, settings: Settings) -> str:
     frame, rank_map = findings.frame, findings.rank_map
     when = clock_time(frame.time, full=True) if frame else "no data"
+    if findings.at is not None:
+        when = f"at {shown_full(findings.at)}, from the backend's history: not live"
     lines = [f"ranktop report: {findings.job}  {when}",
              f"source: {findings.status.name} ({findings.status.health.value}); "
              f"ranks from {rank_map.source}"]

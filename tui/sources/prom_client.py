@@ -45,7 +45,7 @@ from ranktop.tui.sources.bounded_body import (
     ByteBudget,
     read_body,
 )
-from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels
+from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels, range_matrix
 from ranktop.tui.sources.prom_decode import answer as decoded_answer
 from ranktop.tui.sources.workers import Workers
 
@@ -173,10 +173,13 @@ class PromClient:
             self._http.close()
             self._http = None
 
-    def query(self, promql: str, budget: ByteBudget | None = None) -> Vector:
-        """The instant vector ``promql`` evaluates to now; its body counts against
-        ``budget`` where one is given."""
-        answer = self._ask("query", {"query": promql, **self._freshness()}, budget=budget)
+    def query(self, promql: str, budget: ByteBudget | None = None,
+              at: float | None = None) -> Vector:
+        """The instant vector ``promql`` evaluates to now (or at ``at``, epoch seconds); its
+        body counts against ``budget`` where one is given."""
+        when = {"time": _seconds(at)} if at is not None else {}
+        answer = self._ask("query", {"query": promql, **when, **self._freshness()},
+                           budget=budget)
         fast = instant_vector(answer.content)
         if fast is not None:
             result, warnings = fast
@@ -208,12 +211,19 @@ class PromClient:
         offset = self.settings.latency_offset
         return {"latency_offset": offset, "nocache": "1"} if offset else {}
 
-    def query_range(self, promql: str, start: float, end: float, step: float) -> list[Series]:
+    def query_range(self, promql: str, start: float, end: float, step: float,
+                    budget: ByteBudget | None = None) -> list[Series]:
         """Every series ``promql`` gives from ``start`` to ``end`` (epoch seconds), each
-        evaluated every ``step`` seconds."""
+        evaluated every ``step`` seconds; the body counts against ``budget`` where one is
+        given. VictoriaMetrics is asked to keep ``start`` as given (``nocache``: it moves
+        the start of a long range onto its cache's grid otherwise)."""
         form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
-                "step": _seconds(step), **self._freshness()}
-        result = self._prometheus("query_range", form)["data"].get("result")
+                "step": _seconds(step), "nocache": "1", **self._freshness()}
+        answer = self._ask("query_range", form, budget=budget)
+        fast = range_matrix(answer.content)
+        if fast is not None:
+            return [Series(series.metric, series.values) for series in fast]
+        result = self._payload(answer, "POST")["data"].get("result")
         try:
             return [Series(dict(item["metric"]),
                            [(float(t), float(v)) for t, v in item["values"]])

@@ -54,11 +54,53 @@ class _Answer(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(_Answer)
 
 
+class RangeRecord(msgspec.Struct, gc=False):
+    """One series of a range answer: its labels, and its (time, value) points, the values
+    read as numbers ("NaN" and "-Inf" included; "+Inf" sends the answer the general way)."""
+
+    metric: dict[_Name, _Value]
+    values: list[tuple[float, float]]
+
+
+class _RangeData(msgspec.Struct):
+    resultType: str
+    result: list[RangeRecord]
+
+
+class _RangeAnswer(msgspec.Struct):
+    status: str
+    data: _RangeData
+
+
+# strict=False reads a value written as a string ("61.5") as the number it is
+_RANGE_DECODER = msgspec.json.Decoder(_RangeAnswer, strict=False)
+
+
+def _printable(body: bytes) -> bool:
+    """Whether every byte of ``body`` is printable ASCII with no escape: JSON holds no raw
+    control character, so only printable text is left."""
+    return body.isascii() and b"\\" not in body and b"\x7f" not in body
+
+
+def range_matrix(body: bytes) -> list[RangeRecord] | None:
+    """The series of a successful range answer of plain ASCII, or None: read it the
+    general way."""
+    if not _printable(body):
+        return None
+    try:
+        answer = _RANGE_DECODER.decode(body)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    if answer.status != "success" or answer.data.resultType != "matrix":
+        return None
+    return answer.data.result
+
+
 def instant_vector(body: bytes) -> tuple[list[Record], list[str]] | None:
     """The samples and the warnings of a successful instant vector of plain ASCII, or None:
     read it the general way."""
-    if not body.isascii() or b"\\" in body or b"\x7f" in body:
-        return None  # JSON holds no raw control character: this leaves only printable text
+    if not _printable(body):
+        return None
     try:
         answer = _DECODER.decode(body)
     except (msgspec.ValidationError, msgspec.DecodeError):

@@ -12,7 +12,9 @@ one whose answers turn out unreadable after they came. A server that is struggli
 poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
 spent, the poll's remaining queries are not sent, and its status says so. While
 the job's metrics or DCGM's come back empty, the finder looks for them and asks why
-(finder.py); an unambiguous find is used at once, and said so.
+(finder.py); an unambiguous find is used at once, and said so. A past moment's frame is
+what a copy of the source polls from the backend's history (prom_past); the source itself
+is left as it was.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources import prom_batch, prom_join, prom_rules, promql
+from ranktop.tui.sources import prom_batch, prom_join, prom_past, prom_rules, promql
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
@@ -65,6 +67,8 @@ UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
 class PrometheusSource(Source):
     """Frames of a training job read from any PromQL-compatible API."""
+
+    keeps_past = True  # the backend's history: any moment it still holds
 
     def __init__(self, settings: Settings, client: PromClient | None = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -314,10 +318,12 @@ class PrometheusSource(Source):
             found[metric_id] = [Point(t, clean(v), typical.get(t, MISSING)) for t, v in mine]
         return found
 
-    def lookback(self, job_values: Sequence[str], seconds: float, step: float) -> Lookback:
-        """The job's values over the last ``seconds`` (range queries), and when each rank's
-        step series last had a sample within ``SEEN_SECONDS`` (blocking; QueryError)."""
-        now = self.clock()
+    def lookback(self, job_values: Sequence[str], seconds: float, step: float,
+                 until: float | None = None) -> Lookback:
+        """The job's values over the ``seconds`` before ``until`` (None: now; range
+        queries), and when each rank's step series last had a sample within
+        ``SEEN_SECONDS`` before it (blocking; QueryError)."""
+        now = self.clock() if until is None else until
         job = {}
         for name in job_values:
             query = self.settings.job_metrics.get(name)
@@ -325,20 +331,36 @@ class PrometheusSource(Source):
                 points = self._first_series(promql.fill(query, self._dcgm, self._job),
                                             now - seconds, now, step)
                 job[name] = [(t, v) for t, v in points if not math.isnan(clean(v))]
-        return Lookback(job, self._last_seen(), SEEN_STEP)
+        return Lookback(job, self._last_seen(until), SEEN_STEP)
 
-    def _last_seen(self) -> dict[int, float]:
-        """Each rank's newest step sample within SEEN_SECONDS, by the job's rank label."""
+    def _last_seen(self, until: float | None) -> dict[int, float]:
+        """Each rank's newest step sample within SEEN_SECONDS before ``until`` (None: now),
+        by the job's rank label."""
         label = promql.label_name(self.rank_settings.rank_label)
         newest = promql.freshness_query(self.rank_settings.step_metric, self._job)
         answer = self.client.query(f"max by ({label}) (max_over_time({newest}"
-                                   f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))")
+                                   f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))", at=until)
         found: dict[int, float] = {}
         for labels, when in answer.pairs():
             rank = ranks.rank_number(labels.get(self.rank_settings.rank_label, ""))
             if rank is not None and rank < len(self.rank_map):
                 found[rank] = when
         return found
+
+    def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
+        """The frame a poll would have given at each of ``times`` (oldest first), read from
+        the backend's history by a copy of this source (prom_past): this one is untouched."""
+        return prom_past.past_frames(self._past_copy, self.client, times,
+                                     len(self.rank_map), self.clock())
+
+    def _past_copy(self, client: prom_past.RangeClient) -> PrometheusSource:
+        """A source reading the job as this one does now (the settings its finds gave),
+        through ``client`` and on its clock, learning the ranks afresh."""
+        copy = PrometheusSource(self.settings, client, client.now)
+        copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured
+        copy.finder = prom_past.PastFinder(client, client.now)
+        copy.finder.shows = dict(self.finder.shows)
+        return copy
 
     def _rank_query(self, metric, rank: int) -> str:
         """The metric's query narrowed to one rank's GPU and the job's series of that rank,

@@ -4,11 +4,13 @@ Alertmanager's alerts, and every failure of each as one error type, by kind, wit
 from __future__ import annotations
 
 import json
+import math
 import socket
 
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prom_client import PromClient, QueryError
+from ranktop.tui.sources.prom_decode import range_matrix
 
 from tests.tui.scripted_http import Scripted
 
@@ -64,8 +66,30 @@ def test_a_range_query_gives_every_series_with_its_points(server):
     assert [s.labels for s in series] == [{"gpu": "0"}, {"gpu": "1"}]
     assert series[0].points == [(1_800_000_000.0, 61.0), (1_800_000_004.0, 62.5)]
     assert (Scripted.seen["method"], Scripted.seen["path"]) == ("POST", "/api/v1/query_range")
+    # nocache: VictoriaMetrics keeps the start as given (else it moves a long range's)
     assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP", "start": "1799999400",
-                      "end": "1800000000", "step": "4"}
+                      "end": "1800000000", "step": "4", "nocache": "1"}
+
+
+def test_an_instant_query_at_a_past_moment_sends_its_time(server):
+    Scripted.reply = (200, "application/json", vector())
+    client(server).query("up", at=1_800_000_000.25)
+    assert form() == {"query": "up", "time": "1800000000.25"}
+
+
+@pytest.mark.parametrize("labels", [{"gpu": "0"}, {"gpu": "0", "host": "nœud\u001b[2J"}])
+@pytest.mark.parametrize("last", ["+Inf", "-Inf", "7"])
+def test_range_values_read_the_same_on_either_decoding(server, labels, last):
+    # plain ASCII and finite values take the fast way; anything else the general one
+    body = matrix((labels, [[1800000000, "NaN"], [1800000002.5, "1e3"], [1800000004, last]]))
+    fast = len(labels) == 1 and last != "+Inf"  # msgspec reads "-Inf", not "+Inf"
+    assert (range_matrix(body.encode()) is not None) == fast
+    Scripted.reply = (200, "application/json", body)
+    series = client(server).query_range("up", 1_800_000_000, 1_800_000_004, 2)
+    assert series[0].labels["gpu"] == "0" and "\x1b" not in str(series[0].labels)
+    stamps, values = zip(*series[0].points, strict=True)
+    assert stamps == (1_800_000_000.0, 1_800_000_002.5, 1_800_000_004.0)
+    assert math.isnan(values[0]) and values[1:] == (1000.0, float(last))
 
 
 def test_range_bounds_keep_their_fraction_of_a_second(server):

@@ -32,7 +32,8 @@ class ScriptedClient:
         self.ranged: list[str] = []
         self.names: list[str] = []  # what discovery is told the backend holds
 
-    def query(self, expression: str, budget: object = None) -> Vector:
+    def query(self, expression: str, budget: object = None, at: float | None = None
+              ) -> Vector:
         # The poll's queries by their key; discovery's and diagnosis's by their PromQL.
         keys = {expr: key for key, expr in self.source.queries().items()} if self.source else {}
         key = keys.get(expression, expression)

@@ -1,0 +1,147 @@
+"""Past moments against a real Prometheus and a real VictoriaMetrics: the frames read back
+from the backend's history are the frames a live poll read then, and `ranktop report --at`
+says what the live report said at that moment."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import urllib.parse
+import urllib.request
+
+from ranktop.tui.cli.main import main
+from ranktop.tui.core.model import Frame
+from ranktop.tui.sources import prom_past
+from ranktop.tui.sources.prometheus import PrometheusSource
+
+from tests.integration.cluster import Prometheus, VictoriaMetrics, get_json, instant, wait_for
+from tests.integration.conftest import JOB_DEATH, JOB_FAULTS
+from tests.integration.test_prometheus import settings_for
+
+WANTED = 3  # live polls that no scrape overlapped, to read back
+MOST_POLLS = 30
+DEAD = 455  # the death scenario's rank, dead all along
+VISIBLE_SLACK = 0.05  # seconds after a scrape ends before a query is sure to see it
+RANGED_BACK = 12.0  # seconds: past what the test's VictoriaMetrics hides (8 s)
+RANGED_MOMENTS = 8
+
+
+def scrapes(server: Prometheus, port: int) -> list[tuple[float, float]]:
+    """When the backend scraped the simulator at ``port`` in the last minute: each
+    scrape's start and end."""
+    query = urllib.parse.urlencode({
+        "query": f'scrape_duration_seconds{{instance="127.0.0.1:{port}"}}[1m]',
+        "nocache": "1", "latency_offset": "1s"})
+    result = get_json(f"{server.url}/api/v1/query?{query}")["data"]["result"]
+    return [(float(t), float(t) + float(took)) for series in result
+            for t, took in series["values"]]
+
+
+class Evaluated:
+    """The times the backend evaluated a source's instant queries at (from its answers)."""
+
+    def __init__(self, source: PrometheusSource) -> None:
+        self.times: list[float] = []
+        self._query = source.client.query
+        source.client.query = self.query
+
+    def query(self, *args, **kwargs):
+        answer = self._query(*args, **kwargs)
+        self.times.extend(sample.time for sample in list(answer)[:1])
+        return answer
+
+    def take(self) -> tuple[float, float]:
+        found, self.times = self.times, []
+        return min(found), max(found)
+
+
+def flush(server: Prometheus) -> None:
+    """What VictoriaMetrics ingested made searchable now (else up to a second later)."""
+    if isinstance(server, VictoriaMetrics):
+        urllib.request.urlopen(f"{server.url}/internal/force_flush", timeout=2).close()
+
+
+def steady(polled: list, scraped: list[tuple[float, float]]) -> list[tuple[Frame, float]]:
+    """The frames whose queries all saw the scrapes up to the same moment (and that
+    moment): no scrape began between the first and the last evaluation, and none that began
+    before the last was still being taken in when the poll began (VictoriaMetrics
+    evaluates a query without a time at the whole second before). Only polls a later
+    scrape followed are judged: the scrapes that may overlap them are all known."""
+    known = max((start for start, _ in scraped), default=-math.inf)
+    return [(frame, last) for frame, first, last in polled
+            if last < known and not any(
+                start <= last and (start > first or end + VISIBLE_SLACK >= frame.time)
+                for start, end in scraped)]
+
+
+def same_values(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(x == y or (math.isnan(x) and math.isnan(y))
+                                    for x, y in zip(a, b, strict=True))
+
+
+def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
+    settings = settings_for(backend, JOB_FAULTS)
+    source = PrometheusSource(settings)
+    evaluated = Evaluated(source)
+    polled, kept = [], []
+    while len(kept) < WANTED and len(polled) < MOST_POLLS:
+        flush(backend)
+        frame = source.poll_now()
+        polled.append((frame, *evaluated.take()))
+        flush(backend)
+        kept = steady(polled, scrapes(backend, simulators[0].port))
+    assert len(kept) >= WANTED, "every poll overlapped a scrape"
+    past = dict(zip([moment for _, moment in kept],
+                    source.frames_at([moment for _, moment in kept]), strict=True))
+    n = len(source.rank_map)
+    for frame, moment in kept:
+        then, rank_map = past[moment]
+        assert then.time == moment and rank_map == source.rank_map
+        for metric in settings.maps:
+            assert same_values(then.values[metric], frame.values[metric]), metric
+        assert then.stale == frame.stale and then.ranks_up(n) == frame.ranks_up(n)
+        assert then.job == frame.job
+
+
+def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsys,
+                                                                  monkeypatch):
+    monkeypatch.setenv("RANKTOP_LATENCY_OFFSET", "1s")
+    source = ["--prometheus", backend.url, "--job", JOB_DEATH, "--json"]
+    assert main(["report", *source]) == 1
+    live = json.loads(capsys.readouterr().out)
+    code = main(["report", *source, "--at", f"{live['time']:.3f}"])
+    captured = capsys.readouterr()
+    past = json.loads(captured.out)
+    assert code == 1 and captured.err == ""
+    assert past["live"] is False and live["live"] is True
+    assert live["time"] - settings_for(backend, JOB_DEATH).refresh_seconds < past["time"]
+    assert past["ranks"] == live["ranks"] and past["ranks"]["missing"] == [DEAD]
+    seen = {(a["kind"], a["rank"]) for a in live["anomalies"]}
+    assert (seen and seen <= {(a["kind"], a["rank"]) for a in past["anomalies"]})
+
+
+def test_victoria_metrics_ranges_read_what_its_instant_queries_read(victoria, simulators,
+                                                                    monkeypatch):
+    settings = settings_for(victoria, JOB_FAULTS)
+    source = PrometheusSource(settings)
+    source.poll_now()
+    held = f'count_over_time(up{{instance="127.0.0.1:{simulators[0].port}"}}[40s])'
+    wait_for(lambda: float(instant(victoria.url, held)[0]["value"][1]) >= 30,
+             "VictoriaMetrics holding 30 s of the job", timeout=60)
+    step = settings.refresh_seconds
+    last = (time.time() - RANGED_BACK) // step * step
+    moments = [last - i * step for i in range(RANGED_MOMENTS - 1, -1, -1)]
+    monkeypatch.setattr(prom_past, "VICTORIA_RECENT_SECONDS", RANGED_BACK - 2)
+    evaluated = Evaluated(source)
+    ranged = list(source.frames_at(moments))
+    # read from range queries: instant ones only for the first moment (the ranks) and
+    # where a query was first sent at the last one
+    assert len(evaluated.times) < 3 * len(source.queries())
+    monkeypatch.setattr(prom_past, "VICTORIA_RECENT_SECONDS", math.inf)  # instants only
+    instants = list(source.frames_at(moments))
+    assert [f.time for f, _ in ranged] == [f.time for f, _ in instants] == moments
+    for (frame, _), (asked, _) in zip(ranged, instants, strict=True):
+        for metric in settings.maps:
+            assert same_values(frame.values[metric], asked.values[metric]), metric
+        assert frame.stale == asked.stale and frame.job == asked.job

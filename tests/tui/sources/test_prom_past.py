@@ -1,0 +1,297 @@
+"""Past moments from the Prometheus source (prom_past): each frame is what a live poll gave at
+that moment, read from range queries a chunk of moments at a time; the live source is left
+as it was."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources import prom_past
+from ranktop.tui.sources.prom_client import Sample, Series, Vector
+from ranktop.tui.sources.prom_past import RangeClient, chunk_steps, chunks
+from ranktop.tui.sources.prometheus import PrometheusSource
+
+from tests.tui.sources.test_prometheus_source import (
+    NOW,
+    ScriptedClient,
+    as_vector,
+    dcgm,
+    job,
+    newest,
+    stale,
+)
+
+STEP = 2.0
+BEGAN = NOW - 20  # the backend holds nothing before
+
+
+def history(moment: float) -> dict[str, list[Sample]]:
+    """What the backend answers at ``moment``: values that move with time, rank 2 stale from
+    NOW + 4 on, nothing before BEGAN."""
+    if moment < BEGAN:
+        return {}
+    k = moment - NOW
+    temperature = [*(dcgm(r, 60.0 + r + k) for r in range(4)), newest(moment - 1)]
+    if k >= 4:
+        temperature.append(stale(2, moment - 40))
+    return {
+        "metric:temperature": temperature,
+        "metric:sm_active": [dcgm(r, 88.0 - k, ranktop_way="0") for r in range(4)],
+        "metric:step_time": [job(r, 1.1 + k / 100) for r in range(4)],
+        "metric:compute_time": [job(r, 0.8 + r / 10) for r in range(4)],
+        "job:step": [Sample({}, 1234.0 + k, moment)],
+    }
+
+
+class HistoryClient:
+    """A backend with a history: an instant query is answered at ``now`` (or ``at``), a
+    range query at each of its steps, from ``script``. Queries are known by the key the
+    sources in ``references`` send them under. ``shift`` moves a range's answers off the
+    grid asked for, as VictoriaMetrics may."""
+
+    backend = ""
+
+    def __init__(self, script: Callable[[float], dict[str, list[Sample]]]) -> None:
+        self.script = script
+        self.now = NOW
+        self.references: list[PrometheusSource] = []
+        self.ranged: list[tuple[str, float, float, float]] = []
+        self.instants: list[float | None] = []
+        self.shift = 0.0
+
+    def _key(self, expression: str) -> str:
+        for source in self.references:
+            for key, sent in source._make_queries().items():
+                if expression in (sent, f"{sent} > 0"):
+                    return key
+        return expression
+
+    def query(self, expression: str, budget: object = None, at: float | None = None
+              ) -> Vector:
+        self.instants.append(at)
+        moment = self.now if at is None else at
+        return as_vector(self.script(moment).get(self._key(expression), []))
+
+    def query_range(self, expression: str, start: float, end: float, step: float,
+                    budget: object = None) -> list[Series]:
+        self.ranged.append((expression, start, end, step))
+        key = self._key(expression)
+        found: dict[tuple, Series] = {}
+        for i in range(round((end - start) / step) + 1):
+            moment = start + i * step
+            for sample in self.script(moment).get(key, []):
+                labels = tuple(sample.labels.items())
+                series = found.setdefault(labels, Series(dict(labels), []))
+                series.points.append((moment + self.shift, sample.value))
+        return list(found.values())
+
+    def metric_names(self, since: float) -> list[str]:
+        return []
+
+    def label_names(self, metric: str, since: float) -> list[str]:
+        return []
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    return load_settings(overrides={"prometheus": {"url": "http://prom:9090", "job": "j"}},
+                         environ={})
+
+
+@pytest.fixture
+def client(settings):
+    made = HistoryClient(history)
+    made.references.append(PrometheusSource(settings, client=made))  # the first queries
+    watching(settings, made).poll_now()  # and those sent once the ranks are learned
+    return made
+
+
+def watching(settings, client: HistoryClient) -> PrometheusSource:
+    """A live source on the client's clock, known to it."""
+    source = PrometheusSource(settings, client=client, clock=lambda: client.now)
+    client.references.append(source)
+    return source
+
+
+def live_frames(settings, client: HistoryClient, times: list[float]) -> list:
+    """The frames a console watching at each of ``times`` polled."""
+    source = watching(settings, client)
+    frames = []
+    for moment in times:
+        client.now = moment
+        frames.append(source.poll_now())
+    return frames
+
+
+def same(past, live) -> None:
+    assert past.time == live.time
+    assert past.job == live.job and past.stale == live.stale and past.shows == live.shows
+    assert past.values.keys() == live.values.keys()
+    for metric, values in live.values.items():
+        assert [v if not math.isnan(v) else None for v in past.values[metric]] == [
+            v if not math.isnan(v) else None for v in values], metric
+
+
+def test_a_past_frame_is_what_a_live_poll_gave_at_that_moment(settings, client):
+    times = [NOW + i * STEP for i in range(5)]
+    live = live_frames(settings, client, times)
+    client.now = NOW + 100
+    source = watching(settings, client)
+    source.poll_now()
+    past = list(source.frames_at(times))
+    assert [frame.time for frame, _ in past] == times
+    for (frame, rank_map), polled in zip(past, live, strict=True):
+        same(frame, polled)
+        assert rank_map == source.rank_map
+    assert past[-1][0].stale == frozenset({2})  # the freshness marks of that moment
+    assert past[0][0].values["temperature"][3] == 63.0 and past[0][0].job["step"] == 1234.0
+
+
+def test_the_live_source_is_left_as_it_was(settings, client):
+    source = watching(settings, client)
+    source.poll_now()
+    before = (source.queries(), source.status(), source.rank_map, source.settings,
+              source.counters._polls, source._last, source.finder.why)
+    assert len(list(source.frames_at([NOW - 10 + i * STEP for i in range(4)]))) == 4
+    assert before == (source.queries(), source.status(), source.rank_map, source.settings,
+                      source.counters._polls, source._last, source.finder.why)
+
+
+def test_moments_older_than_the_backend_holds_give_no_frame(settings, client):
+    source = watching(settings, client)
+    times = [BEGAN - 4, BEGAN - 2, BEGAN, BEGAN + 2]
+    assert [frame.time for frame, _ in source.frames_at(times)] == [BEGAN, BEGAN + 2]
+
+
+def test_each_query_is_a_range_query_over_a_chunk_of_moments(settings, client, monkeypatch):
+    source = watching(settings, client)
+    times = [NOW + i * STEP for i in range(9)]
+    monkeypatch.setattr(prom_past, "MAX_CHUNK_STEPS", 4)
+    client.now = NOW + 100
+    source.poll_now()  # the ranks are known: chunks from the first moment on
+    client.instants.clear()
+    list(source.frames_at(times))
+    assert all(step == STEP and end - start <= 3 * STEP for _, start, end, step in client.ranged)
+    assert {start for _, start, _, _ in client.ranged} >= {NOW, NOW + 8}
+    # one range query per query and chunk (and one more where the source narrowed a query
+    # it learned a better form of), never one per moment
+    assert len(client.ranged) < len(times) * len(source.queries()) / 2
+    # the last chunk's lone moment is asked by instant queries at its time
+    assert set(client.instants) == {NOW + 16}
+
+
+def test_victoria_metrics_recent_moments_are_instant_queries_at_their_time(settings, client):
+    times = [NOW + i * STEP for i in range(4)]
+    live = live_frames(settings, client, times)
+    client.backend = "VictoriaMetrics"  # it leaves its newest points out of a range
+    client.now = NOW + 6 + prom_past.VICTORIA_RECENT_SECONDS - 3  # the last two are recent
+    source = watching(settings, client)
+    source.poll_now()
+    client.ranged.clear()
+    client.instants.clear()
+    for (frame, _), polled in zip(source.frames_at(times), live, strict=True):
+        same(frame, polled)
+    assert {start for _, start, _, _ in client.ranged} <= {NOW, NOW + 2}
+    assert {end for _, _, end, _ in client.ranged} == {NOW + 2}
+    assert {NOW + 4, NOW + 6} <= set(client.instants) and NOW not in client.instants
+
+
+def test_a_chunk_holds_fewer_moments_the_more_ranks_there_are():
+    assert chunk_steps(512, 25) == chunk_steps(4096, 25) == prom_past.MAX_CHUNK_STEPS
+    assert 2 <= chunk_steps(8192, 25) < prom_past.MAX_CHUNK_STEPS
+    # every query's series held for two moments would pass the bound: one at a time
+    assert chunk_steps(16_384, 25) == chunk_steps(1_000_000, 25) == 1
+    # Prometheus refuses a range of more than 11,000 points
+    assert prom_past.MAX_CHUNK_STEPS <= 11_000
+
+
+def test_chunks_are_evenly_spaced_runs():
+    ledger = [0.0, 60.0, 120.0]
+    grid = [130.0, 132.0, 134.0, 136.0, 138.0]
+    assert list(chunks(ledger + grid, lambda: 3)) == [ledger, [130.0, 132.0, 134.0],
+                                                      [136.0, 138.0]]
+    assert list(chunks([5.0], lambda: 3)) == [[5.0]]
+    assert list(chunks([1.0, 2.0, 4.0, 8.0], lambda: 10)) == [[1.0, 2.0], [4.0, 8.0]]
+    assert list(chunks([1.0, 1.0, 1.0], lambda: 10)) == [[1.0], [1.0], [1.0]]  # no step of 0
+    sizes = iter([1, 2, 5])  # each asked once the run before it was read
+    assert list(chunks(grid, lambda: next(sizes))) == [[130.0], [132.0, 134.0],
+                                                       [136.0, 138.0]]
+
+
+def test_a_source_that_knows_no_ranks_yet_learns_them_from_one_moment(settings, client):
+    source = PrometheusSource(settings, client=client, clock=lambda: NOW + 100)
+    client.ranged.clear()
+    client.instants.clear()
+    assert len(list(source.frames_at([NOW + i * STEP for i in range(6)]))) == 6
+    assert set(client.instants) == {NOW}  # a lone moment first: the ranks from it
+    # then chunks (from where each query was first sent: the error counters' narrower
+    # form is sent from the third poll on)
+    assert {end for _, _, end, _ in client.ranged} == {NOW + 10}
+    assert {start for _, start, _, _ in client.ranged} == {NOW + 2, NOW + 4}
+
+
+def test_answers_off_the_grid_asked_are_read_at_the_moment_itself(settings, client):
+    times = [NOW + i * STEP for i in range(3)]
+    live = live_frames(settings, client, times)
+    client.shift = 0.5  # VictoriaMetrics moved the range's start onto its own grid
+    source = watching(settings, client)
+    past = [frame for frame, _ in source.frames_at(times)]
+    for frame, polled in zip(past, live, strict=True):
+        same(frame, polled)
+    assert set(client.instants) >= set(times)
+
+
+def test_only_the_queries_the_last_moment_asked_are_held():
+    backend = HistoryClient(lambda moment: {"a": [Sample({"x": "1"}, moment, moment)],
+                                            "b": [Sample({"x": "2"}, moment, moment)]})
+    ranged = RangeClient(backend)
+    ranged.start_chunk([10.0, 12.0, 14.0])
+    ranged.at(10.0)
+    assert [s.value for s in ranged.query("a")] == [10.0]
+    assert [s.value for s in ranged.query("b")] == [10.0]
+    ranged.at(12.0)
+    assert [s.value for s in ranged.query("a")] == [12.0]
+    ranged.at(14.0)
+    assert set(ranged._held) == {"a"}  # "b" was not asked at 12: let go
+    assert [s.value for s in ranged.query("a")] == [14.0]
+    assert [(q, start, end) for q, start, end, _ in backend.ranged] == [
+        ("a", 10.0, 14.0), ("b", 10.0, 14.0)]
+    ranged.start_chunk([16.0])
+    assert ranged._held == {}
+
+
+def test_a_lookback_until_a_moment_ends_there(settings, monkeypatch):
+    client = ScriptedClient()
+    source = PrometheusSource(settings, client=client, clock=lambda: NOW)
+    client.source = source
+    asked: list[float | None] = []
+    answer = client.query
+
+    def query(expression: str, budget: object = None, at: float | None = None) -> Vector:
+        asked.append(at)
+        return answer(expression, budget)
+
+    monkeypatch.setattr(client, "query", query)
+    found = source.lookback(["loss"], 4.0, 2.0, until=NOW - 600)
+    assert found.job["loss"] == [(NOW - 604, 70.0), (NOW - 602, 71.0), (NOW - 600, 72.0)]
+    assert asked == [NOW - 600]  # the ranks seen before that moment, not before now
+
+
+def test_a_series_without_a_sample_at_a_moment_is_not_in_that_moments_answer():
+    def script(moment: float) -> dict[str, list[Sample]]:
+        gone = moment == 12.0  # rank 2's series has a gap
+        return {"a": [Sample({"rank": str(r)}, moment + r, moment) for r in (1, 2)
+                      if not (gone and r == 2)]}
+
+    ranged = RangeClient(HistoryClient(script))
+    ranged.start_chunk([10.0, 12.0, 14.0])
+    for moment, wanted in ((10.0, {"1": 11.0, "2": 12.0}), (12.0, {"1": 13.0}),
+                           (14.0, {"1": 15.0, "2": 16.0})):
+        ranged.at(moment)
+        answer = ranged.query("a")
+        assert {s.labels["rank"]: s.value for s in answer} == wanted
+        assert {s.time for s in answer} == {moment}
