@@ -8,8 +8,9 @@ than silently dropped. A bad value is one line naming the flag, and exit status 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ranktop.tui.core.moment import MomentError, parse_moment
@@ -48,7 +49,8 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
     def parse_args(self, args=None, namespace=None):  # type: ignore[override]
-        parsed = super().parse_args(args, namespace)
+        parsed = super().parse_args(_joined_ago(sys.argv[1:] if args is None else args),
+                                    namespace)
         if getattr(parsed, "demo", False):
             real = [flag for flag, given in (("--prometheus", getattr(parsed, "prometheus", None)),
                                              ("--local", getattr(parsed, "local", False)))
@@ -57,6 +59,18 @@ class Parser(argparse.ArgumentParser):
                 self.error(f"--demo is a simulated cluster of its own: it cannot be combined"
                            f" with {' or '.join(real)}")
         return parsed
+
+
+def _joined_ago(args: Sequence[str]) -> list[str]:
+    """``--at -15m`` as ``--at=-15m``: argparse would take a value that starts with a dash
+    for a flag of its own."""
+    joined: list[str] = []
+    for arg in args:
+        if joined and joined[-1] == "--at" and arg.startswith("-") and arg[1:2].isdigit():
+            joined[-1] = f"--at={arg}"
+        else:
+            joined.append(arg)
+    return joined
 
 
 def number(kind: type, low: float, high: float, rule: str) -> Callable[[str], float]:

@@ -63,8 +63,9 @@ def test_a_source_that_keeps_no_history_says_so():
         collect_at(settings, engine, START + 140)
 
 
-def test_the_command_reports_a_past_moment_of_the_demo(capsys):
-    code = main(["report", "--demo", *NODES, "--demo-start", "400", "--at=-60s", "--json"])
+@pytest.mark.parametrize("at", [["--at=-60s"], ["--at", "-60s"], ["--at", "-1m"]])
+def test_the_command_reports_a_past_moment_of_the_demo(at, capsys):
+    code = main(["report", "--demo", *NODES, "--demo-start", "400", *at, "--json"])
     captured = capsys.readouterr()
     document = json.loads(captured.out)
     assert code == exit_code_of(document) and captured.err == ""
