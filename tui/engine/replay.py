@@ -43,6 +43,7 @@ LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replay
 FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
 REPLAY_VALUES = 20_000_000  # the most values a replay analyses (frames x ranks x metrics)
 MIN_REPLAY_FRAMES = 5
+PROBE_FRAMES = 30  # a longer look finds where the job began a stretch this long at a time
 LONGER_AT_ONCE = 1.5  # a budget this close to the detectors' window is replayed in one go
 CHECKPOINT_EVERY = 10  # frames between copies of a replay's analyser, in its last window
 CHECKPOINTS_KEPT = 32
@@ -176,12 +177,29 @@ class Replay:
             return self._replayed(make, self._window(moment, most), ledger_before=True)
         window = self._window(moment, self.replay_seconds)
         replayed = self._replayed(make, window, ledger_before=True)
-        if not _clipped(replayed):
-            return replayed
-        longer = self._window(moment, most)
+        if replayed.first > window[0] or not _clipped(replayed):
+            return replayed  # the job's first frame is within the window: nothing before
+        longer = self._since_the_job_began(self._window(moment, most), window[0])
         if len(longer) <= len(window):
             return replayed
         return self._replayed(make, longer, ledger_before=False)
+
+    def _since_the_job_began(self, times: list[float], known: float) -> list[float]:
+        """``times`` from the first the source has a frame for: those before ``known`` (a
+        time it has one for) are looked at back from it, ``PROBE_FRAMES`` at a time, and a
+        stretch without any frame ends the look (the job had not begun, or was not
+        scraped). The frames found are kept, for the replay that follows."""
+        earlier = [t for t in times if t < known]
+        first = len(earlier)
+        while first > 0:
+            stretch = earlier[max(0, first - PROBE_FRAMES):first]
+            found = [frame.time for frame, _ in self._fetch(stretch)]
+            if not found:
+                break
+            first = earlier.index(found[0]) if found[0] in earlier else first - len(stretch)
+            if len(found) < len(stretch):
+                break
+        return earlier[first:] + [t for t in times if t >= known]
 
     def _most_frames(self) -> int:
         """How many frames a replay may analyse: ``REPLAY_VALUES`` worth (at 100,000 ranks
