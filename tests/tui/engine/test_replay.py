@@ -160,3 +160,23 @@ def test_a_gap_in_the_backends_history_is_said_with_the_moment():
                      r"\(a gap in scraping\?\)$", shown.status.message)
     whole = Replay(load_settings(environ={}), watched(0.0, nodes=4)[0]).at(START + 180.0)
     assert "no data" not in whole.status.message
+
+
+def test_a_longer_look_back_asks_little_before_the_job_began():
+    source, _ = watched(0.0, nodes=64)
+    source.clock.now = START + 200.0
+    asked: list[float] = []
+    frames_at = source.frames_at
+
+    def counted(times):
+        asked.extend(times)
+        return frames_at(times)
+
+    source.frames_at = counted
+    # At 150 s rank 201 has straggled since 50 s, before the detectors' 90-s window: the
+    # replay looks back further, to where the job began, and no further.
+    analysis = Replay(load_settings(environ={}), source).at(START + 150.0)
+    assert any(a.kind == "straggler" and a.since == START + 50.0 for a in analysis.anomalies)
+    before = [t for t in asked if t < START]
+    ledger = len(range(0, 600, 60))
+    assert len(before) <= replay_module.PROBE_FRAMES + ledger
