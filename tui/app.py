@@ -193,8 +193,9 @@ class RanktopApp(MomentMode, App[None]):
         analysis = self.analysis = snapshot.analysis
         new_map = snapshot.rank_map_version != self.rank_map_version
         self.rank_map_version = snapshot.rank_map_version
-        if self.moment is not None:
-            return  # a past moment stays on screen; the live job is shown on the way back
+        if self.moment is not None:  # it stays on screen, the live job waits for the way back
+            self.show_moment_badges()  # how long ago the moment was, as of this poll
+            return
         if new_map:
             was, had = self.cluster.rank_map.source, bool(self.cluster.rank_map.ranks)
             await self.cluster.use_rank_map(analysis.rank_map)

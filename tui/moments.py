@@ -119,10 +119,13 @@ class MomentMode:
         await self.show_everywhere(analysis, snapshot.at)
         self.refresh_bindings()
 
-    async def action_live(self: RanktopApp) -> None:
-        if self.moment is None and self.wanted is None:
-            return
-        self.workers.cancel_group(self, "moment")
+    def action_live(self: RanktopApp) -> None:
+        if self.moment is not None or self.wanted is not None:
+            self.back_to_live()
+
+    @work(exclusive=True, group="moment", exit_on_error=False, description="back to live")
+    async def back_to_live(self: RanktopApp) -> None:
+        """The newest live poll on every screen (a replay under way is dropped)."""
         was_at = self.moment
         self.moment = self.wanted = self.moment_analysis = None
         if was_at is None:  # only a replay was under way: the live job is still shown

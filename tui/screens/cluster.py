@@ -234,12 +234,11 @@ class ClusterScreen(Screen):
                    levels)
 
     def _tick(self) -> None:
-        # The header's clock; while the maps are laid out anew (a recompose) it has no
-        # widget to draw on, and waits for the next second.
-        if self.query("#header"):
-            self._refresh_header()
+        self._refresh_header()  # the header's clock
 
     def _refresh_header(self) -> None:
+        if not self.query("#header"):
+            return  # not composed yet, or the maps are being laid out anew (a recompose)
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
             n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),

@@ -1,0 +1,173 @@
+"""Past moments on screen, driven with real keys on the demo and a fake clock: stepping
+back to a moment shows what the console showed live then, the header says so, and L (or a
+step past now) comes back to live."""
+
+from __future__ import annotations
+
+from ranktop.tui.core.moment import shown
+from ranktop.tui.screens.moment_prompt import MomentPrompt
+from ranktop.tui.screens.rank import RankScreen
+
+from tests.tui.conftest import START, make_app, screen_text
+
+DYING_RANK = 455  # dies ~172 s into the demo's scenario; the others hang behind it
+SEEN_AT = 180.0  # a few polls after the death
+LIVE_UNTIL = 190.0
+STEP = 2.0  # the demo's refresh
+
+
+async def polled(app, pilot, since: float, until: float) -> dict[float, str]:
+    """Poll the demo every refresh from ``since`` to ``until`` seconds into the scenario;
+    the dying rank's row of the anomaly panel at each poll."""
+    rows = {}
+    app.clock.now = START + since
+    while app.clock.now <= START + until:
+        await app.poll_once()
+        await pilot.pause()
+        rows[app.clock.now - START] = row_of(app, DYING_RANK)
+        app.clock.now += STEP
+    app.clock.now -= STEP
+    return rows
+
+
+def row_of(app, rank: int) -> str:
+    """The anomaly panel's row of ``rank``'s incident ("" when it has none)."""
+    cluster = app.cluster
+    return next((cluster._describe(i) for i in cluster.incidents if i.rank == rank), "")
+
+
+def header(app) -> str:
+    return "\n".join(screen_text(app).splitlines()[:2])
+
+
+async def replayed(app, pilot) -> None:
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def said(app) -> list[str]:
+    """What the app notifies, kept."""
+    messages: list[str] = []
+    app.notify = lambda message, **_: messages.append(message)
+    return messages
+
+
+async def test_stepping_back_shows_the_verdict_the_panel_showed_live_then(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        live = await polled(app, pilot, 170.0, LIVE_UNTIL)
+        assert "XID 79" in live[SEEN_AT]
+        assert "● ok" in header(app) and "data " in header(app)
+        steps = int((LIVE_UNTIL - SEEN_AT) / STEP)
+        await pilot.press(*["comma"] * steps)
+        await replayed(app, pilot)
+        assert app.moment == START + SEEN_AT
+        assert row_of(app, DYING_RANK) == live[SEEN_AT]
+        top = header(app)
+        assert f"AT {shown(START + SEEN_AT)} · 10 s ago · press L for live" in top
+        assert "● ok" not in top and "data " not in top  # nothing claims to be current
+        app.clock.now += STEP  # a poll goes on behind and is not shown
+        await app.poll_once()
+        await pilot.pause()
+        assert row_of(app, DYING_RANK) == live[SEEN_AT]
+        assert "12 s ago" in header(app)
+        await pilot.press("L")
+        await pilot.pause()
+        assert app.moment is None
+        assert "AT " not in header(app) and "● ok" in header(app)
+        assert app.cluster.analysis is app.analysis
+
+
+async def test_a_step_forward_past_the_newest_poll_is_live_again(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        await pilot.press("comma", "comma", "full_stop")  # keys add up while replaying
+        await replayed(app, pilot)
+        assert app.moment == START + LIVE_UNTIL - STEP
+        await pilot.press("full_stop")
+        await replayed(app, pilot)
+        assert app.moment is None and "AT " not in header(app)
+
+
+async def test_nothing_then_is_one_line_and_the_screen_stays(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    messages = said(app)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        await pilot.press("comma")
+        await replayed(app, pilot)
+        shown_before = app.cluster.analysis
+        await pilot.press("left_curly_bracket")  # ten minutes back: before the demo began
+        await replayed(app, pilot)
+        assert app.moment == START + LIVE_UNTIL - STEP
+        assert app.cluster.analysis is shown_before
+        assert len(messages) == 1 and "\n" not in messages[0]
+        assert messages[0].startswith(f"cannot show {shown(START + LIVE_UNTIL - STEP - 600)}")
+        assert "replaying" not in header(app)
+
+
+async def test_a_typed_time_goes_there_and_a_bad_one_is_said_in_the_prompt(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        await pilot.press("at", *"soon", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MomentPrompt)
+        assert "'soon' is not a time such as" in screen_text(app)
+        prompt = app.screen.query_one("#moment-input")
+        prompt.value = str(int(START + LIVE_UNTIL + 3600))  # an hour from now
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "is still to come" in screen_text(app)
+        prompt.value = shown(START + SEEN_AT)
+        await pilot.press("enter")
+        await replayed(app, pilot)
+        assert not isinstance(app.screen, MomentPrompt)
+        assert app.moment == START + SEEN_AT
+
+
+async def test_s_goes_to_the_start_of_the_selected_anomaly(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        while app.cluster.cursor != DYING_RANK:
+            await pilot.press("n")
+        incident = next(i for i in app.cluster.incidents if i.rank == DYING_RANK)
+        since = incident.root.since
+        await pilot.press("s")
+        await replayed(app, pilot)
+        assert since <= app.moment < since + STEP
+        assert "XID 79" in row_of(app, DYING_RANK)
+
+
+async def test_the_rank_screen_says_the_moment_and_its_trends_end_there(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        await pilot.press(*["comma"] * 5)
+        await replayed(app, pilot)
+        app.open_rank(DYING_RANK)
+        await replayed(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, RankScreen)
+        assert f"AT {shown(START + SEEN_AT)}" in screen_text(app)
+        assert screen.analysis.frame.time == START + SEEN_AT
+        points = screen.analysis.history.series("sm_active", DYING_RANK)
+        assert points and max(p.time for p in points) <= START + SEEN_AT
+        await pilot.press("L")
+        await pilot.pause()
+        assert "AT " not in screen_text(app)
+        assert screen.analysis.frame.time == START + LIVE_UNTIL
+
+
+async def test_the_console_opens_at_the_moment_it_was_given(tmp_path):
+    app = make_app(at=LIVE_UNTIL, log_root=tmp_path)
+    app.opens_at = START + SEEN_AT + 1.0  # brought down to the refresh grid
+    async with app.run_test(size=(160, 45)) as pilot:
+        await replayed(app, pilot)
+        await app.poll_once()
+        await pilot.pause()
+        assert app.moment == START + SEEN_AT
+        assert f"AT {shown(START + SEEN_AT)} · 10 s ago" in header(app)
+        assert "XID 79" in row_of(app, DYING_RANK)
