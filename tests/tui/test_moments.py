@@ -152,12 +152,13 @@ async def test_the_rank_screen_says_the_moment_and_its_trends_end_there(tmp_path
         screen = app.screen
         assert isinstance(screen, RankScreen)
         assert f"AT {shown(START + SEEN_AT)}" in screen_text(app)
+        assert "now, not at the moment shown: log" in screen_text(app)  # the log tail
         assert screen.analysis.frame.time == START + SEEN_AT
         points = screen.analysis.history.series("sm_active", DYING_RANK)
         assert points and max(p.time for p in points) <= START + SEEN_AT
         await pilot.press("L")
         await pilot.pause()
-        assert "AT " not in screen_text(app)
+        assert "AT " not in screen_text(app) and "not at the moment" not in screen_text(app)
         assert screen.analysis.frame.time == START + LIVE_UNTIL
 
 

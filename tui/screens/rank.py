@@ -152,7 +152,10 @@ class RankScreen(Screen):
 
     def show_analysis(self, analysis: Analysis, moment: float | None = None) -> None:
         """``analysis`` of the past ``moment``, or of the live job (None)."""
-        self.analysis, self.moment = analysis, moment
+        if moment != self.moment:
+            self.moment = moment
+            self._draw_log_title()
+        self.analysis = analysis
         self._draw_values()
         if moment is not None:
             self._moment_history(self.rank, moment)
@@ -269,9 +272,13 @@ class RankScreen(Screen):
         """The log's modes (following, warnings only, the search), then which files."""
         log = self.query_one(LogView)
         title = self.query_one("#log-title", Static)
-        title.update(rank_lines.log_title(
+        text = rank_lines.log_title(
             log.following, log.serious_only, log.search, len(log.matches), log.current,
-            self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self)))
+            self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self))
+        if self.moment is not None:  # the files hold what was written since, too
+            text = Text.assemble(("now, not at the moment shown: ",
+                                  styles_of(self)("warn")), text)
+        title.update(text)
         title.tooltip = self.log_note  # whole, however narrow the terminal
 
     @on(Alerts)
