@@ -4,7 +4,9 @@ engine (``EngineClient.at``), instead of its newest poll.
 Live polls go on behind, as while paused, and are shown again on the way back to live (the
 live key, or a step forward past the newest poll). Moments fall on the refresh grid; a
 step is taken from the moment asked for last, so keys pressed while a replay runs add up,
-and only the last moment asked for is shown. A moment that cannot be had is one line of
+and only the last moment asked for is shown. One replay runs at a time and none is
+cancelled (an engine in another process answers every call it was sent): keys pressed
+meanwhile are replayed when it ends, as one. A moment that cannot be had is one line of
 notification, and the screen stays where it was."""
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ class MomentMode:
     """The moment being replayed, not shown yet."""
     moment_analysis: Analysis | None = None
     """The analysis of ``moment``."""
+    replaying: bool = False
+    """A replay is under way (its worker takes each moment wanted until none is)."""
 
     def action_scrub(self: RanktopApp, refreshes: int) -> None:
         self.action_scrub_seconds(refreshes * self.settings.refresh_seconds)
@@ -84,7 +88,9 @@ class MomentMode:
             return
         self.wanted = aligned(moment, self.settings.refresh_seconds)
         self.show_moment_badges()
-        self.replay_moment(self.wanted)
+        if not self.replaying:
+            self.replaying = True
+            self.replay_moments()
 
     def action_ask_moment(self: RanktopApp) -> None:
         self.push_screen(MomentPrompt(self.clock), self._moment_typed)
@@ -93,16 +99,21 @@ class MomentMode:
         if moment is not None:
             self.go_to_moment(moment)
 
-    @work(exclusive=True, group="moment", exit_on_error=False, description="replay a moment")
-    async def replay_moment(self: RanktopApp, moment: float) -> None:
+    @work(group="moment", exit_on_error=False, description="replay past moments")
+    async def replay_moments(self: RanktopApp) -> None:
         try:
-            snapshot = await self.engine.at(moment)
-        except Exception as error:  # NothingThen says why; anything else is said as well
-            self._moment_failed(moment, error)
-            return
-        if moment == self.wanted:  # else the user has asked for another meanwhile
-            self.wanted = None
-            await self._show_moment(snapshot)
+            while self.wanted is not None:
+                moment = self.wanted
+                try:
+                    snapshot = await self.engine.at(moment)
+                except Exception as error:  # NothingThen says why; anything else is said too
+                    self._moment_failed(moment, error)
+                    continue
+                if moment == self.wanted:  # else the user has asked for another meanwhile
+                    self.wanted = None
+                    await self._show_moment(snapshot)
+        finally:
+            self.replaying = False
 
     def _moment_failed(self: RanktopApp, moment: float, error: Exception) -> None:
         if moment != self.wanted:
@@ -123,9 +134,9 @@ class MomentMode:
         if self.moment is not None or self.wanted is not None:
             self.back_to_live()
 
-    @work(exclusive=True, group="moment", exit_on_error=False, description="back to live")
+    @work(exclusive=True, group="live", exit_on_error=False, description="back to live")
     async def back_to_live(self: RanktopApp) -> None:
-        """The newest live poll on every screen (a replay under way is dropped)."""
+        """The newest live poll on every screen (a replay under way is let finish, unseen)."""
         was_at = self.moment
         self.moment = self.wanted = self.moment_analysis = None
         if was_at is None:  # only a replay was under way: the live job is still shown

@@ -4,9 +4,13 @@ step past now) comes back to live."""
 
 from __future__ import annotations
 
+from ranktop.tui.app import RanktopApp
 from ranktop.tui.core.moment import shown
+from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.screens.moment_prompt import MomentPrompt
 from ranktop.tui.screens.rank import RankScreen
+from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
+from ranktop.tui.sources.demo import DemoSource, demo_source
 
 from tests.tui.conftest import START, make_app, screen_text
 
@@ -40,8 +44,12 @@ def header(app) -> str:
     return "\n".join(screen_text(app).splitlines()[:2])
 
 
+MOMENT_WORKERS = ("moment", "live", "rank-moment")  # not the rank screen's log, which follows
+
+
 async def replayed(app, pilot) -> None:
-    await app.workers.wait_for_complete()
+    """Once the moments asked for are replayed and shown."""
+    await app.workers.wait_for_complete([w for w in app.workers if w.group in MOMENT_WORKERS])
     await pilot.pause()
 
 
@@ -172,3 +180,27 @@ async def test_the_console_opens_at_the_moment_it_was_given(tmp_path):
         assert app.moment == START + SEEN_AT
         assert f"AT {shown(START + SEEN_AT)} · 10 s ago" in header(app)
         assert "XID 79" in row_of(app, DYING_RANK)
+
+
+def demo_at_190(settings: Settings) -> DemoSource:
+    """The engine process's source: the demo 190 s into its scenario, its clock still."""
+    return demo_source(DemoSettings(64, 8, seed=7), lambda: START + LIVE_UNTIL, started=START)
+
+
+async def test_an_engine_in_its_own_process_replays_the_moment_and_the_ranks_history():
+    engine = ProcessEngine(load_settings(environ={}), demo_at_190)
+    app = RanktopApp(load_settings(), engine=engine, poll=False, clock=lambda: START + 190)
+    try:
+        async with app.run_test(size=(160, 45)) as pilot:
+            await app.poll_once()
+            await pilot.pause()
+            await pilot.press(*["comma"] * 5)
+            await replayed(app, pilot)
+            assert app.moment == START + SEEN_AT
+            assert "XID 79" in row_of(app, DYING_RANK)
+            app.open_rank(DYING_RANK)
+            await replayed(app, pilot)
+            points = app.screen.analysis.history.series("sm_active", DYING_RANK)
+            assert points and max(p.time for p in points) <= START + SEEN_AT
+    finally:
+        engine.close()

@@ -240,9 +240,10 @@ class RankScreen(Screen):
             self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))
 
-    @work(exclusive=True, group="rank-moment", exit_on_error=False)
+    @work(group="rank-moment", exit_on_error=False)
     async def _moment_history(self, rank: int, moment: float) -> None:
-        """The rank's history up to ``moment``, for its trends."""
+        """The rank's history up to ``moment``, for its trends (never cancelled: an engine
+        in another process answers every call; an answer no longer wanted is dropped)."""
         try:
             history = await self.engine.rank_history(rank, at=moment)
         except Exception:  # EngineStopped among them: the trends keep what they have
