@@ -81,8 +81,7 @@ async def back_to_180_s(pilot) -> None:
     """Live to 200 s, then ten refreshes back: 8 s after rank 455 died."""
     await polls_to_200_s(pilot)
     await pilot.press(*["comma"] * 10)
-    await pilot.app.workers.wait_for_complete(
-        [w for w in pilot.app.workers if w.group == "moment"])
+    await pilot.app.workers.wait_for_complete()  # the replay
     await pilot.pause()
 
 
