@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from ranktop.tui.app import RanktopApp
 
 MINUTE = 60.0
-MOMENT_BINDINGS = [
+MOMENT_BINDINGS = [  # the live key first: at a moment, the footer shows it before the rest
+    Binding("L", "live", "Live", id="moment.live",
+            tooltip="Back to the live job from a past moment"),
     Binding("comma", "scrub(-1)", "Earlier", key_display=",", id="moment.earlier",
             tooltip="Show the job one refresh earlier (from now: the last poll but one)"),
     Binding("full_stop", "scrub(1)", "Later", key_display=".", show=False,
@@ -47,8 +49,6 @@ MOMENT_BINDINGS = [
     Binding("at", "ask_moment", "At time", key_display="@", show=False, id="moment.at",
             tooltip="Show the job as it was at a time you type (03:12:40, -15m, an ISO "
                     "time)"),
-    Binding("L", "live", "Live", id="moment.live",
-            tooltip="Back to the live job from a past moment"),
 ]
 
 
@@ -58,7 +58,7 @@ class MomentMode:
     moment: float | None = None
     """The past moment the screens show (epoch seconds); None: the live job."""
     wanted: float | None = None
-    """The moment being replayed, not shown yet."""
+    """The moment asked for, not shown yet (being replayed)."""
     moment_analysis: Analysis | None = None
     """The analysis of ``moment``."""
     replaying: bool = False
@@ -169,4 +169,4 @@ class MomentMode:
                      ) -> bool | None:
         if action == "live":  # in the footer only while a past moment is shown
             return self.moment is not None or self.wanted is not None
-        return True
+        return super().check_action(action, parameters)  # type: ignore[misc]
