@@ -229,7 +229,7 @@ class RanktopApp(MomentMode, App[None]):
         if not len(self.cluster.rank_map):
             return
         screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.engine)
-        screen.analysis = self.moment_analysis or self.analysis
+        screen.analysis = self.analysis if self.moment_analysis is None else self.moment_analysis
         screen.moment, screen.replaying = self.moment, self.wanted
         self.push_screen(screen)
 
