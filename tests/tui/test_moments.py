@@ -151,6 +151,21 @@ async def test_s_goes_to_the_start_of_the_selected_anomaly(tmp_path):
         assert "XID 79" in row_of(app, DYING_RANK)
 
 
+async def test_the_selected_row_stays_selected_at_the_start_of_its_anomaly(tmp_path):
+    app = make_app(at=176.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        for at in (176.0, 186.0, 196.0, 206.0, 216.0):  # polls 10 s apart
+            await polled(app, pilot, at, at)
+        await pilot.press("n")
+        live_root = app.cluster.incidents[app.cluster.current_incident].root
+        assert live_root.rank == DYING_RANK and live_root.kind == "missing"  # the XID is past
+        await pilot.press("s")
+        await replayed(app, pilot)
+        shown_then = app.cluster.incidents[app.cluster.current_incident]
+        assert shown_then.rank == DYING_RANK and shown_then.root.kind == "xid"
+        assert "▶" in next(line for line in screen_text(app).splitlines() if "XID 79" in line)
+
+
 async def test_the_rank_screen_says_the_moment_and_its_trends_end_there(tmp_path):
     app = make_app(at=170.0, log_root=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:

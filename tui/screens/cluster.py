@@ -300,11 +300,20 @@ class ClusterScreen(Screen):
         previous = self._current_key()
         self.anomalies, self.incidents = analysis.anomalies, analysis.incidents
         keys = [incident.key for incident in self.incidents]
-        self.current_incident = keys.index(previous) if previous in keys else None
+        self.current_incident = (keys.index(previous) if previous in keys
+                                 else self._incident_holding(previous))
         self._draw_anomalies()
         marked = frozenset(a.rank for a in self.anomalies if a.rank is not None)
         for panel in self.panels:
             panel.heatmap.set_marks(marked)
+
+    def _incident_holding(self, key: tuple[str, int | None] | None) -> int | None:
+        """The row whose incident holds ``key`` under another root: the same trouble, seen
+        at another moment or folded anew."""
+        if key is None:
+            return None
+        return next((index for index, incident in enumerate(self.incidents)
+                     if any(a.key == key for a in incident.members)), None)
 
     def _current_key(self) -> tuple[str, int | None] | None:
         if self.current_incident is None or self.current_incident >= len(self.incidents):
