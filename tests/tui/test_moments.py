@@ -237,3 +237,20 @@ async def test_s_on_the_rank_screen_goes_to_the_start_of_its_incident(tmp_path):
         since = next(i for i in app.cluster.incidents if i.rank == DYING_RANK).root.since
         assert since <= app.moment < since + STEP
         assert f"AT {shown(app.moment)}" in screen_text(app)
+
+
+async def test_a_pause_stays_what_it_is_at_a_moment_and_back(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL - STEP)
+        await pilot.press("p")
+        await polled(app, pilot, LIVE_UNTIL, LIVE_UNTIL)  # held while paused
+        assert app.cluster.analysis.frame.time == START + LIVE_UNTIL - STEP
+        await pilot.press("comma", "comma")
+        await replayed(app, pilot)
+        assert app.cluster.analysis.frame.time == START + LIVE_UNTIL - 2 * STEP
+        assert "AT " in header(app) and "PAUSED" in header(app)
+        await pilot.press("L")
+        await replayed(app, pilot)
+        assert app.cluster.paused and "PAUSED" in header(app) and "AT " not in header(app)
+        assert app.cluster.analysis.frame.time == START + LIVE_UNTIL  # the newest poll
