@@ -254,3 +254,20 @@ async def test_a_pause_stays_what_it_is_at_a_moment_and_back(tmp_path):
         await replayed(app, pilot)
         assert app.cluster.paused and "PAUSED" in header(app) and "AT " not in header(app)
         assert app.cluster.analysis.frame.time == START + LIVE_UNTIL  # the newest poll
+
+
+async def test_a_time_typed_in_the_command_palette_is_offered_and_shown(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        await pilot.press("ctrl+p", *"-10s")
+        await pilot.pause(0.5)  # the palette searches as it is typed (as in test_app.py)
+        assert f"time: show the job at {shown(START + SEEN_AT)}" in screen_text(app)
+        await pilot.press("enter")
+        await replayed(app, pilot)
+        assert app.moment == START + SEEN_AT
+        await pilot.press("ctrl+p", *"back to live")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await replayed(app, pilot)
+        assert app.moment is None
