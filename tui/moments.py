@@ -61,7 +61,7 @@ class MomentMode:
     """The moment asked for, not shown yet (being replayed)."""
     moment_analysis: Analysis | None = None
     """The analysis of ``moment``."""
-    replaying: bool = False
+    replay_running: bool = False
     """A replay is under way (its worker takes each moment wanted until none is)."""
 
     def action_scrub(self: RanktopApp, refreshes: int) -> None:
@@ -88,8 +88,8 @@ class MomentMode:
             return
         self.wanted = aligned(moment, self.settings.refresh_seconds)
         self.show_moment_badges()
-        if not self.replaying:
-            self.replaying = True
+        if not self.replay_running:
+            self.replay_running = True
             self.replay_moments()
 
     def action_ask_moment(self: RanktopApp) -> None:
@@ -113,7 +113,7 @@ class MomentMode:
                     self.wanted = None
                     await self._show_moment(snapshot)
         finally:
-            self.replaying = False
+            self.replay_running = False
 
     def _moment_failed(self: RanktopApp, moment: float, error: Exception) -> None:
         if moment != self.wanted:
