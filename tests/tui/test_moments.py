@@ -5,6 +5,8 @@ step past now) comes back to live."""
 from __future__ import annotations
 
 from ranktop.tui.app import RanktopApp
+from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.moment import shown
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.screens.moment_prompt import MomentPrompt
@@ -47,9 +49,9 @@ def header(app) -> str:
 MOMENT_WORKERS = ("moment", "live", "rank-moment")  # not the rank screen's log, which follows
 
 
-async def replayed(app, pilot) -> None:
-    """Once the moments asked for are replayed and shown."""
-    workers = [w for w in app.workers if w.group in MOMENT_WORKERS]
+async def replayed(app, pilot, groups: tuple[str, ...] = MOMENT_WORKERS) -> None:
+    """Once the moments asked for are replayed and shown (or the work of ``groups`` done)."""
+    workers = [w for w in app.workers if w.group in groups and not w.is_cancelled]
     if workers:  # (none: Textual would wait for every worker)
         await app.workers.wait_for_complete(workers)
     await pilot.pause()
@@ -271,3 +273,20 @@ async def test_a_time_typed_in_the_command_palette_is_offered_and_shown(tmp_path
         await pilot.press("enter")
         await replayed(app, pilot)
         assert app.moment is None
+
+
+async def test_s_in_the_rank_screens_alerts_goes_to_when_the_highlighted_one_began(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path, event_log=EventLog(tmp_path / "events.jsonl"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        app.open_rank(DYING_RANK)
+        await replayed(app, pilot, ("rank-alerts",))
+        alerts = app.screen.query_one("#rank-alerts")
+        newest = [str(cell) for cell in alerts.get_row_at(0)]
+        assert newest[:2] == [clock_time(START + 172.0), "missing"]
+        incident = next(i for i in app.cluster.incidents if i.rank == DYING_RANK)
+        assert incident.root.since < START + 172.0  # s elsewhere on the screen goes there
+        await pilot.press("tab", "s")  # from the log to the alerts
+        assert alerts.has_focus
+        await replayed(app, pilot)
+        assert app.moment == START + 172.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from datetime import timezone
 from functools import partial
 
 from ranktop.tui.core.analysis import Analysis
@@ -16,6 +17,7 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.moment import MomentError, parse_moment
 from ranktop.tui.core.text import plain
 from ranktop.tui.engine.client import EngineClient
 from ranktop.tui.logs.tail import LogLine
@@ -78,7 +80,8 @@ class RankScreen(Screen):
                 tooltip="The whole text of this rank's incident: its root, what is folded "
                         "under it and why"),
         Binding("s", "since", "Since", show=False, id="rank.since",
-                tooltip="Show the job as it was when this rank's incident began"),
+                tooltip="Show the job as it was when this rank's incident began (in the "
+                        "alerts, when the highlighted alert did)"),
     ]
 
     class LogLines(Message):
@@ -345,11 +348,25 @@ class RankScreen(Screen):
         self.app.push_screen(IncidentScreen(found, self.rank_map, now))
 
     def action_since(self) -> None:
+        table = self.query_one("#rank-alerts", DataTable)
+        if table.has_focus and table.row_count:
+            self._go_to_alert(str(table.get_row_at(table.cursor_row)[0]))
+            return
         found = incident_on(self.analysis.incidents, self.rank)
         if found is None:
             self.app.notify("No active anomaly on this rank.", timeout=3)
             return
         self.app.go_to_start(found.root.since)
+
+    def _go_to_alert(self, began: str) -> None:
+        """The moment an alert of the last hour began, as its row says it (UTC, to the
+        second: the same time today, or yesterday when today's is still to come)."""
+        try:
+            moment = parse_moment(began, self.app.clock(), timezone.utc)
+        except MomentError as error:
+            self.app.notify(str(error), timeout=5, markup=False)
+            return
+        self.app.go_to_start(moment)
 
     def action_search(self) -> None:
         search = self.query_one("#log-search", Input)
