@@ -12,6 +12,7 @@ import asyncio
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,6 +44,8 @@ SHOTS = [
     ("help-120x40.svg", (120, 40), 60.0, ["question_mark"]),
     # Enter on a cell: the rank the others are waiting for, its log tail and alerts
     ("rank-455-hang-120x40.svg", (120, 40), 216.0, ["slash", *"455", "enter", "enter"]),
+    # after the fact: n selects rank 455's row, s shows the job as it was when it began
+    ("cluster-at-moment-120x40.svg", (120, 40), 216.0, ["n", "s"]),
     # the evidence behind the hang verdict
     ("hang-evidence-120x40.svg", (120, 40), 216.0, ["e"]),
     # the throttling rank in a 16-colour terminal, and a rank down without colour
@@ -87,6 +90,8 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
                 await asyncio.to_thread(app.engine.pipeline.triage.wait, 30.0)
             await pilot.pause()
         await pilot.press(*keys)
+        while app.wanted is not None:  # a past moment being replayed
+            await pilot.pause(0.1)
         await logs_read(app, pilot)
         # in the colours the terminal is sent, which Textual's own screenshot does not show
         svg = terminal_svg(app, title=f"ranktop --demo ({size[0]}x{size[1]})")
@@ -110,6 +115,8 @@ async def logs_read(app: RanktopApp, pilot, deadline: float = 30.0) -> None:
 def main() -> None:
     os.environ.pop("NO_COLOR", None)
     os.environ["XDG_CONFIG_HOME"] = str(HERE / "no-user-config")  # the shipped defaults only
+    os.environ["TZ"] = "UTC"  # past moments are said in local time: the same pictures anywhere
+    time.tzset()
     for shot in SHOTS:
         asyncio.run(shoot(*shot))
 

@@ -18,6 +18,7 @@ from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.engine.client import EngineClient, EngineStopped
 from ranktop.tui.engine.snapshot import Snapshot
 from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.moments import MOMENT_BINDINGS, MomentMode
 from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.commands import RanktopCommands
@@ -53,7 +54,7 @@ QUIT_GRACE_SECONDS = 10.0
 EXIT_GRACE_SECONDS = 1.0
 
 
-class RanktopApp(App[None]):
+class RanktopApp(MomentMode, App[None]):
     CSS_PATH = "ranktop.tcss"
     TITLE = "ranktop"
     COMMANDS = App.COMMANDS | {RanktopCommands}
@@ -64,14 +65,15 @@ class RanktopApp(App[None]):
         # Priority: ctrl+c quits from every screen and text field, as in htop, k9s and less.
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.quit",
                 tooltip="Quit ranktop, from any screen"),
+        *MOMENT_BINDINGS,
     ]
 
     def __init__(self, settings: Settings, source: Source | None = None,
                  clock: Callable[[], float] = time.time, poll: bool = True,
                  event_log: EventLog | None = None, ascii_only: bool = False,
-                 engine: EngineClient | None = None) -> None:
+                 engine: EngineClient | None = None, at: float | None = None) -> None:
         """``engine``: one already started (in its own process); else one in this process
-        for ``source``."""
+        for ``source``. ``at``: a past moment to open at (epoch seconds)."""
         super().__init__()
         self.ascii_filters = [AsciiOnly()] if ascii_only else []
         """Set when the terminal's locale is not UTF-8 (tui/cli/charset.py)."""
@@ -87,6 +89,7 @@ class RanktopApp(App[None]):
         self.rank_map_version = first.rank_map_version
         self.cluster = ClusterScreen(settings, first.analysis.rank_map, self.engine.job_name,
                                      first.analysis.status)
+        self.opens_at = at
         self.cleanups: list[Callable[[], None]] = []
         self.ends_process = False  # set by the CLI: the process ends soon after the app
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
@@ -148,6 +151,8 @@ class RanktopApp(App[None]):
         self.push_screen(self.cluster)
         if self.polling:
             self.poll_forever()
+        if self.opens_at is not None:
+            self.go_to_moment(self.opens_at)
 
     @work(exclusive=True, group="poll", exit_on_error=False, description="poll the source")
     async def poll_forever(self) -> None:
@@ -186,8 +191,12 @@ class RanktopApp(App[None]):
     async def on_analysis_ready(self, message: AnalysisReady) -> None:
         snapshot = message.snapshot
         analysis = self.analysis = snapshot.analysis
-        if snapshot.rank_map_version != self.rank_map_version:
-            self.rank_map_version = snapshot.rank_map_version
+        new_map = snapshot.rank_map_version != self.rank_map_version
+        self.rank_map_version = snapshot.rank_map_version
+        if self.moment is not None:  # it stays on screen, the live job waits for the way back
+            self.show_moment_badges()  # how long ago the moment was, as of this poll
+            return
+        if new_map:
             was, had = self.cluster.rank_map.source, bool(self.cluster.rank_map.ranks)
             await self.cluster.use_rank_map(analysis.rank_map)
             if had and was != analysis.rank_map.source:
@@ -220,8 +229,9 @@ class RanktopApp(App[None]):
         if not len(self.cluster.rank_map):
             return
         screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.engine)
+        screen.analysis = self.analysis if self.moment_analysis is None else self.moment_analysis
+        screen.moment, screen.replaying = self.moment, self.wanted
         self.push_screen(screen)
-        screen.analysis = self.analysis
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

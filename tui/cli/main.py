@@ -67,9 +67,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if not _log_dir_usable(args.log_dir):
             return 2
         return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start,
-                        log_dir=args.log_dir, ascii_only=ascii)
+                        log_dir=args.log_dir, ascii_only=ascii, at=args.at)
     if settings.prometheus.url or args.local:
-        return run_live(settings, mouse=not args.no_mouse, local=args.local, ascii_only=ascii)
+        return run_live(settings, mouse=not args.no_mouse, local=args.local, ascii_only=ascii,
+                        at=args.at)
     print("ranktop: no data source given. Run `ranktop --demo` to see the embedded demo "
           "cluster, or `ranktop --prometheus URL --job NAME` for a real one; "
           "`ranktop --help` lists the options.", file=sys.stderr)
@@ -251,8 +252,9 @@ def _log_dir_usable(log_dir: Path | None) -> bool:
 
 
 def run_live(settings: Settings, mouse: bool = True, local: bool = False,
-             ascii_only: bool = False) -> int:
-    """A real job: Prometheus, this node's NVML, or both."""
+             ascii_only: bool = False, at: float | None = None) -> int:
+    """A real job: Prometheus, this node's NVML, or both; ``at``: the past moment the
+    console opens at (None: live)."""
     if not _keys_usable(settings) or not _rank_map_readable(settings):
         return 2
     from ranktop.tui.app import RanktopApp
@@ -260,12 +262,12 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
 
     if settings.prometheus.url and os.environ.get(ENGINE_VARIABLE) != "thread":
         return _run_in_process(settings, partial(_make_live_source, local=local), mouse,
-                               ascii_only, default_log_path())
+                               ascii_only, default_log_path(), at)
     source = _live_source(settings, local)
     if source is None:
         return 2
     app = RanktopApp(settings, source, event_log=EventLog(default_log_path()),
-                     ascii_only=ascii_only)
+                     ascii_only=ascii_only, at=at)
     app.cleanups.append(partial(_close, source))
     try:
         return _run_app(app, mouse)
@@ -274,14 +276,15 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
 
 
 def _run_in_process(settings: Settings, make_source: Callable[[Settings], Source],
-                    mouse: bool, ascii_only: bool, event_log: Path | None = None) -> int:
+                    mouse: bool, ascii_only: bool, event_log: Path | None = None,
+                    at: float | None = None) -> int:
     """The console with its engine in a process of its own, which ``make_source`` feeds."""
     from ranktop.tui.app import RanktopApp
 
     engine = _process_engine(settings, make_source, event_log)
     if engine is None:
         return 2
-    app = RanktopApp(settings, engine=engine, ascii_only=ascii_only)
+    app = RanktopApp(settings, engine=engine, ascii_only=ascii_only, at=at)
     app.cleanups.append(engine.close)
     try:
         return _run_app(app, mouse)
@@ -364,7 +367,8 @@ def _keys_usable(settings: Settings) -> bool:
 
 
 def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
-             log_dir: Path | None = None, ascii_only: bool = False) -> int:
+             log_dir: Path | None = None, ascii_only: bool = False,
+             at: float | None = None) -> int:
     from ranktop.tui.app import RanktopApp
     from ranktop.tui.core.events import EventLog
     from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
@@ -384,10 +388,11 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
         log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
         if os.environ.get(ENGINE_VARIABLE) == "process":  # to measure the engine apart
             return _run_in_process(settings, partial(_make_demo_source, started=started,
-                                                     log_root=log_root), mouse, ascii_only)
+                                                     log_root=log_root), mouse, ascii_only,
+                                   at=at)
         source = demo_source(settings.demo, started=started, log_root=log_root)
         log = EventLog(Path(folder) / "events.jsonl")
-        app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only)
+        app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only, at=at)
         app.cleanups += [source.close, partial(remove_soon, folder)]
         try:
             return _run_app(app, mouse)

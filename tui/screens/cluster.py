@@ -81,6 +81,8 @@ class ClusterScreen(Screen):
         Binding("i", "incident_detail", "Detail", id="anomaly.detail",
                 tooltip="The selected anomaly's whole text, its evidence, and what is "
                         "folded under it and why"),
+        Binding("s", "since", "Since", show=False, id="anomaly.since",
+                tooltip="Show the job as it was when the selected anomaly began"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
         Binding("q", "app.quit", "Quit", id="cluster.quit",
@@ -113,6 +115,8 @@ class ClusterScreen(Screen):
         self.layout_view = settings.layout.view  # "node" or "parallelism"
         self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
         self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
+        self.moment: float | None = None  # the past moment shown (None: the live job)
+        self.replaying: float | None = None  # a moment being replayed, not shown yet
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
@@ -173,6 +177,22 @@ class ClusterScreen(Screen):
             self.pending = analysis
             self._refresh_header()
             return
+        self._draw(analysis, planned)
+
+    def show_moment(self, analysis: Analysis, moment: float | None) -> None:
+        """``analysis`` of the past ``moment`` (None: the newest live one, on the way back
+        from a moment), drawn at once, paused or not: the user asked for it."""
+        self.moment, self.pending = moment, None
+        self.status = analysis.status
+        self.set_class(analysis.status.health is Health.STALE, "-stale")
+        self._draw(analysis, None)
+
+    def show_replaying(self, moment: float | None) -> None:
+        """Say in the header that ``moment`` is being replayed (None: no longer)."""
+        self.replaying = moment
+        self._refresh_header()
+
+    def _draw(self, analysis: Analysis, planned: Mapping[str, MapLevels] | None) -> None:
         self.analysis = analysis
         self._show_anomalies(analysis)
         with self.app.batch_update():
@@ -214,12 +234,11 @@ class ClusterScreen(Screen):
                    levels)
 
     def _tick(self) -> None:
-        # The header's clock; while the maps are laid out anew (a recompose) it has no
-        # widget to draw on, and waits for the next second.
-        if self.query("#header"):
-            self._refresh_header()
+        self._refresh_header()  # the header's clock
 
     def _refresh_header(self) -> None:
+        if not self.query("#header"):
+            return  # not composed yet, or the maps are being laid out anew (a recompose)
         view = cluster_lines.JobView(
             job_name=self.job_name, status=self.status, frame=self.frame,
             n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),
@@ -228,6 +247,8 @@ class ClusterScreen(Screen):
             step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
             polling_since=self.polling_since,
             refresh_seconds=self.settings.refresh_seconds,
+            moment=self.moment, replaying=self.replaying,
+            live_key=key_for(self, "moment.live"),
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)
@@ -279,11 +300,20 @@ class ClusterScreen(Screen):
         previous = self._current_key()
         self.anomalies, self.incidents = analysis.anomalies, analysis.incidents
         keys = [incident.key for incident in self.incidents]
-        self.current_incident = keys.index(previous) if previous in keys else None
+        self.current_incident = (keys.index(previous) if previous in keys
+                                 else self._incident_holding(previous))
         self._draw_anomalies()
         marked = frozenset(a.rank for a in self.anomalies if a.rank is not None)
         for panel in self.panels:
             panel.heatmap.set_marks(marked)
+
+    def _incident_holding(self, key: tuple[str, int | None] | None) -> int | None:
+        """The row whose incident holds ``key`` under another root: the same trouble, seen
+        at another moment or folded anew."""
+        if key is None:
+            return None
+        return next((index for index, incident in enumerate(self.incidents)
+                     if any(a.key == key for a in incident.members)), None)
 
     def _current_key(self) -> tuple[str, int | None] | None:
         if self.current_incident is None or self.current_incident >= len(self.incidents):
@@ -332,20 +362,29 @@ class ClusterScreen(Screen):
         if rank is not None:
             self.select(rank)
 
-    def action_incident_detail(self) -> None:
+    def _chosen_incident(self) -> Incident | None:
         """The highlighted row's incident, else the one on the cursor's rank, else the
-        first."""
+        first (None, after saying so, when there is none)."""
         if not self.incidents:
             self.app.notify("No active anomalies.", timeout=3)
-            return
+            return None
         index = self.current_incident
         if index is not None and index < len(self.incidents):
-            chosen = self.incidents[index]
-        else:
-            chosen = incident_on(self.incidents, self.cursor) or self.incidents[0]
+            return self.incidents[index]
+        return incident_on(self.incidents, self.cursor) or self.incidents[0]
+
+    def action_incident_detail(self) -> None:
+        chosen = self._chosen_incident()
+        if chosen is None:
+            return
         frame = self.analysis.frame
         now = frame.time if frame is not None else self.app.clock()
         self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
+
+    def action_since(self) -> None:
+        chosen = self._chosen_incident()
+        if chosen is not None:
+            self.app.go_to_start(chosen.root.since)
 
     def action_open_rank(self) -> None:
         self.app.open_rank(self.cursor)

@@ -13,6 +13,7 @@ from ranktop.tui.core.lateness import late_after, no_progress_after
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
 from ranktop.tui.screens.line_styles import Styles
+from ranktop.tui.screens.moment_badge import moment_badge, replaying_badge
 from rich.text import Text
 
 ALARM_MARK = "▲"  # before what needs acting on: read without colour too
@@ -40,6 +41,9 @@ class JobView:
     anomalies: Sequence[Anomaly] = ()
     polling_since: float | None = None  # when the poll in flight began
     refresh_seconds: float = 2.0
+    moment: float | None = None  # the past moment shown (None: the live job)
+    replaying: float | None = None  # a moment being replayed, not shown yet
+    live_key: str = "L"  # the key back to the live job
 
     @property
     def late_for(self) -> float:
@@ -62,16 +66,18 @@ def header(view: JobView, style: Styles) -> Text:
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("ranktop ", style("strong"))
     line.append(view.job_name, style("job"))
+    if view.moment is not None:
+        line.append("  ")
+        line.append(moment_badge(view.moment, view.now, view.live_key, view.replaying),
+                    style("moment"))
+    elif view.replaying is not None:
+        line.append("  ")
+        line.append(replaying_badge(view.replaying), style("moment"))
     if view.paused:
         line.append("  ")
         line.append(f" PAUSED: {view.pause_key} to resume ", style("paused"))
-    line.append("  ")
-    line.append_text(_health(view, style))
-    if view.frame is not None:
-        age = max(0.0, view.now - view.frame.time)
-        line.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
-    else:
-        line.append("  waiting for the first poll…", style("muted"))
+    if view.moment is None:  # the source's health and the data's age are about now
+        line.append_text(_freshness(view, style))
     if view.anomalies:
         line.append("  ")
         line.append_text(_severity_counts(view.anomalies, style))
@@ -86,6 +92,18 @@ def header(view: JobView, style: Styles) -> Text:
     if view.status.detail:
         line.append(f"  {view.status.detail}", style("muted"))
     return line
+
+
+def _freshness(view: JobView, style: Styles) -> Text:
+    """The source's health and how old its data is: "  ● ok  data 1.2 s old"."""
+    text = Text("  ")
+    text.append_text(_health(view, style))
+    if view.frame is not None:
+        age = max(0.0, view.now - view.frame.time)
+        text.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
+    else:
+        text.append("  waiting for the first poll…", style("muted"))
+    return text
 
 
 def severity_counts(anomalies: Sequence[Anomaly]) -> list[tuple[int, str]]:

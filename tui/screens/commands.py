@@ -1,10 +1,12 @@
-"""The command palette (ctrl+p): go to a rank or host, show a metric, change the view."""
+"""The command palette (ctrl+p): go to a rank or host, show a metric, change the view, show
+a past moment (typing a time offers it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
 
+from ranktop.tui.core.moment import MomentError, parse_moment, shown
 from ranktop.tui.screens.cluster import ClusterScreen
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -32,6 +34,11 @@ class RanktopCommands(Provider):
             ("view: zoom in or out of the cursor's node", cluster.action_zoom,
              "Rank by rank around the cursor"),
             ("view: pause or resume", cluster.action_pause, "Freeze the screen"),
+            ("time: show the job at a time you type", self.app.action_ask_moment,
+             "03:12:40, -15m, an ISO time: the job as it was then"),
+            ("time: where the selected anomaly began", cluster.action_since,
+             "The job as it was when it began"),
+            ("time: back to live", self.app.action_live, "From a past moment"),
         ]
         return commands
 
@@ -46,6 +53,10 @@ class RanktopCommands(Provider):
         cluster = self._cluster()
         if cluster is None:
             return
+        moment = _moment_in(query, self.app.clock())
+        if moment is not None:
+            yield Hit(1.0, Content(f"time: show the job at {shown(moment)}"),
+                      partial(self.app.go_to_moment, moment), help="As it was then")
         rank = cluster.rank_map.find(query)
         if rank is not None:
             yield Hit(1.0, Content(f"rank: go to {rank.title}"),
@@ -61,6 +72,14 @@ class RanktopCommands(Provider):
 
 
 HOSTS_OFFERED = 50
+
+
+def _moment_in(query: str, now: float) -> float | None:
+    """The past moment ``query`` names, if it names one."""
+    try:
+        return parse_moment(query, now)
+    except MomentError:
+        return None
 
 
 def _hosts_containing(cluster: ClusterScreen, query: str, found: object

@@ -29,7 +29,7 @@ class HelpScreen(ModalScreen[None]):
         """The keys listed, by group: the screen beneath, its focused widget, everywhere."""
         palette = Binding(self.app.COMMAND_PALETTE_BINDING, "command_palette", "Commands",
                           tooltip="The command palette: go to a rank or host, show a "
-                                  "metric, change the view")
+                                  "metric, change the view, show a past moment")
         groups = [
             (getattr(self.beneath, "BINDING_GROUP_TITLE", "Screen"), self.beneath.BINDINGS),
             ("Everywhere", [*self.app.BINDINGS, palette]),

@@ -18,6 +18,7 @@ ROLES = (
     "warn",  # data getting old
     "job",  # the job's name
     "paused",  # the PAUSED badge
+    "moment",  # the badge of a past moment shown: "AT 03:12:40 · 14 min ago · …"
     "rank",  # the "rank 37" badge
     "local",  # "(NVML, this node)"
     "no-data",  # "no data from this rank"

@@ -7,6 +7,8 @@ runs in thread workers; the screen only draws what they post.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from datetime import timezone
 from functools import partial
 
 from ranktop.tui.core.analysis import Analysis
@@ -15,13 +17,15 @@ from ranktop.tui.core.hardware import ledger_lines
 from ranktop.tui.core.history import HISTORY_METRICS
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.moment import MomentError, parse_moment
 from ranktop.tui.core.text import plain
-from ranktop.tui.engine.client import RankRequests
+from ranktop.tui.engine.client import EngineClient
 from ranktop.tui.logs.tail import LogLine
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
 from ranktop.tui.screens.line_styles import CLASSES, styles_of
+from ranktop.tui.screens.moment_badge import moment_badge
 from ranktop.tui.screens.too_small import TooSmall
 from ranktop.tui.settings.config import Settings
 from ranktop.widgets.key_footer import KeyFooter
@@ -75,6 +79,9 @@ class RankScreen(Screen):
         Binding("i", "incident_detail", "Detail", id="rank.detail",
                 tooltip="The whole text of this rank's incident: its root, what is folded "
                         "under it and why"),
+        Binding("s", "since", "Since", show=False, id="rank.since",
+                tooltip="Show the job as it was when this rank's incident began (in the "
+                        "alerts, when the highlighted alert did)"),
     ]
 
     class LogLines(Message):
@@ -93,7 +100,7 @@ class RankScreen(Screen):
             self.rank, self.rows, self.note = rank, rows, note
 
     def __init__(self, settings: Settings, rank_map: RankMap, rank: int,
-                 engine: RankRequests) -> None:
+                 engine: EngineClient) -> None:
         super().__init__()
         self.settings = settings
         self.rank_map = rank_map
@@ -102,6 +109,8 @@ class RankScreen(Screen):
         self.analysis = Analysis(SourceStatus("", Health.STALE, 0.0), rank_map)
         self.earlier: dict[str, list] = {}  # history from before the app's own, by metric
         self.log_note = ""  # which files the log tail reads, or why there are none
+        self.moment: float | None = None  # the past moment shown (None: the live job)
+        self.replaying: float | None = None  # a moment being replayed, not shown yet
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -144,8 +153,19 @@ class RankScreen(Screen):
     def anomalies(self) -> tuple[Anomaly, ...]:
         return self.analysis.anomalies
 
-    def show_analysis(self, analysis: Analysis) -> None:
+    def show_analysis(self, analysis: Analysis, moment: float | None = None) -> None:
+        """``analysis`` of the past ``moment``, or of the live job (None)."""
+        if moment != self.moment:
+            self.moment = moment
+            self._draw_log_title()
         self.analysis = analysis
+        self._draw_values()
+        if moment is not None:
+            self._moment_history(self.rank, moment)
+
+    def show_replaying(self, moment: float | None) -> None:
+        """Say that ``moment`` is being replayed (None: no longer)."""
+        self.replaying = moment
         self._draw_values()
 
     def _open_rank(self) -> None:
@@ -158,15 +178,22 @@ class RankScreen(Screen):
         self._follow_log(self.rank)
         self._load_alerts(self.rank)
         self._backfill(self.rank)
+        if self.moment is not None:
+            self._moment_history(self.rank, self.moment)
 
     def _draw_values(self) -> None:
         rank = self.rank_map.ranks[self.rank]
         mine = [a for a in self.anomalies if a.rank == self.rank]
-        self.query_one("#rank-title", Static).update(
-            rank_lines.title(rank, self.rank_map, mine,
-                             rank_lines.hang_note(self.analysis.hang, self.rank),
-                             styles_of(self), self.engine.gpu_model(self.rank),
-                             ledger_lines(self.analysis.ledger, self.rank)))
+        title = rank_lines.title(rank, self.rank_map, mine,
+                                 rank_lines.hang_note(self.analysis.hang, self.rank),
+                                 styles_of(self), self.engine.gpu_model(self.rank),
+                                 ledger_lines(self.analysis.ledger, self.rank))
+        if self.moment is not None:
+            badge = moment_badge(self.moment, self.app.clock(), key_for(self, "moment.live"),
+                                 self.replaying)
+            title = Text.assemble((badge, styles_of(self)("moment")), "\n", title,
+                                  overflow="fold")
+        self.query_one("#rank-title", Static).update(title)
         for metric_id in HISTORY_METRICS:
             self._draw_trend(metric_id)
         others = rank_lines.other_values(self.frame, self.rank, self.settings, OTHER_METRICS,
@@ -179,6 +206,8 @@ class RankScreen(Screen):
         history = self.analysis.history
         points = history.series(metric_id, self.rank) if history is not None else []
         oldest = points[0].time if points else float("inf")
+        if self.moment is not None:  # nothing from after the moment shown
+            oldest = min(oldest, self.moment + 1e-3)
         points = [p for p in self.earlier.get(metric_id, []) if p.time < oldest] + points
         value = self.frame.value(metric_id, self.rank) if self.frame else float("nan")
         summary = self.analysis.summaries.get(metric_id)
@@ -214,6 +243,18 @@ class RankScreen(Screen):
             self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))
 
+    @work(group="rank-moment", exit_on_error=False)
+    async def _moment_history(self, rank: int, moment: float) -> None:
+        """The rank's history up to ``moment``, for its trends (never cancelled: an engine
+        in another process answers every call; an answer no longer wanted is dropped)."""
+        try:
+            history = await self.engine.rank_history(rank, at=moment)
+        except Exception:  # EngineStopped among them: the trends keep what they have
+            return
+        if (rank, moment) == (self.rank, self.moment):
+            self.analysis = replace(self.analysis, history=history)
+            self._draw_values()
+
     @on(Backfill)
     def _backfilled(self, message: Backfill) -> None:
         if message.rank == self.rank:
@@ -235,9 +276,13 @@ class RankScreen(Screen):
         """The log's modes (following, warnings only, the search), then which files."""
         log = self.query_one(LogView)
         title = self.query_one("#log-title", Static)
-        title.update(rank_lines.log_title(
+        text = rank_lines.log_title(
             log.following, log.serious_only, log.search, len(log.matches), log.current,
-            self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self)))
+            self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self))
+        if self.moment is not None:  # the files hold what was written since, too
+            text = Text.assemble(("now, not at the moment shown: ",
+                                  styles_of(self)("warn")), text)
+        title.update(text)
         title.tooltip = self.log_note  # whole, however narrow the terminal
 
     @on(Alerts)
@@ -301,6 +346,27 @@ class RankScreen(Screen):
         frame = self.frame
         now = frame.time if frame is not None else self.app.clock()
         self.app.push_screen(IncidentScreen(found, self.rank_map, now))
+
+    def action_since(self) -> None:
+        table = self.query_one("#rank-alerts", DataTable)
+        if table.has_focus and table.row_count:
+            self._go_to_alert(str(table.get_row_at(table.cursor_row)[0]))
+            return
+        found = incident_on(self.analysis.incidents, self.rank)
+        if found is None:
+            self.app.notify("No active anomaly on this rank.", timeout=3)
+            return
+        self.app.go_to_start(found.root.since)
+
+    def _go_to_alert(self, began: str) -> None:
+        """The moment an alert of the last hour began, as its row says it (UTC, to the
+        second: the same time today, or yesterday when today's is still to come)."""
+        try:
+            moment = parse_moment(began, self.app.clock(), timezone.utc)
+        except MomentError as error:
+            self.app.notify(str(error), timeout=5, markup=False)
+            return
+        self.app.go_to_start(moment)
 
     def action_search(self) -> None:
         search = self.query_one("#log-search", Input)

@@ -263,3 +263,17 @@ def test_a_terminal_that_cannot_draw_the_console_is_pointed_at_report(capsys, mo
     assert err.startswith("ranktop: this terminal (TERM=dumb) cannot draw the console")
     assert "`ranktop report`" in err and err.count("\n") == 1
     assert main(["report", "--demo"]) in (0, 1)  # the text report needs no screen
+
+
+@pytest.mark.parametrize("runner,argv", [
+    ("run_demo", ["--demo", "--demo-start", "300", "--at=-2m"]),
+    ("run_live", ["--prometheus", "http://p:9090", "--job", "llama", "--at=-2m"]),
+])
+def test_the_console_opens_at_the_moment_at_names(monkeypatch, runner, argv):
+    from ranktop.tui.cli import main as cli
+
+    told = {}
+    monkeypatch.setattr(cli, runner, lambda settings, **options: told.update(options) or 0)
+    before = time.time()
+    assert cli.main(argv) == 0
+    assert before - 120 <= told["at"] <= time.time() - 120  # read when the flags were

@@ -1,9 +1,11 @@
 """The header's health: a poll overdue says LATE over good data, never over a source that
-is already stale or down, whose reason stays on screen."""
+is already stale or down, whose reason stays on screen; at a past moment, the moment and
+nothing about now."""
 
 from __future__ import annotations
 
 from ranktop.tui.core.model import Frame, Health, SourceStatus
+from ranktop.tui.core.moment import shown
 from ranktop.tui.screens.cluster_lines import JobView, header
 from rich.style import Style
 
@@ -50,3 +52,28 @@ def test_no_progress_waits_longer_where_samples_and_polls_are_slow() -> None:
                         sample_interval=5.0)
     assert "no progress" not in stalled(slow, 12.0)  # 5 s scrapes, 4 s polls: may be moving
     assert "no progress for 23" in stalled(slow, 23.0)
+
+
+def at_moment(polling_since: float | None = None, replaying: float | None = None) -> str:
+    """The header while the moment 60 s before now is shown, over a stale source."""
+    stale = SourceStatus("prometheus", Health.STALE, since=55.0, message="connection refused")
+    frame = Frame(time=40.0, values={}, job={"step": 10.0})
+    return plain(JobView("job", stale, frame, 8, 8, now=100.0, paused=False, pause_key="p",
+                         step_stuck_since=None, polling_since=polling_since,
+                         refresh_seconds=2.0, moment=40.0, replaying=replaying,
+                         live_key="L"))
+
+
+def test_a_past_moment_is_said_and_nothing_claims_to_be_current() -> None:
+    text = at_moment(polling_since=80.0)
+    assert f"AT {shown(40.0)} · 60 s ago · press L for live" in text
+    for current in ("STALE", "connection refused", "LATE", "data ", "waiting for"):
+        assert current not in text
+    assert f"replaying {shown(38.0)}…" in at_moment(replaying=38.0)
+
+
+def test_a_replay_under_way_is_said_over_the_live_job() -> None:
+    ok = SourceStatus("prometheus", Health.OK, since=0.0)
+    text = plain(JobView("job", ok, None, 8, 8, now=100.0, paused=False, pause_key="p",
+                         step_stuck_since=None, replaying=38.0))
+    assert f"replaying {shown(38.0)}…" in text and "● ok" in text

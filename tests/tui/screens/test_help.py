@@ -19,7 +19,9 @@ RANK_PAGE = ROOT / "docs" / "rank-screen.md"
 WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": ("escape",),
          "PgUp": ("pageup",), "PgDn": ("pagedown",), "↑": ("up",), "↓": ("down",),
          "/": ("slash",), "?": ("question_mark",), "[": ("left_square_bracket",),
-         "]": ("right_square_bracket",)}
+         "]": ("right_square_bracket",), ",": ("comma",), ".": ("full_stop",),
+         "<": ("less_than_sign",), ">": ("greater_than_sign",), "{": ("left_curly_bracket",),
+         "}": ("right_curly_bracket",), "@": ("at",)}
 
 
 def readme_keys(page: Path, heading: str) -> set[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from tests.tui.conftest import START, make_app
@@ -58,3 +61,38 @@ class TestColourSystems:
         monkeypatch.setenv("NO_COLOR", "1")
         assert snap_compare(make_app(at=200.0), terminal_size=(120, 40),
                             run_before=polls_to_200_s)
+
+
+@pytest.fixture
+def utc_clock():
+    """Moments said in UTC, whatever the zone of the machine running the tests."""
+    was = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if was is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = was
+    time.tzset()
+
+
+async def back_to_180_s(pilot) -> None:
+    """Live to 200 s, then ten refreshes back: 8 s after rank 455 died."""
+    await polls_to_200_s(pilot)
+    await pilot.press(*["comma"] * 10)
+    await pilot.app.workers.wait_for_complete()  # the replay
+    await pilot.pause()
+
+
+class TestPastMoment:
+    """A past moment on screen, unmissable in a 16-colour terminal and without colour."""
+
+    def test_in_16_colours(self, snap_compare, utc_clock):
+        app = make_app(at=200.0, color_system="standard")
+        assert snap_compare(app, terminal_size=(120, 40), run_before=back_to_180_s)
+
+    def test_without_colour(self, snap_compare, utc_clock, monkeypatch):
+        monkeypatch.setenv("NO_COLOR", "1")
+        assert snap_compare(make_app(at=200.0), terminal_size=(120, 40),
+                            run_before=back_to_180_s)

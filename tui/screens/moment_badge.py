@@ -1,0 +1,22 @@
+"""What every screen says while it shows a past moment instead of the live job:
+``AT 03:12:40 · 14 min ago · press L for live``. The words stand alone, without colour,
+and nothing in them claims to be current."""
+
+from __future__ import annotations
+
+from ranktop.tui.core.moment import ago, shown
+
+
+def moment_badge(moment: float, now: float, live_key: str,
+                 replaying: float | None = None) -> str:
+    """The badge for the moment shown; ``replaying``: a moment being replayed meanwhile."""
+    parts = [f"AT {shown(moment)}", f"{ago(now - moment)} ago"]
+    if replaying is not None and replaying != moment:
+        parts.append(f"replaying {shown(replaying)}…")
+    parts.append(f"press {live_key} for live")
+    return f" {' · '.join(parts)} "
+
+
+def replaying_badge(replaying: float) -> str:
+    """The badge while the live job is still shown and a moment is being replayed."""
+    return f" replaying {shown(replaying)}… "
