@@ -4,8 +4,9 @@ For each size, a demo job watched 400 s into its scenario is asked for moments a
 scrubbing would: the rank death's aftermath (first, a fresh replay), the same moment again
 (kept), one refresh back, one forward, one minute back, then 100 steps back one refresh
 at a time from 350 s (the memory after them, against the memory after the first 50: the
-caches are bounded, so it must not grow). Also the late start: a pipeline's first poll 400 s into the
-scenario, catching up on what came before, against a first poll of a job just begun.
+caches are bounded, so it must not grow). Also the late start: a pipeline's first poll
+400 s into the scenario, catching up on what came before, against a first poll of a job
+just begun.
 
     .venv/bin/python bench/replay.py [--nodes 64 2048]
 
