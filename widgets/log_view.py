@@ -108,6 +108,7 @@ class LogView(ScrollView, can_focus=True):
         """Put a line saying ``text`` before line ``before`` (the first written after the
         moment shown; the number of lines: after them all), show it mid-view and stop
         following: the log as it stood then, what came after below it."""
+        self._unmark()
         before = max(0, min(before, len(self.lines)))
         if len(self.lines) == MAX_LINES:  # the mark must not push a line out of the middle
             self.lines.popleft()
@@ -119,6 +120,25 @@ class LogView(ScrollView, can_focus=True):
         self._reshow()
         shown = next(i for i, (kind, _) in enumerate(self._shown) if kind == MOMENT)
         self.scroll_to(y=max(0, self._first_row[shown] - self.size.height // 2), animate=False)
+
+    def clear_moment(self) -> None:
+        """Take the moment's mark away and follow the end again."""
+        if self._unmark():
+            self._reshow()
+        self.following = True
+
+    def _unmark(self) -> bool:
+        """Take out the moment's mark; whether there was one."""
+        for index, (kind, _) in enumerate(self.lines):
+            if kind == MOMENT:
+                del self.lines[index], self.origins[index]
+                return True
+        return False
+
+    @property
+    def unmarked(self) -> list[str]:
+        """The lines' texts, without the moment's mark."""
+        return [text for kind, text in self.lines if kind != MOMENT]
 
     def clear(self) -> None:
         """Forget every line."""

@@ -9,10 +9,12 @@ from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.moment import shown
 from ranktop.tui.engine.process import ProcessEngine
+from ranktop.tui.logs.line_time import first_after
 from ranktop.tui.screens.moment_prompt import MomentPrompt
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
 from ranktop.tui.sources.demo import DemoSource, demo_source
+from ranktop.widgets.log_view import LogView
 
 from tests.tui.conftest import START, make_app, screen_text
 
@@ -179,14 +181,27 @@ async def test_the_rank_screen_says_the_moment_and_its_trends_end_there(tmp_path
         screen = app.screen
         assert isinstance(screen, RankScreen)
         assert f"AT {shown(START + SEEN_AT)}" in screen_text(app)
-        assert "now, not at the moment shown: log" in screen_text(app)  # the log tail
+        assert "the tail as it is now, the moment shown marked in it" in screen_text(app)
         assert screen.analysis.frame.time == START + SEEN_AT
         points = screen.analysis.history.series("sm_active", DYING_RANK)
         assert points and max(p.time for p in points) <= START + SEEN_AT
+        log = screen.query_one(LogView)
+        for _ in range(500):  # the log's files are read in a thread of the screen's
+            if log.lines:
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
+        # The lines written by the moment above the mark, those after it below, in view.
+        texts = [text for _, text in log.lines]
+        mark = next(i for i, (kind, _) in enumerate(log.lines) if kind == "moment")
+        assert mark == first_after(log.unmarked, START + SEEN_AT) and 0 < mark < len(texts)
+        assert texts[mark] in screen_text(app) and not log.following
+        assert f"{shown(START + SEEN_AT)}: the moment shown" in texts[mark]
         await pilot.press("L")
         await pilot.pause()
-        assert "AT " not in screen_text(app) and "not at the moment" not in screen_text(app)
+        assert "AT " not in screen_text(app) and "moment shown" not in screen_text(app)
         assert screen.analysis.frame.time == START + LIVE_UNTIL
+        assert log.following and all(kind != "moment" for kind, _ in log.lines)
 
 
 async def test_the_console_opens_at_the_moment_it_was_given(tmp_path):

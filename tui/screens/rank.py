@@ -20,6 +20,7 @@ from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.moment import MomentError, parse_moment
 from ranktop.tui.core.text import plain
 from ranktop.tui.engine.client import EngineClient
+from ranktop.tui.logs.line_time import first_after
 from ranktop.tui.logs.tail import LogLine
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
@@ -157,6 +158,7 @@ class RankScreen(Screen):
         """``analysis`` of the past ``moment``, or of the live job (None)."""
         if moment != self.moment:
             self.moment = moment
+            self._place_moment()
             self._draw_log_title()
         self.analysis = analysis
         self._draw_values()
@@ -265,11 +267,26 @@ class RankScreen(Screen):
     def _log_lines(self, message: LogLines) -> None:
         if message.rank != self.rank:
             return
-        self.query_one("#rank-log", LogView).add(message.lines)
+        log = self.query_one("#rank-log", LogView)
+        first = not log.lines
+        log.add(message.lines)
+        if first and self.moment is not None:
+            self._place_moment()
         note = plain(message.note, NOTE_CHARS)  # paths are outside data, like log lines
         if note != self.log_note:
             self.log_note = note
             self._draw_log_title()
+
+    def _place_moment(self) -> None:
+        """Mark the moment shown among the log's lines (those stamped after it below the
+        mark, the view on it); back to live, take the mark away and follow the end."""
+        log = self.query_one("#rank-log", LogView)
+        if self.moment is None:
+            log.clear_moment()
+        elif log.lines:
+            before = first_after(log.unmarked, self.moment)
+            log.mark_moment(before, rank_lines.moment_mark(self.moment, key_for(log,
+                                                                                "log.bottom")))
 
     @on(LogView.Changed)
     def _draw_log_title(self) -> None:
@@ -280,7 +297,7 @@ class RankScreen(Screen):
             log.following, log.serious_only, log.search, len(log.matches), log.current,
             self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self))
         if self.moment is not None:  # the files hold what was written since, too
-            text = Text.assemble(("now, not at the moment shown: ",
+            text = Text.assemble(("the tail as it is now, the moment shown marked in it: ",
                                   styles_of(self)("warn")), text)
         title.update(text)
         title.tooltip = self.log_note  # whole, however narrow the terminal

@@ -10,6 +10,7 @@ from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import Frame, Rank, RankMap
+from ranktop.tui.core.moment import shown
 from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.settings.config import Settings
 from rich.text import Text
@@ -109,3 +110,9 @@ def log_title(following: bool, serious_only: bool, search: str, matches: int,
     if note:
         text.append(f" · {note}", style("muted"))
     return text
+
+
+def moment_mark(moment: float, end_key: str) -> str:
+    """The line between a rank's log lines written by the moment shown and those after."""
+    return (f"── {shown(moment)}: the moment shown · the lines below came after · "
+            f"{end_key} for the end ──")
