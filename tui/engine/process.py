@@ -114,8 +114,13 @@ class ProcessEngine:
                 break
             request, ok, value = _unpickled(data)
             future = self._pending.pop(request, None)
-            if future is not None:
-                future.set_result(value) if ok else future.set_exception(RuntimeError(value))
+            # A request cancelled while it waited (its worker was) wants no answer.
+            if future is not None and not future.cancelled():
+                with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
+                    if ok:
+                        future.set_result(value)
+                    else:
+                        future.set_exception(RuntimeError(value))
         if conn is self._conn:
             self._stopped = f"the engine process stopped ({self._exit()})"
             self._fail_pending()

@@ -89,3 +89,14 @@ def test_closing_ends_the_engine_process_by_hanging_up_never_by_killing_it():
     asyncio.run(engine.poll())
     engine.close()
     assert engine._process.exitcode == 0  # it saw the end of the pipe and returned
+
+
+def test_a_request_cancelled_while_it_waits_leaves_the_others_answered():
+    engine = ProcessEngine(load_settings(environ={}), demo_at_40)
+    try:
+        asked = engine._ask("gpu_model", 5)
+        asked.cancel()  # as a worker cancelled while waiting for its answer
+        assert engine._ask("gpu_model", 5).result(timeout=60) == GPU_MODEL
+        assert asyncio.run(engine.poll()).analysis.frame is not None
+    finally:
+        engine.close()
