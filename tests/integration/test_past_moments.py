@@ -10,14 +10,17 @@ import time
 import urllib.parse
 import urllib.request
 
+from ranktop.tui.app import RanktopApp
 from ranktop.tui.cli.main import main
 from ranktop.tui.core.model import Frame
+from ranktop.tui.core.moment import aligned, shown
 from ranktop.tui.sources import prom_past
 from ranktop.tui.sources.prometheus import PrometheusSource
 
 from tests.integration.cluster import Prometheus, VictoriaMetrics, get_json, instant, wait_for
 from tests.integration.conftest import JOB_DEATH, JOB_FAULTS
 from tests.integration.test_prometheus import settings_for
+from tests.tui.conftest import screen_text
 
 WANTED = 3  # live polls that no scrape overlapped, to read back
 MOST_POLLS = 30
@@ -145,3 +148,23 @@ def test_victoria_metrics_ranges_read_what_its_instant_queries_read(victoria, si
         for metric in settings.maps:
             assert same_values(frame.values[metric], asked.values[metric]), metric
         assert frame.stale == asked.stale and frame.job == asked.job
+
+
+async def test_the_console_opened_at_a_moment_shows_its_dead_rank_and_says_it_is_past(
+        backend, monkeypatch):
+    settings = settings_for(backend, JOB_DEATH)
+    source = PrometheusSource(settings)
+    live = source.poll_now()  # the dead rank is missing in the backend's history all along
+    app = RanktopApp(settings, source, poll=False)
+    app.opens_at = live.time - settings.refresh_seconds
+    async with app.run_test(size=(160, 45)) as pilot:
+        workers = [w for w in app.workers if w.group == "moment"]
+        await app.workers.wait_for_complete(workers)
+        await pilot.pause()
+        assert app.moment == aligned(live.time - settings.refresh_seconds,
+                                     settings.refresh_seconds)
+        header = "\n".join(screen_text(app).splitlines()[:2])
+        assert f"AT {shown(app.moment)}" in header and "press L for live" in header
+        shown_kinds = {(i.root.kind, i.rank) for i in app.cluster.incidents}
+        assert any(rank == DEAD for _, rank in shown_kinds), shown_kinds
+        assert app.moment_analysis is not None and DEAD in app.moment_analysis.down

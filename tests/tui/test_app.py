@@ -432,8 +432,7 @@ async def test_stale_ranks_are_drawn_stale_and_a_stale_source_frames_the_maps():
 async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path):
     from ranktop.tui.core.events import EventLog
 
-    app = make_app(at=100.0)
-    app.engine.pipeline.analyser.journal.log = EventLog(tmp_path / "events.jsonl")
+    app = make_app(at=100.0, event_log=EventLog(tmp_path / "events.jsonl"))
     async with app.run_test(size=(120, 40)) as pilot:
         # node 37's NVLink drops, then rank 128's ECC error, while rank 201 still straggles
         for seconds in range(100, 136, 2):
@@ -461,7 +460,11 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
         assert heatmap(app, 1).marked == {128, 201, 296, 300}
         assert "▲" in screen_text(app)
     kinds = {(e.kind, e.rank, e.state) for e in app.engine.pipeline.analyser.journal.log.read()}
+    # Those begun before the console started at 100 s too, each from its start.
     assert {("nvlink", 296, "start"), ("ecc", 128, "start"), ("straggler", 201, "start")} <= kinds
+    straggler = next(e for e in app.engine.pipeline.analyser.journal.log.read()
+                     if (e.kind, e.rank, e.state) == ("straggler", 201, "start"))
+    assert straggler.time == START + 50.0  # when it began, not the console's first poll
 
 
 async def test_the_all_clear_waits_for_the_detectors_and_n_without_anomalies_says_so():

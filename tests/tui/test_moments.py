@@ -162,7 +162,7 @@ async def test_the_selected_row_stays_selected_at_the_start_of_its_anomaly(tmp_p
             await polled(app, pilot, at, at)
         await pilot.press("n")
         live_root = app.cluster.incidents[app.cluster.current_incident].root
-        assert live_root.rank == DYING_RANK and live_root.kind == "missing"  # the XID is past
+        assert live_root.rank == DYING_RANK and live_root.kind == "xid"  # caught up on
         await pilot.press("s")
         await replayed(app, pilot)
         shown_then = app.cluster.incidents[app.cluster.current_incident]

@@ -106,8 +106,8 @@ class Pipeline:
 
     def _catch_up(self, now: float) -> bool:
         """Bring the analyser to the refresh step before ``now`` through the source's past,
-        as a console watching since long before would have it; whether it could. What the
-        journal would have said of the past is not written again to the event log."""
+        as a console watching since long before would have it; whether it could. The past
+        is not written to the event log: what is active at the first poll is, as before."""
         if not self.source.keeps_past:
             return False
         replay = Replay(self.settings, self.source)
@@ -120,7 +120,9 @@ class Pipeline:
             replay.close()
         if caught_up is None:
             return False
-        caught_up.journal.log = self.event_log
+        # The anomalies active now are journalled at the first poll, each from its start,
+        # as a console started now always did; the ones that came and went before, not.
+        caught_up.journal.log, caught_up.journal.active = self.event_log, {}
         self.analyser = caught_up
         return True
 
