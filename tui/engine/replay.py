@@ -5,11 +5,13 @@ source gives the frame a poll would have given at each refresh step of the windo
 detectors declare (``Detectors.replay_seconds``), oldest first, and each is analysed at its
 own time. Before them the analyser is warmed as a console watching since long before
 would be: the job's windowed values and the ranks seen come from the source's lookback at
-T, and the hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. The
-hang triage of the last frame is waited for, as `ranktop report` waits for it.
+T, and the hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. An
+anomaly already there at the window's first frame began before it: the replay then looks
+further back, up to the ledger's window, to where the job began. The hang triage of the
+last frame is waited for, as `ranktop report` waits for it.
 
-Moments fall on the refresh grid (``core.moment.aligned``). Fetched frames are kept, up to a
-bound in values, so stepping back one refresh fetches one frame more; the newest replay's
+Moments fall on the refresh grid (``core.moment.aligned``). Fetched frames are kept
+(``past_frames``), so stepping back one refresh fetches one frame more; the newest replay's
 analyser is kept too, so stepping forward analyses only the frames in between, and so are
 copies of it every ``CHECKPOINT_EVERY`` frames of its last window (bounded), so stepping
 back goes on from the nearest one before. Analyses of moments already shown are kept (a
@@ -24,15 +26,16 @@ from __future__ import annotations
 import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.hardware import WINDOW_SECONDS
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.core.moment import aligned, shown
+from ranktop.tui.engine.past_frames import PastFrames
 from ranktop.tui.engine.triage import hang_triage
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageWorker
@@ -40,10 +43,8 @@ from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.base import Source
 
 LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replayed window
-FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
 REPLAY_VALUES = 20_000_000  # the most values a replay analyses (frames x ranks x metrics)
 MIN_REPLAY_FRAMES = 5
-PROBE_FRAMES = 30  # a longer look finds where the job began a stretch this long at a time
 LONGER_AT_ONCE = 1.5  # a budget this close to the detectors' window is replayed in one go
 CHECKPOINT_EVERY = 10  # frames between copies of a replay's analyser, in its last window
 CHECKPOINTS_KEPT = 32
@@ -83,11 +84,10 @@ class Replay:
         self.triage_wait = triage_wait
         self.replay_seconds = Detectors(settings.detect).replay_seconds
         self._logs = RankLogs(settings.log_spec or source.log_spec)
-        self._frames: OrderedDict[float, tuple[Frame, RankMap]] = OrderedDict()
+        self.frames = PastFrames(source)
         self._analyses: OrderedDict[float, Analysis] = OrderedDict()
         self._last: _Replayed | None = None  # the newest replay, to go on from
         self._checkpoints: OrderedDict[float, Analyser] = OrderedDict()
-        self._values_per_frame = 0  # the newest frame's values (0: none fetched yet)
         self._lock = threading.Lock()
 
     def at(self, moment: float) -> Analysis:
@@ -162,7 +162,7 @@ class Replay:
     def _kept(self, most: int) -> int:
         """How many analyses or analysers to keep: ``most`` of a small job's, fewer of a
         large one's (``KEPT_VALUES`` of a frame's values' worth), never fewer than 2."""
-        return max(2, min(most, KEPT_VALUES // max(1, self._values_per_frame)))
+        return max(2, min(most, KEPT_VALUES // max(1, self.frames.values_per_frame)))
 
     def _fresh(self, triage: TriageWorker | None) -> Analyser:
         return Analyser(self.settings, self.source.job_name, None, triage)
@@ -179,33 +179,16 @@ class Replay:
         replayed = self._replayed(make, window, ledger_before=True)
         if replayed.first > window[0] or not _clipped(replayed):
             return replayed  # the job's first frame is within the window: nothing before
-        longer = self._since_the_job_began(self._window(moment, most), window[0])
+        longer = self.frames.since_the_job_began(self._window(moment, most), window[0])
         if len(longer) <= len(window):
             return replayed
         return self._replayed(make, longer, ledger_before=False)
-
-    def _since_the_job_began(self, times: list[float], known: float) -> list[float]:
-        """``times`` from the first the source has a frame for: those before ``known`` (a
-        time it has one for) are looked at back from it, ``PROBE_FRAMES`` at a time, and a
-        stretch without any frame ends the look (the job had not begun, or was not
-        scraped). The frames found are kept, for the replay that follows."""
-        earlier = [t for t in times if t < known]
-        first = len(earlier)
-        while first > 0:
-            stretch = earlier[max(0, first - PROBE_FRAMES):first]
-            found = [frame.time for frame, _ in self._fetch(stretch)]
-            if not found:
-                break
-            first = earlier.index(found[0]) if found[0] in earlier else first - len(stretch)
-            if len(found) < len(stretch):
-                break
-        return earlier[first:] + [t for t in times if t >= known]
 
     def _most_frames(self) -> int:
         """How many frames a replay may analyse: ``REPLAY_VALUES`` worth (at 100,000 ranks
         a few seconds' worth, at 16,384 the detectors' whole window), never fewer than
         ``MIN_REPLAY_FRAMES``."""
-        per_frame = self._values_per_frame or len(self.source.rank_map) * len(
+        per_frame = self.frames.values_per_frame or len(self.source.rank_map) * len(
             self.settings.metrics)
         return max(MIN_REPLAY_FRAMES, REPLAY_VALUES // max(1, per_frame))
 
@@ -226,7 +209,7 @@ class Replay:
         if replayed.triage is not None:  # the logs and dumps as they stood then
             replayed.triage.until = moment
         analysed = []
-        for index, (frame, rank_map) in enumerate(self._frames_at(times), start=1):
+        for index, (frame, rank_map) in enumerate(self.frames.at(times), start=1):
             if frame is not None:
                 analysed.append(frame.time)
                 replayed.first = min(replayed.first, frame.time)
@@ -266,38 +249,10 @@ class Replay:
             for frame, rank_map in self.source.frames_at(times):
                 detectors.warm_ledger(frame, rank_map)
 
-    def _frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
-        """The frames at ``times`` as they come, oldest first: those kept, and the others
-        fetched a run at a time (never all held at once: at 16,384 ranks a frame is
-        megabytes)."""
-        run: list[float] = []
-        for moment in times:
-            if moment not in self._frames:
-                run.append(moment)
-                continue
-            yield from self._fetch(run)
-            run = []
-            kept = self._frames.get(moment)  # the run's frames may have pushed it out
-            yield kept if kept is not None else next(self._fetch([moment]), (None, None))
-        yield from self._fetch(run)
-
-    def _fetch(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
-        if not times:
-            return
-        for frame, rank_map in self.source.frames_at(times):
-            self._keep(frame, rank_map)
-            yield frame, rank_map
-
-    def _keep(self, frame: Frame, rank_map: RankMap) -> None:
-        self._frames[frame.time] = (frame, rank_map)
-        per_frame = self._values_per_frame = max(1, sum(map(len, frame.values.values())))
-        while len(self._frames) > max(1, FRAME_VALUES_KEPT // per_frame):
-            self._frames.popitem(last=False)
-
     def close(self) -> None:
         """Let go of what is kept."""
         with self._lock:
-            self._frames.clear()
+            self.frames.clear()
             self._analyses.clear()
             self._checkpoints.clear()
             self._last = None

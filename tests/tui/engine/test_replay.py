@@ -10,7 +10,7 @@ import re
 
 import pytest
 from ranktop.tui.core.analysis import Analyser, Analysis
-from ranktop.tui.engine import replay as replay_module
+from ranktop.tui.engine import past_frames
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.engine.replay import NothingThen, Replay
 from ranktop.tui.engine.threaded import ThreadEngine
@@ -109,11 +109,11 @@ def test_a_moment_is_brought_down_to_the_refresh_grid_and_given_again_from_memor
 def test_frames_kept_for_stepping_are_bounded(monkeypatch):
     source, _ = watched(0.0, nodes=4)
     per_frame = sum(map(len, next(source.frames_at([START + 10.0]))[0].values.values()))
-    monkeypatch.setattr(replay_module, "FRAME_VALUES_KEPT", per_frame * 5)
+    monkeypatch.setattr(past_frames, "FRAME_VALUES_KEPT", per_frame * 5)
     replay = Replay(load_settings(environ={}), source)
     replay.at(START + 100.0)
     replay.at(START + 40.0)
-    assert len(replay._frames) <= 5
+    assert len(replay.frames) <= 5
 
 
 def test_before_the_job_began_there_is_nothing_to_show():
@@ -179,4 +179,4 @@ def test_a_longer_look_back_asks_little_before_the_job_began():
     assert any(a.kind == "straggler" and a.since == START + 50.0 for a in analysis.anomalies)
     before = [t for t in asked if t < START]
     ledger = len(range(0, 600, 60))
-    assert len(before) <= replay_module.PROBE_FRAMES + ledger
+    assert len(before) <= past_frames.PROBE_FRAMES + ledger
