@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import SEVERITIES
+from ranktop.tui.core.lookback import SEEN_SECONDS
 from ranktop.tui.core.model import Frame, is_missing
 
 FAULT_MEMORY_SECONDS = 60.0  # a more severe fault this recent is not displaced by a lesser one
@@ -48,6 +49,7 @@ class Liveness:
         self._started: float | None = None  # the first poll: never-seen ranks are since then
         self._before: dict[int, float] = {}  # rank -> when last seen, before the first poll
         self._before_step = 0.0  # ... looked for this many seconds apart
+        self._looked_back = False  # whether the backend was asked who reported before
 
     def note_fault(self, rank: int, when: float, text: str, severity: str = "critical"
                    ) -> None:
@@ -68,6 +70,7 @@ class Liveness:
         for ``step`` seconds apart): one down at the first poll went down after that."""
         self.seen |= set(last_seen)
         self._before, self._before_step = dict(last_seen), step
+        self._looked_back = True
 
     def update(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
         """``missing`` for each rank gone after being seen, ``never_seen`` for the others."""
@@ -103,10 +106,17 @@ class Liveness:
         if not self.seen:
             return []
         never = [rank for rank, is_up in enumerate(up) if not is_up and rank not in self.seen]
+        when = self._never_when()
         if len(never) > NEVER_NAMED:
             return [Anomaly("never_seen", "warning", never[0],
-                            f"{len(never)} ranks have not reported since ranktop started, "
+                            f"{len(never)} ranks have not reported {when}, "
                             f"e.g. rank {never[0]}", since)]
         return [Anomaly("never_seen", "warning", rank,
-                        "has not reported since ranktop started: down before it?", since)
+                        f"has not reported {when}: down before it?", since)
                 for rank in never]
+
+    def _never_when(self) -> str:
+        """Since when a rank never seen has not reported: the backend's look back too."""
+        if not self._looked_back:
+            return "since ranktop started"
+        return f"in the {SEEN_SECONDS / 60:.0f} min before ranktop started, nor since"

@@ -40,6 +40,7 @@ from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 
 START_SECONDS = 60.0  # to import, build the source and learn the ranks (a rank-map file)
+CLOSE_SECONDS = 2.0  # for the engine to end once the pipe is hung up; then it is killed
 
 
 class EngineFailed(Exception):
@@ -210,7 +211,7 @@ class ProcessEngine:
         """End the engine process: hanging up the pipe ends it; a stuck one is killed."""
         _hang_up(self._conn)
         self._conn.close()
-        self._process.join(2.0)
+        self._process.join(CLOSE_SECONDS)
         if self._process.is_alive():
             self._process.kill()
             self._process.join(1.0)

@@ -8,6 +8,7 @@ import os
 import signal
 
 from ranktop.tui.app import RanktopApp
+from ranktop.tui.engine import process
 from ranktop.tui.engine.process import EngineFailed, ProcessEngine
 from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
 from ranktop.tui.simulator.cluster import GPU_MODEL
@@ -84,7 +85,8 @@ def test_an_engine_whose_source_cannot_be_made_says_why():
         raise AssertionError("the engine started without a source")
 
 
-def test_closing_ends_the_engine_process_by_hanging_up_never_by_killing_it():
+def test_closing_ends_the_engine_process_by_hanging_up_never_by_killing_it(monkeypatch):
+    monkeypatch.setattr(process, "CLOSE_SECONDS", 60.0)  # a busy machine ends it slowly
     engine = ProcessEngine(load_settings(environ={}), demo_at_40)
     asyncio.run(engine.poll())
     engine.close()
