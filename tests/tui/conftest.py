@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
 import pytest
@@ -52,6 +53,14 @@ def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,
         constants.COLOR_SYSTEM = saved
     app.export_screenshot = partial(terminal_svg, app)
     return app
+
+
+async def triage_done(app: RanktopApp, seconds: float = 60.0) -> None:
+    """Wait for the hang triage the last poll asked for (a thread of its own, slow on a busy
+    machine), so the next poll shows its verdict as a quiet machine's would."""
+    triage = app.engine.pipeline.triage
+    if triage is not None:
+        assert await asyncio.to_thread(triage.wait, seconds), "the triage never finished"
 
 
 def screen_text(app: RanktopApp) -> str:

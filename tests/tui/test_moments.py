@@ -16,7 +16,7 @@ from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
 from ranktop.tui.sources.demo import DemoSource, demo_source
 from ranktop.widgets.log_view import LogView
 
-from tests.tui.conftest import START, make_app, screen_text
+from tests.tui.conftest import START, make_app, screen_text, triage_done
 
 DYING_RANK = 455  # dies ~172 s into the demo's scenario; the others hang behind it
 SEEN_AT = 180.0  # a few polls after the death
@@ -31,6 +31,7 @@ async def polled(app, pilot, since: float, until: float) -> dict[float, str]:
     app.clock.now = START + since
     while app.clock.now <= START + until:
         await app.poll_once()
+        await triage_done(app)
         await pilot.pause()
         rows[app.clock.now - START] = row_of(app, DYING_RANK)
         app.clock.now += STEP

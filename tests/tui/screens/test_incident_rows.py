@@ -3,13 +3,15 @@ error with its row remap; `n` visits roots, and what is folded stays named and r
 
 from __future__ import annotations
 
-from tests.tui.conftest import make_app, screen_text
+from tests.tui.conftest import make_app, screen_text, triage_done
 
 
 async def watched(app, pilot, polls: int) -> None:
-    """``polls`` polls two seconds apart, as the console makes them."""
+    """``polls`` polls two seconds apart, as the console makes them, each poll's hang triage
+    finished before the next."""
     for _ in range(polls):
         await app.poll_once()
+        await triage_done(app)
         await pilot.pause()
         app.clock.now += 2.0
     await pilot.pause()

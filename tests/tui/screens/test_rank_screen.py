@@ -10,7 +10,7 @@ from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.simulator.scenario import Fault
 from ranktop.widgets.log_view import LogView
 
-from tests.tui.conftest import START, make_app, screen_text
+from tests.tui.conftest import START, make_app, screen_text, triage_done
 from tests.tui.core.job_run import job
 
 
@@ -20,8 +20,7 @@ async def poll(app, pilot, at: float | None = None):
         app.clock.now = START + at
     await app.poll_once()
     await asyncio.to_thread(app.engine.source.flush_logs)
-    if app.engine.pipeline.triage is not None:  # the next poll shows what the triage found
-        await asyncio.to_thread(app.engine.pipeline.triage.wait, 30.0)
+    await triage_done(app)  # the next poll shows what the triage found
     await pilot.pause()
 
 
