@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ranktop.tui.core.moment import MomentError, parse_moment
 
+from ranktop import version
+
 COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
 
 # Every subcommand, as `ranktop --help` lists it (main.py dispatches on the same names).
@@ -91,16 +93,6 @@ POSITIVE = number(int, 1, float("inf"), "a whole number, at least 1")
 REFRESH = number(float, 0.2, 3600, "a number of seconds from 0.2 to 3600")
 
 
-def _version() -> str:
-    # Read only when asked: importlib.metadata costs every launch ~25 ms of CPU otherwise.
-    from importlib import metadata
-
-    try:
-        return metadata.version("ranktop")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
 class _VersionAction(argparse.Action):
     """--version: prints ranktop's version and exits."""
 
@@ -110,7 +102,7 @@ class _VersionAction(argparse.Action):
                          help=help or "show the version and exit")
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        print(f"ranktop {_version()}")  # on stdout, as argparse's own version action
+        print(f"ranktop {version()}")  # on stdout, as argparse's own version action
         parser.exit()
 
 

@@ -1,0 +1,128 @@
+"""The analysis as a JSON document: what `ranktop report --json` prints and what a bundle's
+``analysis.json`` holds, one schema for both (``docs/analysis-schema.json``; its version is
+``SCHEMA_VERSION``, raised whenever a key changes meaning or goes away; new keys may come
+without it). A bundle adds what only it carries: every rank's values on the four maps, the
+hardware ledger, the alerts firing and the log excerpts (``bundle_part``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ranktop.tui.core.config_values import MetricDef
+from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_progress
+from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.incidents import explained_by
+from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.moment import shown_full
+
+SCHEMA_VERSION = 1
+WORST_SHOWN = 3
+
+
+def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequence[str],
+             version: str) -> dict:
+    """The document of ``findings``; ``shown``: the metrics whose worst ranks it lists (the
+    four maps' and the step time's), ``version``: ranktop's."""
+    frame = findings.frame
+    analysis = findings.analysis
+    return {
+        "schema": SCHEMA_VERSION,
+        "ranktop": version,
+        "job": findings.job,
+        "time": frame.time if frame else None,
+        "at": shown_full(findings.at) if findings.at is not None else None,
+        "live": findings.at is None,
+        "healthy": exit_code(findings) == 0,
+        "cannot_judge": cannot_judge(findings) or None,
+        "no_progress": no_progress(findings) or None,
+        "source": {"name": findings.status.name, "health": findings.status.health.value,
+                   "message": findings.error or findings.status.message,
+                   "ranks_from": findings.rank_map.source},
+        "ranks": {"total": len(findings.rank_map), "up": analysis.ranks_up,
+                  "missing": analysis.down if frame else []},
+        "job_values": {k: _number(v) for k, v in (frame.job if frame else {}).items()},
+        "anomalies": [{**anomaly_entry(a, findings.rank_map),
+                       "explained_by": _cause(a, findings)} for a in findings.active],
+        "resolved": [anomaly_entry(a, findings.rank_map) for a in findings.resolved],
+        "hang": hang_entry(analysis.hang),
+        "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
+                  for m in shown if frame is not None and m in frame.values},
+    }
+
+
+def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Sequence],
+                excerpts: Sequence[dict]) -> dict:
+    """What a bundle's document holds besides the report's: every rank's values on the four
+    maps (null: no value), the hardware ledger, the alerts and the saved log excerpts."""
+    frame, analysis = findings.frame, findings.analysis
+    return {
+        "rank_values": {m: [_number(v) for v in frame.values[m]]
+                        for m in maps if frame is not None and m in frame.values},
+        "ledger": [{"rank": rank, "counter": entry.counter.noun, "total": entry.total,
+                    "rise": entry.rise, "text": entry.text()}
+                   for rank, entries in sorted(analysis.ledger.items()) for entry in entries],
+        "down": [{"rank": d.rank, "since": d.since, "last_seen": d.last_seen,
+                  "fault": d.fault or None, "summary": d.summary}
+                 for d in sorted(analysis.down_ranks.values(), key=lambda d: d.rank)],
+        "alerts": [{"rank": rank, "row": list(row)} for rank, rows in sorted(alerts.items())
+                   for row in rows],
+        "log_excerpts": list(excerpts),
+    }
+
+
+def worst(frame: Frame | None, metric: MetricDef) -> list[tuple[int, float]]:
+    """The ranks worst by ``metric`` in ``frame``, worst first."""
+    if frame is None or metric.id not in frame.values:
+        return []
+    present = [(r, v) for r, v in enumerate(frame.values[metric.id]) if not is_missing(v)]
+    return sorted(present, key=lambda rv: rv[1], reverse=metric.bad == "high")[:WORST_SHOWN]
+
+
+def anomaly_entry(anomaly: Anomaly, rank_map: RankMap) -> dict:
+    rank = rank_map.ranks[anomaly.rank] if anomaly.rank is not None else None
+    return {"kind": anomaly.kind, "severity": anomaly.severity, "rank": anomaly.rank,
+            "host": rank.host if rank else None, "gpu": rank.gpu if rank else None,
+            "inferred": rank.inferred if rank else None,
+            "summary": anomaly.summary, "since": anomaly.since,
+            "state": "pending" if anomaly.pending else "confirmed",
+            "held_seconds": round(anomaly.held, 1),
+            "confirm_after_seconds": anomaly.confirm_after,
+            "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None}
+
+
+def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
+    """The active anomaly that explains ``anomaly`` and why (None: it is a root)."""
+    found = explained_by(anomaly, findings.active, findings.rank_map)
+    if found is None:
+        return None
+    cause, rule = found
+    return {"kind": cause.kind, "rank": cause.rank, "why": rule.why}
+
+
+def hang_entry(verdict: HangVerdict | None) -> dict | None:
+    """The hang verdict with its evidence, the Flight Recorder's included when read."""
+    if verdict is None:
+        return None
+    flight = verdict.flight
+    return {"summary": verdict.summary, "sure": verdict.sure, "culprits": verdict.behind,
+            "dead": verdict.dead, "lagging": verdict.lagging,
+            "reporting": len(verdict.reporting),
+            "awaiting": verdict.awaiting or None,
+            "disagreement": verdict.disagreement or None,
+            "evidence": verdict.evidence,
+            "flight_recorder": None if flight is None else {
+                "verdict": flight.kind, "culprits": list(flight.culprits),
+                "group": flight.group or None, "group_size": flight.group_size,
+                "seq": flight.seq, "operation": flight.op or None, "sizes": flight.sizes or None,
+                "call_site": flight.call_site or None,
+                "waiting_call_site": flight.waiting_call_site or None,
+                "waiting": len(flight.waiting), "missing_dumps": list(flight.missing_dumps),
+                "unreadable": flight.unreadable, "downstream": list(flight.downstream),
+                "evidence": flight.evidence, "summary": flight.summary,
+                "written": list(flight.written) if flight.written else None,
+                "notes": list(flight.notes)}}
+
+
+def _number(value: float) -> float | None:
+    return None if is_missing(value) else value
