@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ranktop.tui.bundling import BUNDLE_BINDING, BundleMode
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.engine.client import EngineClient, EngineStopped
@@ -54,7 +55,7 @@ QUIT_GRACE_SECONDS = 10.0
 EXIT_GRACE_SECONDS = 1.0
 
 
-class RanktopApp(MomentMode, App[None]):
+class RanktopApp(MomentMode, BundleMode, App[None]):
     CSS_PATH = "ranktop.tcss"
     TITLE = "ranktop"
     COMMANDS = App.COMMANDS | {RanktopCommands}
@@ -66,14 +67,17 @@ class RanktopApp(MomentMode, App[None]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.quit",
                 tooltip="Quit ranktop, from any screen"),
         *MOMENT_BINDINGS,
+        BUNDLE_BINDING,
     ]
 
     def __init__(self, settings: Settings, source: Source | None = None,
                  clock: Callable[[], float] = time.time, poll: bool = True,
                  event_log: EventLog | None = None, ascii_only: bool = False,
-                 engine: EngineClient | None = None, at: float | None = None) -> None:
+                 engine: EngineClient | None = None, at: float | None = None,
+                 bundle: float | None = None) -> None:
         """``engine``: one already started (in its own process); else one in this process
-        for ``source``. ``at``: a past moment to open at (epoch seconds)."""
+        for ``source``. ``at``: a past moment to open at (epoch seconds). ``bundle``: the
+        engine is a bundle's, of this moment, which stands for live."""
         super().__init__()
         self.ascii_filters = [AsciiOnly()] if ascii_only else []
         """Set when the terminal's locale is not UTF-8 (tui/cli/charset.py)."""
@@ -90,6 +94,9 @@ class RanktopApp(MomentMode, App[None]):
         self.cluster = ClusterScreen(settings, first.analysis.rank_map, self.engine.job_name,
                                      first.analysis.status)
         self.opens_at = at
+        self.home = self.moment = bundle
+        if bundle is not None:
+            self.moment_analysis = first.analysis
         self.cleanups: list[Callable[[], None]] = []
         self.ends_process = False  # set by the CLI: the process ends soon after the app
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
@@ -149,6 +156,8 @@ class RanktopApp(MomentMode, App[None]):
     def on_mount(self) -> None:
         self.set_keymap(dict(self.settings.keymap))
         self.push_screen(self.cluster)
+        if self.home is not None:  # a bundle: its moment, once the maps are laid out
+            self.call_after_refresh(self.cluster.show_moment, self.analysis, self.home)
         if self.polling:
             self.poll_forever()
         if self.opens_at is not None:

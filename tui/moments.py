@@ -57,6 +57,8 @@ class MomentMode:
 
     moment: float | None = None
     """The past moment the screens show (epoch seconds); None: the live job."""
+    home: float | None = None
+    """What stands for live: None, or the moment of the bundle reopened."""
     wanted: float | None = None
     """The moment asked for, not shown yet (being replayed)."""
     moment_analysis: Analysis | None = None
@@ -131,18 +133,18 @@ class MomentMode:
         self.refresh_bindings()
 
     def action_live(self: RanktopApp) -> None:
-        if self.moment is not None or self.wanted is not None:
+        if self.moment != self.home or self.wanted is not None:
             self.back_to_live()
 
     @work(exclusive=True, group="live", exit_on_error=False, description="back to live")
     async def back_to_live(self: RanktopApp) -> None:
         """The newest live poll on every screen (a replay under way is let finish, unseen)."""
         was_at = self.moment
-        self.moment = self.wanted = self.moment_analysis = None
-        if was_at is None:  # only a replay was under way: the live job is still shown
+        self.moment, self.wanted, self.moment_analysis = self.home, None, None
+        if was_at == self.home:  # only a replay was under way: "live" is still shown
             self.show_moment_badges()
         else:
-            await self.show_everywhere(self.analysis, None)
+            await self.show_everywhere(self.analysis, self.home)
         self.refresh_bindings()
 
     async def show_everywhere(self: RanktopApp, analysis: Analysis,
@@ -168,5 +170,5 @@ class MomentMode:
     def check_action(self: RanktopApp, action: str, parameters: tuple[object, ...],
                      ) -> bool | None:
         if action == "live":  # in the footer only while a past moment is shown
-            return self.moment is not None or self.wanted is not None
+            return self.moment != self.home or self.wanted is not None
         return super().check_action(action, parameters)  # type: ignore[misc]

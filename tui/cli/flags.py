@@ -29,6 +29,8 @@ SUBCOMMANDS = {
             "config file (never over one that exists)",
     "rules": "print Prometheus recording rules that join DCGM's series to the job's ranks "
              "(ranktop reads the recorded series when Prometheus has them)",
+    "open": "reopen an incident's bundle (written by the B key or `report --bundle`), "
+            "offline",
     "simulate": "serve the demo cluster as dcgm-exporter and job metrics for a Prometheus "
                 "to scrape",
 }
@@ -141,6 +143,32 @@ def report_parser() -> Parser:
                         default=0.0, metavar="SECONDS",
                         help="keep polling this long before reporting (default 0: one poll)")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument("--bundle", type=Path, metavar="DIR",
+                        help="also write the incident's bundle (<job>-<UTC time>.ranktop) "
+                             "into DIR, to hand over; `ranktop open` reopens it")
+    return parser
+
+
+def open_parser() -> Parser:
+    """`ranktop open`: a bundle's console, offline."""
+    parser = Parser(
+        prog="ranktop open",
+        description="Reopen the console on an incident's bundle (a .ranktop folder or "
+                    ".ranktop.tar.gz): the same screens and verdicts, read-only, offline. "
+                    "With --prometheus, the keys that step through time ask that backend "
+                    "for the moments around the bundle's.")
+    parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="the bundle to open")
+    parser.add_argument("--prometheus", metavar="URL",
+                        help="the job's backend, for the moments before and after the "
+                             "bundle's (its credentials from your config or RANKTOP_*)")
+    parser.add_argument("--job", metavar="NAME",
+                        help="the job's name in that backend (default: the bundle's)")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="config file (default ~/.config/ranktop/config.toml)")
+    parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
+                        help="force the colour system (inside tmux over SSH, 256 is typical)")
+    parser.add_argument("--no-mouse", action="store_true",
+                        help="leave the mouse to tmux (selection, scrollback)")
     return parser
 
 

@@ -96,6 +96,10 @@ def _subcommand(name: str, argv: list[str]) -> int:
         return _init(argv)
     if name == "rules":
         return _rules(argv)
+    if name == "open":
+        from ranktop.tui.cli.open_bundle import open_main
+
+        return open_main(argv)
     return _check_config(argv) if name == "check-config" else _report(argv)
 
 
@@ -165,6 +169,9 @@ def _report(argv: list[str]) -> int:
                 findings = collect(settings, engine, args.duration)
             else:
                 findings = collect_at(settings, engine, args.at)
+            if args.bundle is not None and not _report_bundle(settings, engine, findings,
+                                                              args.bundle):
+                return 2
         except NothingThen as error:
             hint = (f" (the demo began {args.demo_start:g} s before now: --demo-start "
                     "sets how long)") if args.demo else ""
@@ -174,6 +181,30 @@ def _report(argv: list[str]) -> int:
             engine.close()
     print(as_json(findings, settings) if args.json else as_text(findings, settings), end="")
     return exit_code(findings)
+
+
+def _report_bundle(settings: Settings, engine: EngineClient, findings, folder: Path) -> bool:
+    """Write the report's bundle into ``folder`` and say where (on stderr: stdout is the
+    report's); False after saying why it could not be written."""
+    import asyncio
+
+    from ranktop.tui.bundle.make import Screen, make_bundle
+    from ranktop.tui.cli.report import as_text
+    from ranktop.tui.engine.snapshot import Snapshot
+
+    latest = engine.latest
+    snapshot = Snapshot(latest.version, findings.analysis, latest.rank_map_version,
+                        error=findings.error, at=findings.at)
+    screen = Screen(text=as_text(findings, settings))
+    try:
+        path = asyncio.run(make_bundle(engine, settings, snapshot, None, screen,
+                                       folder.expanduser(), findings))
+    except OSError as error:
+        print(f"ranktop report: the bundle could not be written in {folder}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return False
+    print(f"ranktop report: bundle written: {path}", file=sys.stderr)
+    return True
 
 
 def _report_engine(settings: Settings, args: argparse.Namespace,

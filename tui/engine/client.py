@@ -67,6 +67,10 @@ class EngineClient(RankRequests, Protocol):
         ``replay.NothingThen`` (one line to show) when the source has nothing then."""
         ...
 
+    def queries(self) -> dict[str, str]:
+        """The queries of a poll, by what each is for, as the source sends them (blocking)."""
+        ...
+
     def restart(self) -> None:
         """A new engine in place of one that stopped (blocking)."""
         ...

@@ -207,6 +207,9 @@ class ProcessEngine:
     def gpu_model(self, rank: int) -> str:
         return self._ask("gpu_model", rank).result()  # type: ignore[return-value]
 
+    def queries(self) -> dict[str, str]:
+        return self._ask("queries").result()  # type: ignore[return-value]
+
     def close(self) -> None:
         """End the engine process: hanging up the pipe ends it; a stuck one is killed."""
         _hang_up(self._conn)

@@ -109,4 +109,5 @@ HANDLERS = {
     "alert_rows": _in_thread(ThreadEngine.alert_rows),
     "backfill": _in_thread(ThreadEngine.backfill),
     "gpu_model": _in_thread(ThreadEngine.gpu_model),
+    "queries": _in_thread(ThreadEngine.queries),
 }

@@ -88,6 +88,9 @@ class ThreadEngine:
     def gpu_model(self, rank: int) -> str:
         return self.rank_data.gpu_model(rank)
 
+    def queries(self) -> dict[str, str]:
+        return self.source.queries()
+
     def restart(self) -> None:
         """Nothing to do: an engine in this process cannot stop apart from it."""
 

@@ -248,7 +248,7 @@ class ClusterScreen(Screen):
             polling_since=self.polling_since,
             refresh_seconds=self.settings.refresh_seconds,
             moment=self.moment, replaying=self.replaying,
-            live_key=key_for(self, "moment.live"),
+            live_key=key_for(self, "moment.live"), bundle=self.app.home,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)

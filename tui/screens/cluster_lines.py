@@ -44,6 +44,7 @@ class JobView:
     moment: float | None = None  # the past moment shown (None: the live job)
     replaying: float | None = None  # a moment being replayed, not shown yet
     live_key: str = "L"  # the key back to the live job
+    bundle: float | None = None  # the moment of the bundle reopened (None: none is)
 
     @property
     def late_for(self) -> float:
@@ -68,7 +69,8 @@ def header(view: JobView, style: Styles) -> Text:
     line.append(view.job_name, style("job"))
     if view.moment is not None:
         line.append("  ")
-        line.append(moment_badge(view.moment, view.now, view.live_key, view.replaying),
+        line.append(moment_badge(view.moment, view.now, view.live_key, view.replaying,
+                                 view.bundle),
                     style("moment"))
     elif view.replaying is not None:
         line.append("  ")

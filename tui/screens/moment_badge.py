@@ -1,5 +1,6 @@
 """What every screen says while it shows a past moment instead of the live job:
-``AT 03:12:40 · 14 min ago · press L for live``. The words stand alone, without colour,
+``AT 03:12:40 · 14 min ago · press L for live``; in a bundle reopened,
+``BUNDLE OF 03:12:40 · 14 min ago · not live``. The words stand alone, without colour,
 and nothing in them claims to be current."""
 
 from __future__ import annotations
@@ -8,12 +9,18 @@ from ranktop.tui.core.moment import ago, shown
 
 
 def moment_badge(moment: float, now: float, live_key: str,
-                 replaying: float | None = None) -> str:
-    """The badge for the moment shown; ``replaying``: a moment being replayed meanwhile."""
-    parts = [f"AT {shown(moment)}", f"{ago(now - moment)} ago"]
+                 replaying: float | None = None, bundle: float | None = None) -> str:
+    """The badge for the moment shown; ``replaying``: a moment being replayed meanwhile;
+    ``bundle``: the moment of the bundle reopened, which stands for live there."""
+    opened = bundle is not None and moment == bundle
+    parts = [f"BUNDLE OF {shown(moment)}" if opened else f"AT {shown(moment)}",
+             f"{ago(now - moment)} ago"]
     if replaying is not None and replaying != moment:
         parts.append(f"replaying {shown(replaying)}…")
-    parts.append(f"press {live_key} for live")
+    if opened:
+        parts.append("not live")
+    else:
+        parts.append(f"press {live_key} for {'the bundle' if bundle is not None else 'live'}")
     return f" {' · '.join(parts)} "
 
 

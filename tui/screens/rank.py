@@ -192,7 +192,7 @@ class RankScreen(Screen):
                                  ledger_lines(self.analysis.ledger, self.rank))
         if self.moment is not None:
             badge = moment_badge(self.moment, self.app.clock(), key_for(self, "moment.live"),
-                                 self.replaying)
+                                 self.replaying, self.app.home)
             title = Text.assemble((badge, styles_of(self)("moment")), "\n", title,
                                   overflow="fold")
         self.query_one("#rank-title", Static).update(title)

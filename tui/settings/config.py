@@ -15,6 +15,7 @@ from typing import Any
 from ranktop.tui.core.config_values import DetectSettings, LayoutSettings, MetricDef, MetricQuery
 from ranktop.tui.flight.dump_paths import PatternError, check_pattern
 from ranktop.tui.logs.discovery import check_spec
+from ranktop.tui.settings.bundle import BundleSettings, bundle_settings
 from ranktop.tui.settings.layout import layout_settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
@@ -57,6 +58,7 @@ class Settings:
     ranks: RankSettings | None = None
     config_file: Path | None = None
     layout: LayoutSettings = field(default_factory=LayoutSettings)
+    bundle: BundleSettings = field(default_factory=BundleSettings)
 
 
 def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -115,6 +117,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
         layout=layout_settings(top.child("layout")),
+        bundle=bundle_settings(top.child("bundle")),
     )
 
 

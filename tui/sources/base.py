@@ -57,6 +57,10 @@ class Source:
         does not ``keeps_past`` gives none."""
         return iter(())
 
+    def queries(self) -> dict[str, str]:
+        """Every query of a poll, by what it is for ({}: a source that asks none)."""
+        return {}
+
     def gpu_model(self, rank: int) -> str:
         """The model of ``rank``'s GPU, "" when the source does not know it."""
         return ""

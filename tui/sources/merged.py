@@ -110,6 +110,9 @@ class MergedSource(Source):
     def gpu_model(self, rank: int) -> str:
         return self.primary.gpu_model(rank)
 
+    def queries(self) -> dict[str, str]:
+        return self.primary.queries()
+
     def status(self) -> SourceStatus:
         status = self.primary.status()
         local = self.local.status()

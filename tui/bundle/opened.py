@@ -1,0 +1,104 @@
+"""A bundle reopened: an engine (``EngineClient``) that answers from what the bundle saved,
+offline and read-only. Every poll gives the saved snapshot again; a rank's logs are the
+excerpts saved, its history and alerts those saved; a rank not saved says so. A past moment
+is asked of ``backend`` when one was given (the backend's history at the bundle's time, as
+`--at` shows it), else it is one line saying why not."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+
+from ranktop.tui.bundle.saved import RankSaved, Saved, SavedLog
+from ranktop.tui.core.map_levels import MapLevels
+from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.engine.client import EngineClient
+from ranktop.tui.engine.maps import MapGeometry, plan_maps
+from ranktop.tui.engine.replay import NothingThen
+from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+from ranktop.tui.logs.tail import LogLine, LogSource
+
+NOT_SAVED = "not saved in the bundle (it keeps the ranks of its incidents and the one selected)"
+
+
+class SavedLogSource:
+    """A log excerpt saved in a bundle, shown as the rank screen shows a log: it never grows."""
+
+    def __init__(self, saved: SavedLog) -> None:
+        self.name = saved.name
+        self.saved = saved
+
+    def tail(self, lines: int) -> list[LogLine]:
+        kept = self.saved.lines[-lines:] if lines > 0 else ()
+        return [LogLine(line.text, line.kind, origin=line.origin) for line in kept]
+
+    def follow(self) -> list[LogLine]:
+        return []
+
+    def status(self) -> str:
+        where = f", up to byte {self.saved.ends_at:,}" if self.saved.ends_at is not None else ""
+        return f"saved in the bundle: its last {len(self.saved.lines)} lines{where}"
+
+
+class BundleEngine:
+    """The engine of `ranktop open`: the bundle's moment, on every screen."""
+
+    def __init__(self, saved: Saved, backend: EngineClient | None = None) -> None:
+        self.saved = saved
+        self.backend = backend
+        self.job_name = saved.job
+        self.latest: Snapshot = saved.snapshot
+
+    async def poll(self) -> Snapshot:
+        return self.latest
+
+    async def settle(self, timeout: float) -> Snapshot:
+        return self.latest
+
+    async def plan_maps(self, version: int,
+                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
+        return await asyncio.to_thread(plan_maps, self.latest.analysis, maps)
+
+    async def at(self, moment: float) -> Snapshot:
+        if self.backend is None:
+            raise NothingThen("a bundle holds one moment; give `ranktop open` the backend "
+                              "(--prometheus URL --job NAME) to see others")
+        return await self.backend.at(moment)
+
+    async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
+        if at is not None and at != self.saved.moment and self.backend is not None:
+            return await self.backend.rank_history(rank, at)
+        kept = self._rank(rank)
+        return kept.history if kept is not None else RankHistory(rank, {})
+
+    def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
+        kept = self._rank(rank)
+        if kept is None:
+            return [], f"rank {rank}'s logs are {NOT_SAVED}"
+        return [SavedLogSource(log) for log in kept.logs], kept.logs_note
+
+    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
+        kept = self._rank(rank.rank)
+        if kept is None:
+            return [], f"rank {rank.rank}'s alerts are {NOT_SAVED}"
+        return [tuple(row) for row in kept.alerts], kept.alerts_note
+
+    def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
+        return {}, "a bundle holds the history it saved, no more"
+
+    def gpu_model(self, rank: int) -> str:
+        kept = self._rank(rank)
+        return kept.gpu_model if kept is not None else ""
+
+    def queries(self) -> dict[str, str]:
+        return {}
+
+    def restart(self) -> None:
+        """Nothing runs apart: nothing to restart."""
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+    def _rank(self, rank: int) -> RankSaved | None:
+        return self.saved.ranks.get(rank)

@@ -1,0 +1,120 @@
+"""What a bundle holds for ``ranktop open`` to show the console again, offline: the snapshot
+of the moment shown, and for the ranks that matter (each incident's, the hang's, the one
+selected) their history, alerts, log excerpts and GPU model.
+
+It is stored as typed MessagePack (``console.msgpack``) and read back against these types
+only: a bundle from elsewhere can hold wrong values, never code."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import msgspec
+from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+
+FORMAT = 1  # raised when what is stored changes so that an older ranktop cannot read it
+
+
+@dataclass(frozen=True)
+class SavedLine:
+    """One line of a saved log excerpt, as the rank screen showed it."""
+
+    text: str
+    kind: str
+    origin: str = ""
+
+
+@dataclass(frozen=True)
+class SavedLog:
+    """The end of one of a rank's log files when the bundle was written."""
+
+    name: str
+    lines: tuple[SavedLine, ...]
+    ends_at: int | None = None  # the file's size then: the excerpt ends at this byte
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class RankSaved:
+    """What the rank screen shows of one rank besides the snapshot."""
+
+    rank: int
+    history: RankHistory
+    alerts: tuple[tuple[str, ...], ...] = ()
+    alerts_note: str = ""
+    logs: tuple[SavedLog, ...] = ()
+    logs_note: str = ""
+    gpu_model: str = ""
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A bundle's console: what ``ranktop open`` shows."""
+
+    job: str
+    written: float  # when the bundle was written (epoch seconds)
+    snapshot: Snapshot  # of the moment shown; its ``at`` is set when that was not live
+    ranks: Mapping[int, RankSaved] = field(default_factory=dict)
+    selected: int | None = None  # the rank the cursor was on
+    format: int = FORMAT
+    ranktop: str = ""  # the version that wrote it
+
+    @property
+    def moment(self) -> float:
+        """The moment shown: the past moment's, else the live frame's (else when written)."""
+        if self.snapshot.at is not None:
+            return self.snapshot.at
+        frame = self.snapshot.analysis.frame
+        return frame.time if frame is not None else self.written
+
+
+class NotABundle(Exception):
+    """What was given cannot be read as a bundle; the message says why, in one line."""
+
+
+def encoded(saved: Saved) -> bytes:
+    return msgspec.msgpack.encode(saved, enc_hook=_plain)
+
+
+def decoded(data: bytes) -> Saved:
+    """The ``Saved`` in ``data``; NotABundle when it is not one this ranktop can read."""
+    try:
+        header = msgspec.msgpack.decode(data, type=_Header)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise NotABundle(f"its console.msgpack is not ranktop's ({error})") from None
+    if header.format != FORMAT:
+        raise NotABundle(f"it was written by ranktop {header.ranktop or '?'} in format "
+                         f"{header.format}; this ranktop reads format {FORMAT}")
+    try:
+        return msgspec.msgpack.decode(data, type=Saved)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise NotABundle(f"its console.msgpack is damaged ({error})") from None
+
+
+def cleared(saved: Saved, clear: Callable[[str], str]) -> Saved:
+    """``saved`` with ``clear`` applied to every text it holds, keys included."""
+    plain = msgspec.to_builtins(saved, enc_hook=_plain)
+    return msgspec.convert(_each_text(plain, clear), type=Saved, strict=False)
+
+
+def _each_text(value: object, clear: Callable[[str], str]) -> object:
+    if isinstance(value, str):
+        return clear(value)
+    if isinstance(value, dict):
+        return {_each_text(k, clear): _each_text(v, clear) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_each_text(v, clear) for v in value]
+    return value
+
+
+class _Header(msgspec.Struct):
+    format: int = 0
+    ranktop: str = ""
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, array):  # a frame's values, as packed for the UI
+        return value.tolist()
+    raise NotImplementedError(f"{type(value).__name__} cannot be saved in a bundle")

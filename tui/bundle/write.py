@@ -1,0 +1,83 @@
+"""A bundle on disk: ``<job>-<UTC time>.ranktop``, a folder, or the same files in one
+``.tar.gz``. It appears whole or not at all (written under a temporary name, then renamed),
+never replaces anything (a name taken gets ``-2``, ``-3``…), and is readable by its owner
+only: it holds the job's log lines."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import re
+import tarfile
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+SUFFIX = ".ranktop"
+PACKED_SUFFIX = ".ranktop.tar.gz"
+MAX_NAMES = 999
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def bundle_name(job: str, moment: float) -> str:
+    """``train-llm-20261124T031240Z``: the job (as a file name can hold it) and the moment."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(moment))
+    safe = _UNSAFE.sub("-", job).strip("-.")[:80] or "job"
+    return f"{safe}-{stamp}"
+
+
+def write_bundle(folder: Path, name: str, files: Mapping[str, bytes], packed: bool) -> Path:
+    """Write ``files`` (relative path -> content) as the bundle ``name`` in ``folder``;
+    its path. OSError when it cannot be written (nothing is left behind then)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = PACKED_SUFFIX if packed else SUFFIX
+    with tempfile.TemporaryDirectory(prefix=f".{name}.", dir=folder) as scratch:
+        staged = Path(scratch) / "bundle"
+        if packed:
+            staged.write_bytes(_tar(f"{name}{SUFFIX}", files))
+            staged.chmod(0o600)
+        else:
+            _fill(staged, files)
+        return _rename_new(staged, folder, name, suffix)
+
+
+def _fill(target: Path, files: Mapping[str, bytes]) -> None:
+    target.mkdir(mode=0o700)
+    for relative, content in files.items():
+        path = target / relative
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(content)
+
+
+def _tar(top: str, files: Mapping[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    now = time.time()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+        for relative, content in files.items():
+            info = tarfile.TarInfo(f"{top}/{relative}")
+            info.size, info.mtime, info.mode = len(content), now, 0o600
+            tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def _rename_new(staged: Path, folder: Path, name: str, suffix: str) -> Path:
+    """Move ``staged`` to the first free ``name[-N]suffix`` in ``folder``."""
+    for attempt in range(1, MAX_NAMES + 1):
+        target = folder / (f"{name}{suffix}" if attempt == 1 else f"{name}-{attempt}{suffix}")
+        if os.path.lexists(target):
+            continue
+        try:
+            if staged.is_dir():
+                os.rename(staged, target)
+            else:
+                os.link(staged, target)  # unlike a rename, never replaces a file
+        except OSError as error:
+            if error.errno in (errno.EEXIST, errno.ENOTEMPTY):  # taken meanwhile
+                continue
+            raise
+        return target
+    raise FileExistsError(f"{MAX_NAMES} bundles named {name}{suffix} are in {folder} already")

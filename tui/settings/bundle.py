@@ -1,0 +1,30 @@
+"""``[bundle]``: where the bundle key and `ranktop report --bundle` write an incident's
+bundle, and whether as a folder or as one ``.tar.gz``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ranktop.tui.settings.reader import Reader
+
+FORMATS = ("folder", "tar.gz")
+
+
+@dataclass(frozen=True)
+class BundleSettings:
+    folder: Path | None = None  # None: the current directory
+    format: str = "folder"
+
+    @property
+    def packed(self) -> bool:
+        return self.format == "tar.gz"
+
+
+def bundle_settings(reader: Reader) -> BundleSettings:
+    """Read ``[bundle]``; a bad value is a ConfigError naming the key and why."""
+    folder = reader.optional_text("folder")
+    kind = reader.optional_text("format") or "folder"
+    if kind not in FORMATS:
+        raise reader.fail("format", f'must be "folder" or "tar.gz" (got {kind!r})')
+    return BundleSettings(Path(folder).expanduser() if folder else None, kind)
