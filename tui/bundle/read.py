@@ -24,9 +24,9 @@ def read_bundle(path: Path) -> Saved:
     try:
         with tarfile.open(path, mode="r:*") as tar:
             return decoded(_member_bytes(tar, path))
-    except (tarfile.TarError, EOFError, OSError) as error:
-        raise NotABundle(f"{path} is neither a bundle's folder nor a .tar.gz of one "
-                         f"({error})") from None
+    except (tarfile.TarError, EOFError, OSError):
+        raise NotABundle(f"{path} is neither a bundle's folder nor a .tar.gz of one"
+                         ) from None
 
 
 def _file_bytes(path: Path) -> bytes:
