@@ -6,15 +6,17 @@ queries of the poll. The screen itself is captured by the caller, on the UI's th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from ranktop.tui.bundle.redact import scrubbed
 from ranktop.tui.bundle.saved import RankSaved, Saved, SavedLine, SavedLog
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.engine.client import EngineClient
 from ranktop.tui.engine.snapshot import Snapshot
+from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.tail import FileLog, LogSource
 
 RANKS_SAVED = 32  # ranks whose logs, alerts and history a bundle keeps
@@ -78,7 +80,7 @@ def _logs(engine: EngineClient, rank_map, rank: int,
     for log in logs:
         lines = _excerpt(log.tail(LOG_LINES_SAVED), room, secrets)
         room -= sum(len(line.text) for line in lines)
-        saved.append(SavedLog(log.name, lines, _size(log), log.status()))
+        saved.append(SavedLog(log.name, lines, _sizes(log), log.status()))
         _close(log)
     return tuple(saved), note
 
@@ -94,19 +96,22 @@ def _excerpt(lines: Iterable, room: int, secrets: Sequence[str]) -> tuple[SavedL
     return tuple(reversed(kept))
 
 
-def _size(log: LogSource) -> int | None:
-    """Where a local file ended when its excerpt was read (None: not a local file)."""
-    if not isinstance(log, FileLog):
-        return None
-    try:
-        return os.stat(log.path).st_size
-    except OSError:
-        return None
+def _sizes(log: LogSource) -> dict[str, int]:
+    """The size of each local file ``log`` reads: where its excerpt ends in it."""
+    files = log.logs if isinstance(log, MergedLog) else [log]
+    found = {}
+    for each in files:
+        if isinstance(each, FileLog):
+            with contextlib.suppress(OSError):
+                found[str(each.path)] = os.stat(each.path).st_size
+    return found
 
 
 def _close(log: LogSource) -> None:
-    if isinstance(log, FileLog):  # it holds a descriptor
-        log.close()
+    """Let go of the descriptors of the local files ``log`` reads."""
+    for each in log.logs if isinstance(log, MergedLog) else [log]:
+        if isinstance(each, FileLog):
+            each.close()
 
 
 def _quietly(ask, *args):

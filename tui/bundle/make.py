@@ -90,7 +90,7 @@ def _files(saved: Saved, settings: Settings, screen: Screen, queries: dict[str, 
 
 
 def _excerpts(saved: Saved) -> list[dict]:
-    return [{"rank": rank, "file": log.name, "ends_at_byte": log.ends_at,
+    return [{"rank": rank, "file": log.name, "ends_at_byte": dict(log.sizes),
              "lines": [line.text for line in log.lines]}
             for rank, kept in sorted(saved.ranks.items()) for log in kept.logs]
 

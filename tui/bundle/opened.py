@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from ranktop.tui.bundle.saved import RankSaved, Saved, SavedLog
 from ranktop.tui.core.map_levels import MapLevels
@@ -36,8 +37,10 @@ class SavedLogSource:
         return []
 
     def status(self) -> str:
-        where = f", up to byte {self.saved.ends_at:,}" if self.saved.ends_at is not None else ""
-        return f"saved in the bundle: its last {len(self.saved.lines)} lines{where}"
+        ends = ", ".join(f"byte {size:,} of {Path(name).name}"
+                         for name, size in self.saved.sizes.items())
+        return (f"saved in the bundle: its last {len(self.saved.lines)} lines"
+                + (f", up to {ends}" if ends else ""))
 
 
 class BundleEngine:

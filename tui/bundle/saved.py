@@ -32,7 +32,8 @@ class SavedLog:
 
     name: str
     lines: tuple[SavedLine, ...]
-    ends_at: int | None = None  # the file's size then: the excerpt ends at this byte
+    sizes: Mapping[str, int] = field(default_factory=dict)  # each file's size then: where
+    # the excerpt ends in it (files read through the engine's process are not listed)
     status: str = ""
 
 

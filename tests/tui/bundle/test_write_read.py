@@ -84,7 +84,7 @@ def test_a_bundle_of_another_format_names_it(tmp_path):
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "console.msgpack").write_bytes(
         msgspec.msgpack.encode({"format": FORMAT + 1, "ranktop": "9.0"}))
-    with pytest.raises(NotABundle, match="ranktop 9.0 in format"):
+    with pytest.raises(NotABundle, match=r"ranktop 9\.0 in format"):
         read_bundle(tmp_path / "b")
 
 
