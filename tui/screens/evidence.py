@@ -44,6 +44,8 @@ class EvidenceScreen(ModalScreen[None]):
                 tooltip="Show every key of this screen"),
         Binding("d", "request_dumps", "Ask every rank for a dump",
                 id="evidence.request_dumps"),
+        Binding("B", "app.bundle", "Bundle", id="evidence.bundle",
+                tooltip="Write the incident's bundle to hand over, this screen included"),
         Binding("down,j", "scroll(1)", "Down", show=False, id="evidence.down"),
         Binding("up,k", "scroll(-1)", "Up", show=False, id="evidence.up"),
         Binding("g", "edge(0)", "Top", id="evidence.top", tooltip="Go to the first line"),

@@ -59,3 +59,16 @@ async def test_the_key_during_the_hang_writes_a_bundle_that_reopens_with_the_sam
         assert "rank 455" in shown and "BUNDLE OF" in shown
         assert "saved in the bundle" in shown
         assert "CUDA error" in shown or "Xid" in shown or "XID" in shown
+
+
+async def test_the_evidence_screen_writes_a_bundle_of_itself(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    app = make_app(at=174.0, log_root=tmp_path / "logs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await watched(app, pilot, 20)
+        await pilot.press("e")  # the hang's evidence, over the cluster screen
+        await pilot.pause()
+        assert "Evidence" in type(app.screen).__name__
+        bundle = await written_bundle(app, pilot, out, monkeypatch)
+    assert app.analysis.hang.summary[:40] in (bundle / "screen.txt").read_text()
