@@ -7,9 +7,10 @@ only: a bundle from elsewhere can hold wrong values, never code."""
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 from ranktop.tui.engine.snapshot import RankHistory, Snapshot
@@ -61,6 +62,9 @@ class Saved:
     selected: int | None = None  # the rank the cursor was on
     format: int = FORMAT
     ranktop: str = ""  # the version that wrote it
+    values: Mapping[str, bytes] = field(default_factory=dict)
+    """Only as stored: the frame's values, as 32-bit little-endian floats (the precision the
+    screen gets from an engine in its own process), half the bytes of the numbers."""
 
     @property
     def moment(self) -> float:
@@ -76,7 +80,7 @@ class NotABundle(Exception):
 
 
 def encoded(saved: Saved) -> bytes:
-    return msgspec.msgpack.encode(saved, enc_hook=_plain)
+    return msgspec.msgpack.encode(_packed(saved), enc_hook=_plain)
 
 
 def decoded(data: bytes) -> Saved:
@@ -89,9 +93,42 @@ def decoded(data: bytes) -> Saved:
         raise NotABundle(f"it was written by ranktop {header.ranktop or '?'} in format "
                          f"{header.format}; this ranktop reads format {FORMAT}")
     try:
-        return msgspec.msgpack.decode(data, type=Saved)
+        return _unpacked(msgspec.msgpack.decode(data, type=Saved))
     except (msgspec.DecodeError, msgspec.ValidationError) as error:
         raise NotABundle(f"its console.msgpack is damaged ({error})") from None
+
+
+def _packed(saved: Saved) -> Saved:
+    frame = saved.snapshot.analysis.frame
+    if frame is None or not frame.values:
+        return saved
+    values = {}
+    for metric, numbers in frame.values.items():
+        packed = array("f", numbers)
+        if sys.byteorder == "big":
+            packed.byteswap()
+        values[metric] = packed.tobytes()
+    return replace(saved, values=values, snapshot=_with_values(saved.snapshot, {}))
+
+
+def _unpacked(saved: Saved) -> Saved:
+    if saved.snapshot.analysis.frame is None or not saved.values:
+        return saved
+    values = {}
+    for metric, data in saved.values.items():
+        numbers = array("f")
+        numbers.frombytes(data[: len(data) // 4 * 4])
+        if sys.byteorder == "big":
+            numbers.byteswap()
+        values[metric] = numbers
+    return replace(saved, values={}, snapshot=_with_values(saved.snapshot, values))
+
+
+def _with_values(snapshot: Snapshot, values: Mapping) -> Snapshot:
+    analysis = snapshot.analysis
+    assert analysis.frame is not None
+    frame = replace(analysis.frame, values=values)
+    return replace(snapshot, analysis=replace(analysis, frame=frame))
 
 
 def cleared(saved: Saved, clear: Callable[[str], str]) -> Saved:

@@ -56,7 +56,7 @@ def _fill(target: Path, files: Mapping[str, bytes]) -> None:
 def _tar(top: str, files: Mapping[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     now = time.time()
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=9) as tar:
         for relative, content in files.items():
             info = tarfile.TarInfo(f"{top}/{relative}")
             info.size, info.mtime, info.mode = len(content), now, 0o600

@@ -57,7 +57,7 @@ def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Se
     maps (null: no value), the hardware ledger, the alerts and the saved log excerpts."""
     frame, analysis = findings.frame, findings.analysis
     return {
-        "rank_values": {m: [_number(v) for v in frame.values[m]]
+        "rank_values": {m: [_shown(v) for v in frame.values[m]]
                         for m in maps if frame is not None and m in frame.values},
         "ledger": [{"rank": rank, "counter": entry.counter.noun, "total": entry.total,
                     "rise": entry.rise, "text": entry.text()}
@@ -110,7 +110,7 @@ def hang_entry(verdict: HangVerdict | None) -> dict | None:
             "reporting": len(verdict.reporting),
             "awaiting": verdict.awaiting or None,
             "disagreement": verdict.disagreement or None,
-            "evidence": verdict.evidence,
+            "evidence": {rank: lines for rank, lines in verdict.evidence.items() if lines},
             "flight_recorder": None if flight is None else {
                 "verdict": flight.kind, "culprits": list(flight.culprits),
                 "group": flight.group or None, "group_size": flight.group_size,
@@ -122,6 +122,12 @@ def hang_entry(verdict: HangVerdict | None) -> dict | None:
                 "evidence": flight.evidence, "summary": flight.summary,
                 "written": list(flight.written) if flight.written else None,
                 "notes": list(flight.notes)}}
+
+
+def _shown(value: float) -> float | None:
+    """A map's value to 6 significant digits: more than the screen shows, a third of the
+    bytes of every digit Python keeps."""
+    return None if is_missing(value) else float(f"{value:.6g}")
 
 
 def _number(value: float) -> float | None:
