@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-# Each starts its backends once (package-scoped fixtures): its tests go to one xdist worker
-# in one run (--dist loadgroup), so the backends start once and stop when that run ends,
-# instead of starting on every worker and scraping until the whole suite ends.
+# Each starts its backends once (package- or module-scoped fixtures): its tests go to one
+# xdist worker in one run (--dist loadgroup), so each backend starts once and stops when its
+# package or module is done, instead of starting on every worker and scraping until the
+# whole suite ends.
 SHARED_BACKENDS = ("faults", "integration")
 
 

@@ -1,7 +1,12 @@
-"""One Prometheus and one VictoriaMetrics for this package's tests (one worker runs them all,
+"""One Prometheus and one VictoriaMetrics for each module's tests (one worker runs them all,
 tests/conftest.py), both scraping two simulated jobs: one with a hot GPU and a straggler,
 one with a dead rank. Tests that take ``backend`` run against each, with the same
-assertions."""
+assertions.
+
+They start afresh for each module (lazily: a module that reads only Prometheus starts no
+VictoriaMetrics): a console or report started against a backend catches up on all it holds
+of the last ten minutes, 300 polls of 512 ranks once a shared backend has scraped that long
+(minutes of replay per test, where a module's own backends hold a minute or two)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ JOB_DEATH = "integration-death"
 BACKEND_NAMES = ("prometheus", "victoria-metrics")
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def simulators():
     started = [Simulator(HERE / "scenario-faults.toml", seed=7),
                Simulator(HERE / "scenario-death.toml", seed=8)]
@@ -34,7 +39,7 @@ def _serving(server: Prometheus) -> Prometheus:
     return server
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def prometheus(simulators, tmp_path_factory):
     server = Prometheus(tmp_path_factory.mktemp("prometheus"), [s.port for s in simulators])
     yield _serving(server)
@@ -46,7 +51,7 @@ def prometheus(simulators, tmp_path_factory):
 HIDDEN = "8s"
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def victoria(simulators, tmp_path_factory):
     server = VictoriaMetrics(tmp_path_factory.mktemp("victoria"), [s.port for s in simulators],
                              latency_offset=HIDDEN)
