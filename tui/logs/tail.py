@@ -57,6 +57,8 @@ class LogSource(Protocol):
 
     def status(self) -> str: ...
 
+    def close(self) -> None: ...
+
 
 class _Pending:
     """The bytes of a line whose newline has not arrived yet, at most ``limit`` of them."""
