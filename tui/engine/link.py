@@ -23,13 +23,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 
-from ranktop.tui.engine.client import EngineSilent, EngineStopped
+from ranktop.tui.engine.client import EngineRefused, EngineSilent, EngineStopped
 
 MESSAGE_BYTES = 64 * 1024 * 1024  # a pickled request or answer, at most
 ANSWER_SECONDS = 60.0  # for a blocking request's answer (a rank's alerts ask HTTP servers)
 
 
-class MessageTooBig(ValueError):
+class MessageTooBig(EngineRefused):
     """A request or an answer over the size a message may have (one line: how big)."""
 
 
@@ -87,8 +87,8 @@ class Link:
         threading.Thread(target=self._read, name="engine-answers", daemon=True).start()
 
     def ask(self, kind: str, *args: object) -> Future:
-        """A request; its future holds the answer, or the engine's one-line error as a
-        ``RuntimeError``, or ``EngineStopped``, or ``MessageTooBig`` for a request too big."""
+        """A request; its future holds the answer, or the engine's one-line error as
+        ``EngineRefused``, or ``EngineStopped``, or ``MessageTooBig`` for a request too big."""
         future: Future = Future()
         try:
             request = next(self._ids)
@@ -134,7 +134,7 @@ class Link:
                     if ok:
                         future.set_result(value)
                     else:
-                        future.set_exception(RuntimeError(value))
+                        future.set_exception(EngineRefused(value))
         self.stopped = f"the engine process stopped ({self._ended()})"
         self._fail_pending()
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.engine.client import EngineRefused
 from ranktop.tui.engine.link import ANSWER_SECONDS, Link
 from ranktop.tui.engine.maps import MapGeometry
 from ranktop.tui.engine.remote_log import open_remote
@@ -135,7 +136,7 @@ class ProcessEngine:
         """A past moment, sent whole (not against the live polls' values)."""
         try:
             snapshot = await self._call("at", moment)
-        except RuntimeError as error:  # said in the engine's process: nothing then
+        except EngineRefused as error:  # said in the engine's process: nothing then
             raise NothingThen(str(error)) from None
         analysis = Received().unpack(snapshot).analysis  # type: ignore[arg-type]
         latest = self.latest

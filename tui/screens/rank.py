@@ -19,9 +19,9 @@ from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.moment import MomentError, parse_moment
 from ranktop.tui.core.text import plain
-from ranktop.tui.engine.client import EngineClient
+from ranktop.tui.engine.client import ENGINE_FAILURES, EngineClient
 from ranktop.tui.logs.line_time import first_after
-from ranktop.tui.logs.tail import LogLine
+from ranktop.tui.logs.tail import LogLine, LogSource
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
@@ -188,7 +188,7 @@ class RankScreen(Screen):
         mine = [a for a in self.anomalies if a.rank == self.rank]
         title = rank_lines.title(rank, self.rank_map, mine,
                                  rank_lines.hang_note(self.analysis.hang, self.rank),
-                                 styles_of(self), self.engine.gpu_model(self.rank),
+                                 styles_of(self), self._gpu_model(),
                                  ledger_lines(self.analysis.ledger, self.rank))
         if self.moment is not None:
             badge = moment_badge(self.moment, self.app.clock(), key_for(self, "moment.live"),
@@ -202,6 +202,13 @@ class RankScreen(Screen):
                                          styles_of(self), self.analysis.summaries,
                                          self.analysis.down_ranks.get(self.rank))
         self.query_one("#rank-others", Static).update(others)
+
+    def _gpu_model(self) -> str:
+        """The rank's GPU model; "" when the engine cannot say (it stopped, or is silent)."""
+        try:
+            return self.engine.gpu_model(self.rank)
+        except ENGINE_FAILURES:
+            return ""
 
     def _draw_trend(self, metric_id: str) -> None:
         metric = self.settings.metrics[metric_id]
@@ -222,8 +229,23 @@ class RankScreen(Screen):
 
     @work(thread=True, exclusive=True, group="rank-log", exit_on_error=False)
     def _follow_log(self, rank: int) -> None:
+        """The rank's log tail, then what it gains, until another rank's or the screen's end
+        cancels it; its logs are closed then (an engine apart holds them open till then)."""
+        try:
+            logs, note = self.engine.open_logs(self.rank_map, rank)
+        except ENGINE_FAILURES as error:
+            self.post_message(self.LogLines(rank, [], f"no log: {error}"))
+            return
+        try:
+            self._tail_and_follow(rank, logs, note)
+        except ENGINE_FAILURES as error:
+            self.post_message(self.LogLines(rank, [], f"the log stopped: {error}"))
+        finally:
+            for log in logs:
+                log.close()
+
+    def _tail_and_follow(self, rank: int, logs: list[LogSource], note: str) -> None:
         worker = get_current_worker()
-        logs, note = self.engine.open_logs(self.rank_map, rank)
         lines = [line for log in logs for line in log.tail(TAIL_LINES)]
         self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note))
         while logs and not worker.is_cancelled:
@@ -235,12 +257,18 @@ class RankScreen(Screen):
 
     @work(thread=True, exclusive=True, group="rank-alerts", exit_on_error=False)
     def _load_alerts(self, rank: int) -> None:
-        rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
+        try:
+            rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
+        except ENGINE_FAILURES as error:
+            rows, note = [], str(error)
         self.post_message(self.Alerts(rank, rows, note))
 
     @work(thread=True, exclusive=True, group="rank-backfill", exit_on_error=False)
     def _backfill(self, rank: int) -> None:
-        points, note = self.engine.backfill(self.rank_map, rank)
+        try:
+            points, note = self.engine.backfill(self.rank_map, rank)
+        except ENGINE_FAILURES as error:
+            points, note = {}, f"no earlier history: {error}"
         if note:
             self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))
