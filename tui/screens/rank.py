@@ -86,9 +86,11 @@ class RankScreen(Screen):
     ]
 
     class LogLines(Message):
-        def __init__(self, rank: int, lines: list[tuple[str, str, str]], note: str) -> None:
+        def __init__(self, rank: int, lines: list[tuple[str, str, str]], note: str,
+                     tail: bool = False) -> None:
             super().__init__()
             self.rank, self.lines, self.note = rank, lines, note
+            self.tail = tail  # the log's tail: in place of what the view holds
 
     class Backfill(Message):
         def __init__(self, rank: int, points: dict) -> None:
@@ -230,24 +232,30 @@ class RankScreen(Screen):
     @work(thread=True, exclusive=True, group="rank-log", exit_on_error=False)
     def _follow_log(self, rank: int) -> None:
         """The rank's log tail, then what it gains, until another rank's or the screen's end
-        cancels it; its logs are closed then (an engine apart holds them open till then)."""
-        try:
-            logs, note = self.engine.open_logs(self.rank_map, rank)
-        except ENGINE_FAILURES as error:
-            self.post_message(self.LogLines(rank, [], f"no log: {error}"))
-            return
-        try:
-            self._tail_and_follow(rank, logs, note)
-        except ENGINE_FAILURES as error:
-            self.post_message(self.LogLines(rank, [], f"the log stopped: {error}"))
-        finally:
-            for log in logs:
-                log.close()
+        cancels it; its logs are closed then (an engine apart holds them open till then).
+        What the engine cannot answer is said, and the log opened again a moment later (a
+        restarted engine has none of the old one's open)."""
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            try:
+                logs, note = self.engine.open_logs(self.rank_map, rank)
+            except ENGINE_FAILURES as error:
+                self.post_message(self.LogLines(rank, [], f"no log: {error}"))
+            else:
+                try:
+                    self._tail_and_follow(rank, logs, note)
+                    return
+                except ENGINE_FAILURES as error:
+                    self.post_message(self.LogLines(rank, [], f"the log stopped: {error}"))
+                finally:
+                    for log in logs:
+                        log.close()
+            time.sleep(FOLLOW_SECONDS)
 
     def _tail_and_follow(self, rank: int, logs: list[LogSource], note: str) -> None:
         worker = get_current_worker()
         lines = [line for log in logs for line in log.tail(TAIL_LINES)]
-        self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note))
+        self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note, tail=True))
         while logs and not worker.is_cancelled:
             time.sleep(FOLLOW_SECONDS)
             new = [_shown(ln) for log in logs for ln in log.follow()]
@@ -296,6 +304,8 @@ class RankScreen(Screen):
         if message.rank != self.rank:
             return
         log = self.query_one("#rank-log", LogView)
+        if message.tail:
+            log.clear()
         first = not log.lines
         log.add(message.lines)
         if first and self.moment is not None:
