@@ -113,8 +113,15 @@ class Link:
             return future.result(timeout=self.answer_seconds)
         except FutureTimeout:
             future.cancel()  # its answer, if one comes, is dropped
+            self._forget(future)
             raise EngineSilent(f"the engine did not answer in {self.answer_seconds:g} s"
                                f" ({kind})") from None
+
+    def _forget(self, future: Future) -> None:
+        """No longer wait for ``future``'s answer: a hung engine's would pile up."""
+        for request, waiting in list(self._pending.items()):
+            if waiting is future:
+                self._pending.pop(request, None)
 
     def close(self) -> None:
         """Hang up: the engine sees the end of the pipe and returns."""

@@ -26,6 +26,7 @@ def test_a_request_the_engine_never_answers_says_so_instead_of_waiting_for_ever(
     try:
         with pytest.raises(EngineSilent, match=r"did not answer in 0.01 s \(gpu_model\)"):
             asked.answer("gpu_model", 5)
+        assert asked._pending == {}  # given up: a hung engine's requests do not pile up
         assert engine.recv() == (0, "gpu_model", (5,))
         engine.send((0, True, "late"))  # an answer after the worker gave up is dropped
         later = asked.ask("gpu_model", 6)
