@@ -114,6 +114,7 @@ class RankScreen(Screen):
         self.log_note = ""  # which files the log tail reads, or why there are none
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
+        self.gpu_models: dict[int, str] = {}  # by rank, once the engine said (or failed to)
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -206,11 +207,19 @@ class RankScreen(Screen):
         self.query_one("#rank-others", Static).update(others)
 
     def _gpu_model(self) -> str:
-        """The rank's GPU model; "" when the engine cannot say (it stopped, or is silent)."""
-        try:
-            return self.engine.gpu_model(self.rank)
-        except ENGINE_FAILURES:
-            return ""
+        """The rank's GPU model, asked for once (each draw would be a round trip to an engine
+        in its own process); "" while unknown, or when the engine could not say (it stopped,
+        or was silent: not asked again, the screen must not wait for it at each draw)."""
+        if self.rank not in self.gpu_models:
+            try:
+                model = self.engine.gpu_model(self.rank)
+            except ENGINE_FAILURES:
+                self.gpu_models[self.rank] = ""
+                return ""
+            if not model:
+                return ""  # unknown yet: asked again at the next draw
+            self.gpu_models[self.rank] = model
+        return self.gpu_models[self.rank]
 
     def _draw_trend(self, metric_id: str) -> None:
         metric = self.settings.metrics[metric_id]

@@ -22,9 +22,16 @@ def silent(*args: object) -> None:
 
 
 async def test_a_silent_engine_is_said_in_the_log_and_alerts_titles_not_waited_for():
+    asked: list[int] = []
+
+    def silent_gpu(rank: int) -> str:
+        asked.append(rank)
+        silent()
+
     app = make_app(at=40.0)
     app.engine.open_logs = silent
     app.engine.alert_rows = silent
+    app.engine.gpu_model = silent_gpu
     async with app.run_test(size=(120, 40)) as pilot:
         await poll(app, pilot, 40.0)
         await open_rank(app, pilot, 3)
@@ -32,6 +39,29 @@ async def test_a_silent_engine_is_said_in_the_log_and_alerts_titles_not_waited_f
         text = screen_text(app)
         assert f"no log: {SILENT}" in text
         assert f"alerts: {SILENT}" in text
+        await poll(app, pilot, 42.0)
+        await poll(app, pilot, 44.0)
+        assert asked == [3]  # not waited for again at each draw
+
+
+async def test_the_gpu_model_is_asked_for_once_per_rank_not_at_each_draw():
+    app = make_app(at=40.0)
+    asked: list[int] = []
+    model = app.engine.gpu_model
+
+    def counted(rank: int) -> str:
+        asked.append(rank)
+        return model(rank)
+
+    app.engine.gpu_model = counted
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 3)
+        for at in (42.0, 44.0, 46.0):
+            await poll(app, pilot, at)
+        assert "NVIDIA H100 80GB HBM3" in screen_text(app)
+        await pilot.press("right_square_bracket")
+        assert asked == [3, 4]
 
 
 class Counted:
