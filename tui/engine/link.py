@@ -80,6 +80,7 @@ class Link:
         self.conn = conn
         self.answer_seconds = answer_seconds
         self.stopped = ""  # why the engine is gone; "" while it answers
+        self._closed = False
         self._ended = ended
         self._ids = itertools.count()
         self._pending: dict[int, Future] = {}
@@ -125,6 +126,7 @@ class Link:
 
     def close(self) -> None:
         """Hang up: the engine sees the end of the pipe and returns."""
+        self._closed = True
         hang_up(self.conn)
         self.conn.close()
 
@@ -142,7 +144,10 @@ class Link:
                         future.set_result(value)
                     else:
                         future.set_exception(EngineRefused(value))
-        self.stopped = f"the engine process stopped ({self._ended()})"
+        # Hung up here: the engine's exit is its closer's to wait for (two threads waiting
+        # for one process race, and one of them may read no exit status).
+        why = "closed" if self._closed else self._ended()
+        self.stopped = f"the engine process stopped ({why})"
         self._fail_pending()
 
     def _fail_pending(self) -> None:
