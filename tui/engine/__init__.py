@@ -24,7 +24,12 @@ Two engines answer the same interface:
   Versions are renumbered on the UI's side, so they keep growing across a restart. When
   the child dies, requests fail with ``client.EngineStopped``; the app says so in a
   notification and calls ``restart``, the screen keeping its last poll meanwhile.
-  ``bench/engine_messages.py`` measures the bytes per message.
+  ``bench/engine_messages.py`` measures the bytes per message. The pipe is ``link.Link``:
+  no message over ``link.MESSAGE_BYTES`` crosses either way (a line says why instead), and
+  a blocking request not answered in ``link.ANSWER_SECONDS`` raises ``client.EngineSilent``.
+  A rank's logs are opened and read in the child too (``remote_log``): the rank screen
+  holds ``RemoteLog``s whose reads are requests, answered in pages of at most
+  ``remote_log.PAGE_BYTES``, and closing one releases the child's files.
 
 Layers: the core imports no engine; the engine imports no screen, widget, app or Textual;
 screens and widgets import no source.

@@ -20,8 +20,23 @@ class EngineStopped(Exception):
     """The engine went away (its process crashed or was killed): restart it."""
 
 
+class EngineSilent(Exception):
+    """The engine did not answer a request in time (it may be hung): say so, go on."""
+
+
+class EngineRefused(RuntimeError):
+    """The engine could not answer a request; its one line says why (an error there, a log
+    no longer open, a message too big to cross)."""
+
+
+# What any request to the engine may raise besides its own errors: to say on screen.
+ENGINE_FAILURES = (EngineStopped, EngineSilent, EngineRefused)
+
+
 class RankRequests(Protocol):
-    """What the rank screen asks for one rank; each call may block (run it in a worker)."""
+    """What the rank screen asks for one rank; each call may block (run it in a worker) and
+    may raise one of ``ENGINE_FAILURES``. The logs' reads may too, and they are to be closed
+    when no longer shown (an engine in another process keeps them open)."""
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]: ...
 

@@ -9,33 +9,32 @@ is put back into each snapshot.
 
 If the engine process dies, every request in flight fails with ``EngineStopped``; the app
 says so and calls ``restart``, keeping what is on screen until the new engine's first poll.
-The rank's logs are files on this machine, tailed here as before (no HTTP)."""
+A blocking request not answered in ``link.ANSWER_SECONDS`` raises ``EngineSilent``, and no
+message over ``link.MESSAGE_BYTES`` crosses either way. A rank's logs are read by the
+engine too, a page at a time (``remote_log``): this process reads no file of the job's."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
-import itertools
 import multiprocessing
-import os
-import socket
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future
 from dataclasses import replace
-from multiprocessing.reduction import ForkingPickler
+from functools import partial
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.engine.client import EngineStopped
+from ranktop.tui.engine.client import EngineRefused
+from ranktop.tui.engine.link import ANSWER_SECONDS, Link
 from ranktop.tui.engine.maps import MapGeometry
+from ranktop.tui.engine.remote_log import open_remote
 from ranktop.tui.engine.replay import NothingThen
 from ranktop.tui.engine.serve import serve
 from ranktop.tui.engine.snapshot import RankHistory, Snapshot
 from ranktop.tui.engine.wire import UNCHANGED_RANKS, Received
-from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 
@@ -51,16 +50,12 @@ class ProcessEngine:
     """An ``EngineClient`` whose engine runs in a child process."""
 
     def __init__(self, settings: Settings, make_source: Callable, event_log: Path | None = None,
-                 ) -> None:
+                 answer_seconds: float = ANSWER_SECONDS) -> None:
         self._args = (settings, make_source, event_log)
-        self._logs = RankLogs(settings.log_spec)
-        self._ids = itertools.count()
-        self._pending: dict[int, Future] = {}
-        self._send_lock = threading.Lock()
+        self.answer_seconds = answer_seconds
         self._child_version = 0  # the engine's own version of the newest snapshot
         self._child_rank_maps = 0  # ... and of its rank map
         self.restarts = 0
-        self._stopped = ""  # why the engine process is gone; "" while it runs
         self.latest = self._start()
 
     @property
@@ -70,28 +65,21 @@ class ProcessEngine:
     def _start(self) -> Snapshot:
         """Start an engine process; its first snapshot (no frame yet)."""
         context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=serve, args=(child, *self._args),
-                                         name="ranktop-engine", daemon=True)
-        self._process.start()
+        conn, child = context.Pipe()
+        self._process = process = context.Process(target=serve, args=(child, *self._args),
+                                                   name="ranktop-engine", daemon=True)
+        process.start()
         child.close()
-        if not self._conn.poll(START_SECONDS):
-            self._process.kill()
-            raise EngineFailed(f"the engine did not start in {START_SECONDS:.0f} s")
         try:
-            kind, *said = self._conn.recv()
-        except (EOFError, OSError):
-            raise EngineFailed(f"the engine ended at start ({self._exit()})") from None
-        if kind == "failed":
-            raise EngineFailed(said[0])
-        self.job_name, snapshot = said
+            self.job_name, snapshot = _first_words(conn, process)
+        except EngineFailed:
+            conn.close()
+            raise
         self._child_rank_maps = snapshot.rank_map_version
         self._received = Received()  # a new engine sends everything once
         snapshot = self._received.unpack(snapshot)
         self._fresh = True  # its rank map is to be compared with the one on screen
-        self._stopped = ""
-        threading.Thread(target=self._read, args=(self._conn,), name="engine-answers",
-                         daemon=True).start()
+        self._link = Link(conn, partial(_exit_of, process), self.answer_seconds)
         return snapshot
 
     def restart(self) -> None:
@@ -100,49 +88,10 @@ class ProcessEngine:
         self.restarts += 1
         self._start()  # what is on screen stays until its first poll
 
-    def _exit(self) -> str:
-        self._process.join(1.0)
-        code = self._process.exitcode
-        return f"exit status {code}" if code is not None else "still running"
-
     # -- messages ----------------------------------------------------------------------
 
-    def _read(self, conn) -> None:
-        while True:
-            try:
-                data = conn.recv_bytes()
-            except (EOFError, OSError):
-                break
-            request, ok, value = _unpickled(data)
-            future = self._pending.pop(request, None)
-            # A request cancelled while it waited (its worker was) wants no answer.
-            if future is not None and not future.cancelled():
-                with contextlib.suppress(InvalidStateError):  # cancelled meanwhile
-                    if ok:
-                        future.set_result(value)
-                    else:
-                        future.set_exception(RuntimeError(value))
-        if conn is self._conn:
-            self._stopped = f"the engine process stopped ({self._exit()})"
-            self._fail_pending()
-
-    def _fail_pending(self) -> None:
-        while self._pending:
-            with contextlib.suppress(KeyError, InvalidStateError):
-                self._pending.popitem()[1].set_exception(EngineStopped(self._stopped))
-
     def _ask(self, kind: str, *args: object) -> Future:
-        future: Future = Future()
-        request = next(self._ids)
-        self._pending[request] = future
-        try:
-            with self._send_lock:
-                self._conn.send((request, kind, args))
-        except (OSError, ValueError):
-            self._stopped = self._stopped or f"the engine process stopped ({self._exit()})"
-        if self._stopped:  # gone before or while asking: no answer will come
-            self._fail_pending()
-        return future
+        return self._link.ask(kind, *args)
 
     async def _call(self, kind: str, *args: object) -> object:
         return await asyncio.wrap_future(self._ask(kind, *args))
@@ -187,7 +136,7 @@ class ProcessEngine:
         """A past moment, sent whole (not against the live polls' values)."""
         try:
             snapshot = await self._call("at", moment)
-        except RuntimeError as error:  # said in the engine's process: nothing then
+        except EngineRefused as error:  # said in the engine's process: nothing then
             raise NothingThen(str(error)) from None
         analysis = Received().unpack(snapshot).analysis  # type: ignore[arg-type]
         latest = self.latest
@@ -195,48 +144,45 @@ class ProcessEngine:
                         at=snapshot.at)  # type: ignore[union-attr]
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
-        logs, note = self._logs.open(rank_map, rank)
-        return list(logs), note
+        """The rank's logs as the engine opened them: each read a request."""
+        return open_remote(self._link, rank_map, rank)
 
     def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
-        return self._ask("alert_rows", rank).result()  # type: ignore[return-value]
+        return self._link.answer("alert_rows", rank)  # type: ignore[return-value]
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
-        return self._ask("backfill", rank_map, rank).result()  # type: ignore[return-value]
+        return self._link.answer("backfill", rank_map, rank)  # type: ignore[return-value]
 
     def gpu_model(self, rank: int) -> str:
-        return self._ask("gpu_model", rank).result()  # type: ignore[return-value]
+        return self._link.answer("gpu_model", rank)  # type: ignore[return-value]
 
     def queries(self) -> dict[str, str]:
         return self._ask("queries").result()  # type: ignore[return-value]
 
     def close(self) -> None:
         """End the engine process: hanging up the pipe ends it; a stuck one is killed."""
-        _hang_up(self._conn)
-        self._conn.close()
+        self._link.close()
         self._process.join(CLOSE_SECONDS)
         if self._process.is_alive():
             self._process.kill()
             self._process.join(1.0)
 
 
-def _hang_up(conn) -> None:
-    """Shut the pipe's socket both ways. Closing its descriptor alone leaves the socket open
-    while our reader thread is blocked in it, and the engine would never see the end."""
-    with (contextlib.suppress(OSError, ValueError),
-          socket.socket(fileno=os.dup(conn.fileno())) as end):
-        end.shutdown(socket.SHUT_RDWR)
-
-
-def _unpickled(data: bytes) -> tuple[int, bool, object]:
-    """``data`` unpickled with the garbage collector paused: the objects of a snapshot
-    would otherwise set off full collections over the whole console's heap, holding the
-    GIL for hundreds of milliseconds at 16,384 ranks (measured: 8-254 ms a snapshot,
-    3-10 ms paused)."""
-    paused = gc.isenabled()
-    gc.disable()
+def _first_words(conn: Connection, process: BaseProcess) -> tuple[str, Snapshot]:
+    """What a starting engine says: its job's name and first snapshot, else why it failed."""
+    if not conn.poll(START_SECONDS):
+        process.kill()
+        raise EngineFailed(f"the engine did not start in {START_SECONDS:.0f} s")
     try:
-        return ForkingPickler.loads(data)
-    finally:
-        if paused:
-            gc.enable()
+        kind, *said = conn.recv()
+    except (EOFError, OSError):
+        raise EngineFailed(f"the engine ended at start ({_exit_of(process)})") from None
+    if kind == "failed":
+        raise EngineFailed(said[0])
+    return said[0], said[1]
+
+
+def _exit_of(process: BaseProcess) -> str:
+    process.join(1.0)
+    code = process.exitcode
+    return f"exit status {code}" if code is not None else "still running"

@@ -3,8 +3,10 @@
 alerts need not wait for a slow poll).
 
 What crosses, per poll, is the snapshot without the job's history (a rank's share of it is
-sent when asked for), packed by ``wire.Sent``: only what changed. If the UI goes away (the
-pipe closes), the engine ends."""
+sent when asked for), packed by ``wire.Sent``: only what changed. An answer over
+``link.MESSAGE_BYTES`` is refused with a line that says so. The rank screens' logs are
+opened and read here, a page at a time (``remote_log.LogShelf``), and released when the
+screen closes them. If the UI goes away (the pipe closes), the engine ends."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.engine.link import MessageTooBig, packed
+from ranktop.tui.engine.remote_log import LOG_REQUESTS, LogShelf
 from ranktop.tui.engine.snapshot import Snapshot
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.engine.wire import Sent
@@ -47,14 +51,22 @@ async def answer(conn: Connection, engine: ThreadEngine, sent: Sent) -> None:
     loop = asyncio.get_running_loop()
     closed = loop.create_future()
     lock = threading.Lock()
+    logs = LogShelf(engine.open_logs)
 
     def reply(request: int, ok: bool, value: object) -> None:
+        try:
+            data = packed((request, ok, value))
+        except MessageTooBig as error:
+            data = packed((request, False, f"the engine's answer was refused: {error}"))
         with lock:
-            conn.send((request, ok, value))
+            conn.send_bytes(data)
 
     async def run(request: int, kind: str, args: tuple) -> None:
         try:
-            value = await HANDLERS[kind](engine, sent, *args)
+            if kind in LOG_REQUESTS:  # file I/O: in a thread
+                value = await asyncio.to_thread(LOG_REQUESTS[kind], logs, *args)
+            else:
+                value = await HANDLERS[kind](engine, sent, *args)
         except Exception as error:
             reply(request, False, str(error) or error.__class__.__name__)
         else:
@@ -71,7 +83,10 @@ async def answer(conn: Connection, engine: ThreadEngine, sent: Sent) -> None:
                 functools.partial(asyncio.ensure_future, run(request, kind, args)))
 
     threading.Thread(target=read, name="engine-requests", daemon=True).start()
-    await closed
+    try:
+        await closed
+    finally:
+        logs.close_all()
 
 
 async def _poll(engine: ThreadEngine, sent: Sent) -> Snapshot:

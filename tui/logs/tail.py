@@ -57,6 +57,8 @@ class LogSource(Protocol):
 
     def status(self) -> str: ...
 
+    def close(self) -> None: ...
+
 
 class _Pending:
     """The bytes of a line whose newline has not arrived yet, at most ``limit`` of them."""
@@ -236,7 +238,7 @@ class FileLog:
             return []
         fragment = parts.pop(0) if parts and not at_start else None
         keep = max(lines - len(partial), 0)
-        body = [self._line(part) for part in parts[len(parts) - keep:]] if keep else []
+        body = [self._line(part) for part in parts[max(len(parts) - keep, 0):]] if keep else []
         if fragment is not None and len(body) < keep:
             body.insert(0, self._fragment(fragment))
         return (body + partial)[-lines:]

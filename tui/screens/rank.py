@@ -19,9 +19,9 @@ from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.moment import MomentError, parse_moment
 from ranktop.tui.core.text import plain
-from ranktop.tui.engine.client import EngineClient
+from ranktop.tui.engine.client import ENGINE_FAILURES, EngineClient
 from ranktop.tui.logs.line_time import first_after
-from ranktop.tui.logs.tail import LogLine
+from ranktop.tui.logs.tail import LogLine, LogSource
 from ranktop.tui.screens import rank_lines
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
@@ -86,9 +86,11 @@ class RankScreen(Screen):
     ]
 
     class LogLines(Message):
-        def __init__(self, rank: int, lines: list[tuple[str, str, str]], note: str) -> None:
+        def __init__(self, rank: int, lines: list[tuple[str, str, str]], note: str,
+                     tail: bool = False) -> None:
             super().__init__()
             self.rank, self.lines, self.note = rank, lines, note
+            self.tail = tail  # the log's tail: in place of what the view holds
 
     class Backfill(Message):
         def __init__(self, rank: int, points: dict) -> None:
@@ -112,6 +114,7 @@ class RankScreen(Screen):
         self.log_note = ""  # which files the log tail reads, or why there are none
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
+        self.gpu_models: dict[int, str] = {}  # by rank, once the engine said (or failed to)
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -188,7 +191,7 @@ class RankScreen(Screen):
         mine = [a for a in self.anomalies if a.rank == self.rank]
         title = rank_lines.title(rank, self.rank_map, mine,
                                  rank_lines.hang_note(self.analysis.hang, self.rank),
-                                 styles_of(self), self.engine.gpu_model(self.rank),
+                                 styles_of(self), self._gpu_model(),
                                  ledger_lines(self.analysis.ledger, self.rank))
         if self.moment is not None:
             badge = moment_badge(self.moment, self.app.clock(), key_for(self, "moment.live"),
@@ -202,6 +205,21 @@ class RankScreen(Screen):
                                          styles_of(self), self.analysis.summaries,
                                          self.analysis.down_ranks.get(self.rank))
         self.query_one("#rank-others", Static).update(others)
+
+    def _gpu_model(self) -> str:
+        """The rank's GPU model, asked for once (each draw would be a round trip to an engine
+        in its own process); "" while unknown, or when the engine could not say (it stopped,
+        or was silent: not asked again, the screen must not wait for it at each draw)."""
+        if self.rank not in self.gpu_models:
+            try:
+                model = self.engine.gpu_model(self.rank)
+            except ENGINE_FAILURES:
+                self.gpu_models[self.rank] = ""
+                return ""
+            if not model:
+                return ""  # unknown yet: asked again at the next draw
+            self.gpu_models[self.rank] = model
+        return self.gpu_models[self.rank]
 
     def _draw_trend(self, metric_id: str) -> None:
         metric = self.settings.metrics[metric_id]
@@ -222,10 +240,31 @@ class RankScreen(Screen):
 
     @work(thread=True, exclusive=True, group="rank-log", exit_on_error=False)
     def _follow_log(self, rank: int) -> None:
+        """The rank's log tail, then what it gains, until another rank's or the screen's end
+        cancels it; its logs are closed then (an engine apart holds them open till then).
+        What the engine cannot answer is said, and the log opened again a moment later (a
+        restarted engine has none of the old one's open)."""
         worker = get_current_worker()
-        logs, note = self.engine.open_logs(self.rank_map, rank)
+        while not worker.is_cancelled:
+            try:
+                logs, note = self.engine.open_logs(self.rank_map, rank)
+            except ENGINE_FAILURES as error:
+                self.post_message(self.LogLines(rank, [], f"no log: {error}"))
+            else:
+                try:
+                    self._tail_and_follow(rank, logs, note)
+                    return
+                except ENGINE_FAILURES as error:
+                    self.post_message(self.LogLines(rank, [], f"the log stopped: {error}"))
+                finally:
+                    for log in logs:
+                        log.close()
+            time.sleep(FOLLOW_SECONDS)
+
+    def _tail_and_follow(self, rank: int, logs: list[LogSource], note: str) -> None:
+        worker = get_current_worker()
         lines = [line for log in logs for line in log.tail(TAIL_LINES)]
-        self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note))
+        self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note, tail=True))
         while logs and not worker.is_cancelled:
             time.sleep(FOLLOW_SECONDS)
             new = [_shown(ln) for log in logs for ln in log.follow()]
@@ -235,12 +274,18 @@ class RankScreen(Screen):
 
     @work(thread=True, exclusive=True, group="rank-alerts", exit_on_error=False)
     def _load_alerts(self, rank: int) -> None:
-        rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
+        try:
+            rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
+        except ENGINE_FAILURES as error:
+            rows, note = [], str(error)
         self.post_message(self.Alerts(rank, rows, note))
 
     @work(thread=True, exclusive=True, group="rank-backfill", exit_on_error=False)
     def _backfill(self, rank: int) -> None:
-        points, note = self.engine.backfill(self.rank_map, rank)
+        try:
+            points, note = self.engine.backfill(self.rank_map, rank)
+        except ENGINE_FAILURES as error:
+            points, note = {}, f"no earlier history: {error}"
         if note:
             self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))
@@ -268,6 +313,8 @@ class RankScreen(Screen):
         if message.rank != self.rank:
             return
         log = self.query_one("#rank-log", LogView)
+        if message.tail:
+            log.clear()
         first = not log.lines
         log.add(message.lines)
         if first and self.moment is not None:

@@ -39,6 +39,12 @@ def test_tail_of_a_short_file_returns_every_line(tmp_path):
     assert texts(FileLog(path).tail(10)) == ["one", "two", "three"]
 
 
+def test_tail_of_a_file_with_fewer_lines_than_asked_returns_every_one(tmp_path):
+    path = tmp_path / "rank.log"
+    write(path, lines_of(*(f"step {i}" for i in range(40))))
+    assert texts(FileLog(path).tail(60)) == [f"step {i}" for i in range(40)]  # not 20
+
+
 def test_tail_returns_only_the_last_lines(tmp_path):
     path = tmp_path / "rank.log"
     write(path, lines_of(*(f"step {i}" for i in range(5000))))

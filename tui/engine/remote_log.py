@@ -1,0 +1,186 @@
+"""A rank's logs read by the engine in its own process, a page at a time.
+
+The UI's process does no I/O on the job's logs when its engine runs apart: the engine keeps
+each log it opened for a rank screen under an id (``LogShelf``), and the screen reads it
+through a ``RemoteLog``, a ``LogSource`` whose calls are requests. What a read gives crosses
+in pages of at most ``PAGE_BYTES`` of text: a flood the log gave in one read (up to
+``FileLog``'s follow limits) comes in several messages, each small, which ``RemoteLog`` puts
+back together, so the screen sees what a local read would have given. A log's status
+crosses with each page. Closing a ``RemoteLog`` releases the engine's files."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import NamedTuple, Protocol, cast
+
+from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.tail import LogLine, LogSource
+
+PAGE_BYTES = 256 * 1024  # of a page's text, at most (a page holds one line at least)
+LINE_BYTES = 32  # what a line costs in a page besides its text: its kind, its file, ...
+
+OpenLogs = Callable[[RankMap, int], tuple[list[LogSource], str]]
+
+
+class Page(NamedTuple):
+    """Part of what one read of a log gave: lines as (text, kind, partial, origin)."""
+
+    lines: tuple[tuple[str, str, bool, str], ...]
+    status: str  # the log's, after the read
+    more: bool  # the read gave more lines: ask for the next page
+
+
+class _Shelved:
+    """An open log, and what its last read gave that is still to be sent."""
+
+    def __init__(self, log: LogSource) -> None:
+        self.log = log
+        self.lock = threading.Lock()  # a log is read by one caller at a time
+        self.read: list[LogLine] = []
+        self.sent = 0
+        self.status = ""
+
+
+class LogShelf:
+    """The engine's side: the logs open for rank screens, each under an id."""
+
+    def __init__(self, open_logs: OpenLogs, page_bytes: int = PAGE_BYTES) -> None:
+        self._open_logs = open_logs
+        self.page_bytes = page_bytes
+        self._shelved: dict[int, _Shelved] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def open(self, rank_map: RankMap, rank: int) -> tuple[list[tuple[int, str]], str]:
+        """The rank's logs as (id, name), and a note on what was found."""
+        logs, note = self._open_logs(rank_map, rank)
+        opened = []
+        with self._lock:
+            for log in logs:
+                log_id = next(self._ids)
+                self._shelved[log_id] = _Shelved(log)
+                opened.append((log_id, log.name))
+        return opened, note
+
+    def tail(self, log_id: int, lines: int) -> Page:
+        return self._read(log_id, lambda log: log.tail(lines))
+
+    def follow(self, log_id: int) -> Page:
+        return self._read(log_id, lambda log: log.follow())
+
+    def more(self, log_id: int) -> Page:
+        """The next page of the last read."""
+        shelved = self._find(log_id)
+        with shelved.lock:
+            return self._page(shelved)
+
+    def close(self, log_id: int) -> None:
+        with self._lock:
+            shelved = self._shelved.pop(log_id, None)
+        if shelved is not None:
+            with shelved.lock:
+                shelved.log.close()
+
+    def close_all(self) -> None:
+        for log_id in list(self._shelved):
+            self.close(log_id)
+
+    def __len__(self) -> int:
+        return len(self._shelved)
+
+    def _find(self, log_id: int) -> _Shelved:
+        with self._lock:
+            shelved = self._shelved.get(log_id)
+        if shelved is None:
+            raise ValueError(f"no log open under id {log_id} (closed, or the engine restarted)")
+        return shelved
+
+    def _read(self, log_id: int, read: Callable[[LogSource], list[LogLine]]) -> Page:
+        shelved = self._find(log_id)
+        with shelved.lock:
+            shelved.read, shelved.sent = read(shelved.log), 0
+            shelved.status = shelved.log.status()
+            return self._page(shelved)
+
+    def _page(self, shelved: _Shelved) -> Page:
+        start = end = shelved.sent
+        size = 0
+        while end < len(shelved.read):
+            size += line_bytes(shelved.read[end])
+            if size > self.page_bytes and end > start:
+                break
+            end += 1
+        lines = tuple((ln.text, ln.kind, ln.partial, ln.origin)
+                      for ln in shelved.read[start:end])
+        shelved.sent = end
+        more = end < len(shelved.read)
+        if not more:
+            shelved.read, shelved.sent = [], 0
+        return Page(lines, shelved.status, more)
+
+
+def line_bytes(line: LogLine) -> int:
+    """What ``line`` costs in a page: its text's UTF-8 bytes and a little more."""
+    return len(line.text.encode("utf-8", "surrogatepass")) + LINE_BYTES
+
+
+class Asker(Protocol):
+    """The UI's end of the engine: a request's future, or its answer waited for."""
+
+    def ask(self, kind: str, *args: object) -> Future: ...
+
+    def answer(self, kind: str, *args: object) -> object: ...
+
+
+class RemoteLog:
+    """The UI's side: a ``LogSource`` whose reads are requests to the engine. Each call may
+    raise ``EngineStopped`` or ``EngineSilent``, as any blocking request may."""
+
+    def __init__(self, engine: Asker, log_id: int, name: str) -> None:
+        self._engine = engine
+        self.log_id = log_id
+        self.name = name
+        self._status = ""
+        self._closed = False
+
+    def tail(self, lines: int) -> list[LogLine]:
+        return self._pages(self._engine.answer("log_tail", self.log_id, lines))
+
+    def follow(self) -> list[LogLine]:
+        return self._pages(self._engine.answer("log_follow", self.log_id))
+
+    def status(self) -> str:
+        """The log's status as the last read left it."""
+        return self._status
+
+    def close(self) -> None:
+        """Release the engine's files (not waiting for it to say so)."""
+        if not self._closed:
+            self._closed = True
+            self._engine.ask("log_close", self.log_id)
+
+    def _pages(self, answer: object) -> list[LogLine]:
+        """The lines of the page answered and of the pages after it."""
+        lines: list[LogLine] = []
+        while True:
+            page = cast(Page, answer)
+            lines += (LogLine(*line) for line in page.lines)
+            self._status = page.status
+            if not page.more:
+                return lines
+            answer = self._engine.answer("log_more", self.log_id)
+
+
+def open_remote(engine: Asker, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
+    """The rank's logs, opened by the engine, and its note on what was found."""
+    opened, note = engine.answer("open_logs", rank_map, rank)  # type: ignore[misc]
+    return [RemoteLog(engine, log_id, name) for log_id, name in opened], note
+
+
+LOG_REQUESTS: dict[str, Callable[..., object]] = {
+    "open_logs": LogShelf.open, "log_tail": LogShelf.tail, "log_follow": LogShelf.follow,
+    "log_more": LogShelf.more, "log_close": LogShelf.close,
+}
