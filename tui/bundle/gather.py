@@ -81,7 +81,7 @@ def _logs(engine: EngineClient, rank_map, rank: int,
         lines = _excerpt(log.tail(LOG_LINES_SAVED), room, secrets)
         room -= sum(len(line.text) for line in lines)
         saved.append(SavedLog(log.name, lines, _sizes(log), log.status()))
-        _close(log)
+        log.close()
     return tuple(saved), note
 
 
@@ -105,13 +105,6 @@ def _sizes(log: LogSource) -> dict[str, int]:
             with contextlib.suppress(OSError):
                 found[str(each.path)] = os.stat(each.path).st_size
     return found
-
-
-def _close(log: LogSource) -> None:
-    """Let go of the descriptors of the local files ``log`` reads."""
-    for each in log.logs if isinstance(log, MergedLog) else [log]:
-        if isinstance(each, FileLog):
-            each.close()
 
 
 def _quietly(ask, *args):

@@ -36,6 +36,9 @@ class SavedLogSource:
     def follow(self) -> list[LogLine]:
         return []
 
+    def close(self) -> None:
+        """Nothing is open: the lines are in memory."""
+
     def status(self) -> str:
         ends = ", ".join(f"byte {size:,} of {Path(name).name}"
                          for name, size in self.saved.sizes.items())

@@ -157,7 +157,7 @@ class ProcessEngine:
         return self._link.answer("gpu_model", rank)  # type: ignore[return-value]
 
     def queries(self) -> dict[str, str]:
-        return self._ask("queries").result()  # type: ignore[return-value]
+        return self._link.answer("queries")  # type: ignore[return-value]
 
     def close(self) -> None:
         """End the engine process: hanging up the pipe ends it; a stuck one is killed."""
