@@ -18,6 +18,12 @@ from dataclasses import dataclass, replace
 
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.down import DownRank
+from ranktop.tui.core.drain_commands import (
+    Scheduler,
+    drain_commands,
+    reset_commands,
+    scheduler_of,
+)
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hardware import WINDOW_SECONDS, LedgerEntry
 from ranktop.tui.core.incidents import Incident
@@ -64,6 +70,10 @@ class Action:
     gpu: int | None = None
     rank: int | None = None
     commands: tuple[str, ...] = ()  # to copy, never run (``core.drain_commands``)
+
+    @property
+    def hardware(self) -> bool:
+        return self.kind in HARDWARE_ACTIONS
 
     @property
     def text(self) -> str:
@@ -126,7 +136,16 @@ def advise(incidents: Iterable[Incident], seen: Seen) -> tuple[Action, ...]:
             stopped.append(incident)
     if stopped:
         actions.append(_restart(stopped, seen))
-    return _one_per_place(actions)
+    scheduler = scheduler_of(seen.rank_map)
+    return tuple(_with_commands(action, scheduler) for action in _one_per_place(actions))
+
+
+def _with_commands(action: Action, scheduler: Scheduler) -> Action:
+    if action.kind == DRAIN:
+        return replace(action, commands=drain_commands(action.node, action.evidence, scheduler))
+    if action.kind == RESET:
+        return replace(action, commands=reset_commands(action.node, action.gpu))
+    return action
 
 
 def _for_root(root: Anomaly, seen: Seen) -> list[Action]:
