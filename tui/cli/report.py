@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ranktop.tui.cli.report_actions import actions_json, actions_lines
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.hang import HangVerdict
@@ -147,6 +148,7 @@ def as_json(findings: Findings, settings: Settings) -> str:
                       for a in findings.active],
         "resolved": [_anomaly(a, findings.rank_map) for a in findings.resolved],
         "hang": _hang(analysis.hang),
+        "actions": actions_json(analysis.actions),
         "worst": {m: [{"rank": r, "value": v} for r, v in _worst(frame, settings, m)]
                   for m in _report_metrics(settings, frame)},
     }
@@ -183,6 +185,7 @@ def as_text(findings: Findings, settings: Settings) -> str:
         lines.append(f"  {_anomaly_line(incident.root, rank_map)}")
         lines += [f"    ↳ {_anomaly_line(a, rank_map)}; explained by: "
                   f"{_named_cause(a, incident.members, rank_map)}" for a in incident.explained]
+    lines += actions_lines(findings.analysis.actions)
     if findings.resolved:
         lines += ["", "seen during the report, since resolved:"]
         lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.resolved]
