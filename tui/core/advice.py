@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.domain import CRITICAL_XIDS
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.drain_commands import (
     Scheduler,
@@ -36,7 +37,6 @@ from ranktop.tui.core.xid import (
     RECOVERY_GPU_RESET,
     RECOVERY_NODE_REBOOT,
     RECOVERY_NONE,
-    RESET_GPU,
     RESTART_NODE,
     recovery_name,
     xid,
@@ -175,14 +175,16 @@ def _xid(root: Anomaly, seen: Seen) -> Action:
     if known is None or known.resolution == IGNORE:
         return _watch_hardware(root, seen)
     evidence = xid_text(known.code)
-    dead = rank in seen.down
-    if known.resolution in (CONTACT_SUPPORT, RESTART_NODE) or dead:
-        why = ("its rank died: the GPU is out of the job until the node is drained and the "
-               "GPU reset" if dead and known.resolution == RESET_GPU else
-               f"NVIDIA's resolution for XID {known.code}: {known.resolution}")
-        return _by_recovery(root, seen, DRAIN, evidence, why)
-    return _by_recovery(root, seen, RESET, evidence,
-                        f"NVIDIA's resolution for XID {known.code}: {known.resolution}")
+    resolution = f"NVIDIA's resolution for XID {known.code}: {known.resolution}"
+    if known.resolution in (CONTACT_SUPPORT, RESTART_NODE):
+        return _by_recovery(root, seen, DRAIN, evidence, resolution)
+    if rank in seen.down:
+        return _by_recovery(root, seen, DRAIN, evidence, "its rank died: the GPU is out of "
+                            "the job until the node is drained and the GPU reset")
+    if known.code in CRITICAL_XIDS:
+        return _by_recovery(root, seen, DRAIN, evidence, f"{resolution}, and the GPU stops "
+                            "work until then: drain the node first")
+    return _by_recovery(root, seen, RESET, evidence, resolution)
 
 
 def _memory(root: Anomaly, seen: Seen) -> Action:

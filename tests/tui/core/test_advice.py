@@ -142,7 +142,7 @@ def test_a_hang_whose_culprit_gpu_reported_a_fault_leaves_the_advice_to_that_fau
     actions = advice([anomaly("hang", 7), anomaly("xid", 7, "79")],
                      frame(xid={7: 79.0}, recovery_action={7: 1.0}))
     assert NOTHING not in [a.kind for a in actions]
-    assert [a.kind for a in actions] == [RESET, RESTART]
+    assert [a.kind for a in actions] == [DRAIN, RESTART]
 
 
 def test_pending_incidents_get_no_advice_yet():
@@ -178,3 +178,8 @@ def test_hardware_and_software_kinds_cover_every_kind_the_detectors_raise():
     detectors = Detectors(DetectSettings())
     raised = {h.kind for h in detectors.holds.values()} | {c.kind for c in COUNTERS}
     assert raised <= HARDWARE_KINDS | set(SOFTWARE_KINDS)
+
+
+def test_a_critical_xid_on_a_live_rank_drains_its_node():
+    actions = advice([anomaly("xid", 4, "79")], frame(xid={4: 79.0}, recovery_action={4: 1.0}))
+    assert actions[0].kind == DRAIN and "drain the node first" in actions[0].rule
