@@ -46,6 +46,8 @@ from ranktop.tui.core.xid import (
 DRAIN, RESET, WATCH, RESTART, NOTHING = "drain", "reset", "watch", "restart", "nothing"
 KINDS = (DRAIN, RESET, WATCH, RESTART, NOTHING)  # most disruptive first
 HARDWARE_ACTIONS = (DRAIN, RESET)
+SHORT = {DRAIN: "drain the node", RESET: "reset the GPU when idle", WATCH: "watch",
+         RESTART: "restart the job", NOTHING: "no hardware action"}
 # Anomaly kinds whose root is the GPU or its links; every other kind is software.
 HARDWARE_KINDS = frozenset({"xid", "ecc", "memory", "remap_failure", "nvlink_errors", "pcie",
                             "thermal", "nvlink"})
@@ -90,8 +92,8 @@ class Action:
 
     @property
     def short(self) -> str:
-        """A few words for an anomaly row: "drain gpu-node-056", "watch rank 201"."""
-        return self.text.split(" (", 1)[0] if self.kind != NOTHING else "no hardware action"
+        """A few words for an anomaly row, which names the rank and its place already."""
+        return SHORT[self.kind]
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,14 @@ def _with_commands(action: Action, scheduler: Scheduler) -> Action:
     if action.kind == RESET:
         return replace(action, commands=reset_commands(action.node, action.gpu))
     return action
+
+
+def action_on(actions: Sequence[Action], rank: int, rank_map: RankMap) -> Action | None:
+    """The action about ``rank``: its own, else the drain of its node (which took its
+    GPU's reset along)."""
+    host = rank_map.ranks[rank].host if 0 <= rank < len(rank_map.ranks) else None
+    return (next((a for a in actions if a.rank == rank), None)
+            or next((a for a in actions if a.kind == DRAIN and a.node == host), None))
 
 
 def _for_root(root: Anomaly, seen: Seen) -> list[Action]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ranktop.tui.core.advice import action_on
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.detect import Anomaly
@@ -15,6 +16,7 @@ from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.engine.maps import MapGeometry
 from ranktop.tui.screens import cluster_lines
+from ranktop.tui.screens.advice import AdviceScreen
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
@@ -81,6 +83,9 @@ class ClusterScreen(Screen):
         Binding("i", "incident_detail", "Detail", id="anomaly.detail",
                 tooltip="The selected anomaly's whole text, its evidence, and what is "
                         "folded under it and why"),
+        Binding("a", "advice", "Advice", id="advice.open",
+                tooltip="What to do about the incidents (drain, reset, watch, restart), with "
+                        "the commands to copy: ranktop runs none of them"),
         Binding("s", "since", "Since", show=False, id="anomaly.since",
                 tooltip="Show the job as it was when the selected anomaly began"),
         Binding("p", "pause", "Pause", id="app.pause",
@@ -339,7 +344,10 @@ class ClusterScreen(Screen):
         # The hold goes before the summary, so a long summary cut with … never hides it.
         held = (f" ({root.held:.0f} s of {root.confirm_after:.0f} s)"
                 if root.pending and not root.awaiting else "")
-        return f"{where}  {incident.headline}{held}: {root.summary}"
+        action = (action_on(self.analysis.actions, root.rank, self.rank_map)
+                  if root.rank is not None and not incident.pending else None)
+        advice = f" ⇒ {action.short}" if action is not None else ""
+        return f"{where}  {incident.headline}{held}{advice}: {root.summary}"
 
     def action_next_anomaly(self, step: int) -> None:
         if not self.incidents:
@@ -380,6 +388,9 @@ class ClusterScreen(Screen):
         frame = self.analysis.frame
         now = frame.time if frame is not None else self.app.clock()
         self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
+
+    def action_advice(self) -> None:
+        self.app.push_screen(AdviceScreen(self.analysis.actions))
 
     def action_since(self) -> None:
         chosen = self._chosen_incident()
