@@ -78,6 +78,11 @@ class Action:
         return self.kind in HARDWARE_ACTIONS
 
     @property
+    def on_gpu(self) -> bool:
+        """A drain, a reset or a watch: about one node or GPU, not the whole job."""
+        return self.kind in (DRAIN, RESET, WATCH)
+
+    @property
     def text(self) -> str:
         """"drain gpu-node-056 (XID 79: GPU has fallen off the bus; recovery action: reset)"."""
         if self.kind == DRAIN:

@@ -14,9 +14,9 @@ async def test_a_roots_row_names_its_action(tmp_path):
     async with app.run_test(size=(160, 40)) as pilot:
         await watched(app, pilot, 4)
         [row] = panel_rows(app, 455)
-        assert "xid → missing" in row and "⇒ drain the node:" in row
+        assert "⇒ drain the node · rank 455 gpu-node-056 GPU 7  xid → missing" in row
         [ecc] = panel_rows(app, 128)
-        assert "⇒ reset the GPU when idle:" in ecc
+        assert "⇒ reset the GPU when idle · rank 128 gpu-node-016 GPU 0  memory" in ecc
 
 
 async def test_the_advice_key_lists_the_actions_and_copies_only_when_asked(tmp_path):
@@ -58,11 +58,11 @@ async def test_with_nothing_to_do_the_list_says_so_and_copies_nothing():
         assert app.clipboard == ""
 
 
-async def test_the_advice_keys_are_in_the_footer_and_the_help():
+async def test_the_advice_key_is_named_in_the_anomalies_title_and_the_help():
     app = make_app(at=20.0)
     async with app.run_test(size=(120, 40)) as pilot:
         await watched(app, pilot, 2)
-        assert "a Advice" in screen_text(app)
+        assert ": n / N to visit, a what to do" in screen_text(app)
         await pilot.press("question_mark")
         await pilot.pause()
         assert "What to do about the incidents" in screen_text(app)
