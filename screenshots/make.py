@@ -46,6 +46,8 @@ SHOTS = [
     ("rank-455-hang-120x40.svg", (120, 40), 216.0, ["slash", *"455", "enter", "enter"]),
     # after the fact: n selects rank 455's row, s shows the job as it was when it began
     ("cluster-at-moment-120x40.svg", (120, 40), 216.0, ["n", "s"]),
+    # what to do: the dead rank's node to drain, the ECC GPU to reset, with their commands
+    ("advice-120x40.svg", (120, 40), 200.0, ["a"]),
     # the evidence behind the hang verdict
     ("hang-evidence-120x40.svg", (120, 40), 216.0, ["e"]),
     # the throttling rank in a 16-colour terminal, and a rank down without colour

@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable
 
+from ranktop.tui.cli.report_actions import actions_lines
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.document import document, worst
@@ -104,6 +105,7 @@ def as_text(findings: Findings, settings: Settings) -> str:
         lines.append(f"  {_anomaly_line(incident.root, rank_map)}")
         lines += [f"    ↳ {_anomaly_line(a, rank_map)}; explained by: "
                   f"{_named_cause(a, incident.members, rank_map)}" for a in incident.explained]
+    lines += actions_lines(findings.analysis.actions)
     if findings.resolved:
         lines += ["", "seen during the report, since resolved:"]
         lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.resolved]

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ranktop.tui.core.advice import Action, Seen, advise
 from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
@@ -77,9 +78,13 @@ class Analysis:
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
+    # What to do about them (drain, reset, watch, restart), likewise.
+    actions: tuple[Action, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "incidents", incidents(self.anomalies, self.rank_map))
+        seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang)
+        object.__setattr__(self, "actions", advise(self.incidents, seen))
 
     @property
     def confirmed(self) -> list[Anomaly]:

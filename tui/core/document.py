@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ranktop.tui.core.advice import Action
 from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_progress
@@ -46,6 +47,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
                        "explained_by": _cause(a, findings)} for a in findings.active],
         "resolved": [anomaly_entry(a, findings.rank_map) for a in findings.resolved],
         "hang": hang_entry(analysis.hang),
+        "actions": actions_entry(analysis.actions),
         "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
                   for m in shown if frame is not None and m in frame.values},
     }
@@ -98,6 +100,14 @@ def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
         return None
     cause, rule = found
     return {"kind": cause.kind, "rank": cause.rank, "why": rule.why}
+
+
+def actions_entry(actions: Sequence[Action]) -> list[dict]:
+    """The advice: kind, node, gpu, rank, rule, evidence, command (never run)."""
+    return [{"kind": a.kind, "text": a.text, "node": a.node or None, "gpu": a.gpu,
+             "rank": a.rank, "rule": a.rule, "evidence": a.evidence,
+             "command": "\n".join(a.commands) or None}
+            for a in actions]
 
 
 def hang_entry(verdict: HangVerdict | None) -> dict | None:

@@ -3,6 +3,8 @@ for each, so the detectors, the sources, the simulator and the screens never dis
 
 from __future__ import annotations
 
+from ranktop.tui.core.xid import UNKNOWN_MEANING, XIDS
+
 # -- severities, most severe first --------------------------------------------------------
 SEVERITIES = ("critical", "major", "warning")
 
@@ -23,15 +25,9 @@ THROTTLE_BITS = (
 THERMAL_BITS = 0x020 | 0x040  # SW and HW thermal slowdown
 
 # -- XID errors: what the common ones mean, and which ones end a GPU's work ---------------
-XID_MEANINGS = {
-    13: "graphics engine exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
-    48: "double-bit ECC error", 63: "ECC page retirement or row remapping",
-    64: "ECC page retirement or row remapping failed", 74: "NVLink error",
-    79: "GPU has fallen off the bus", 92: "high single-bit ECC error rate",
-    94: "contained ECC error", 95: "uncontained ECC error",
-}
+XID_MEANINGS = {code: found.meaning for code, found in XIDS.items()}  # table: core.xid
 CRITICAL_XIDS = frozenset({48, 64, 74, 79, 95})
-XID_UNKNOWN = "see NVIDIA's XID catalogue"
+XID_UNKNOWN = UNKNOWN_MEANING
 
 # -- dcgm-exporter's labels ---------------------------------------------------------------
 # Where a series names its host: released exporters, newer ones, Kubernetes pods.

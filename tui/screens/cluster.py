@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ranktop.tui.core.advice import action_on
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.detect import Anomaly
@@ -15,6 +16,7 @@ from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.parallelism import Parallelism, for_job
 from ranktop.tui.engine.maps import MapGeometry
 from ranktop.tui.screens import cluster_lines
+from ranktop.tui.screens.advice import AdviceScreen
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.hints import key_for
 from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
@@ -85,6 +87,10 @@ class ClusterScreen(Screen):
                 tooltip="Show the job as it was when the selected anomaly began"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
+        # Named in the anomalies' title: the footer is full at 120 columns.
+        Binding("a", "advice", "Advice", show=False, id="advice.open",
+                tooltip="What to do about the incidents (drain, reset, watch, restart), with "
+                        "the commands to copy: ranktop runs none of them"),
         Binding("q", "app.quit", "Quit", id="cluster.quit",
                 tooltip="Quit ranktop (on the other screens, its key goes back)"),
     ]
@@ -325,12 +331,15 @@ class ClusterScreen(Screen):
         box = self.query_one("#anomalies", AnomalyList)
         visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
         counts = cluster_lines.count_by_severity(self.anomalies)
-        box.border_title = f"anomalies ({counts}): {visit} to visit" if rows else "anomalies"
+        advice = key_for(self, "advice.open")
+        box.border_title = (f"anomalies ({counts}): {visit} to visit, {advice} what to do"
+                            if rows else "anomalies")
         box.set_rows(rows, self.current_incident, self.analysis.verdict_when_clear)
 
     def _describe(self, incident: Incident) -> str:
         """"rank 37 gpu-node-004 GPU 5  thermal → straggler 1.29x: GPU 88 °C, …": where,
-        the root and what it explains, then the root's own text."""
+        the root and what it explains, then the root's own text; first, what to do about
+        it, where the advice acts on its node or GPU."""
         root = incident.root
         where = "the whole job"
         if root.rank is not None and root.rank < len(self.rank_map):
@@ -339,7 +348,14 @@ class ClusterScreen(Screen):
         # The hold goes before the summary, so a long summary cut with … never hides it.
         held = (f" ({root.held:.0f} s of {root.confirm_after:.0f} s)"
                 if root.pending and not root.awaiting else "")
-        return f"{where}  {incident.headline}{held}: {root.summary}"
+        return f"{self._advice(incident)}{where}  {incident.headline}{held}: {root.summary}"
+
+    def _advice(self, incident: Incident) -> str:
+        """"⇒ drain the node · " before a root whose node or GPU the advice acts on."""
+        rank = incident.root.rank
+        action = (action_on(self.analysis.actions, rank, self.rank_map)
+                  if rank is not None and not incident.pending else None)
+        return f"⇒ {action.short} · " if action is not None and action.on_gpu else ""
 
     def action_next_anomaly(self, step: int) -> None:
         if not self.incidents:
@@ -380,6 +396,9 @@ class ClusterScreen(Screen):
         frame = self.analysis.frame
         now = frame.time if frame is not None else self.app.clock()
         self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
+
+    def action_advice(self) -> None:
+        self.app.push_screen(AdviceScreen(self.analysis.actions))
 
     def action_since(self) -> None:
         chosen = self._chosen_incident()

@@ -15,6 +15,12 @@ from ranktop.tui.core.domain import THERMAL_BITS
 from ranktop.tui.core.model import MISSING, Frame, RankMap
 from ranktop.tui.core.parallelism import fit_world
 from ranktop.tui.core.parallelism import parse as parse_parallelism
+from ranktop.tui.core.xid import (
+    RECOVERY_DRAIN_AND_RESET,
+    RECOVERY_GPU_RESET,
+    RECOVERY_NONE,
+    xid,
+)
 from ranktop.tui.simulator.hardware import COUNTERS, ErrorCounters
 from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 
@@ -46,7 +52,7 @@ IB_ERRORS = (40, 200)  # InfiniBand errors in the window, on a replica whose lin
 
 METRICS = (
     "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
-    "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid",
+    "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid", "recovery_action",
     "step_time", "compute_time", "collective_time", "bus_bandwidth", *COUNTERS,
 )
 
@@ -288,6 +294,7 @@ class SimCluster:
         values["throttle_reasons"] = [0.0] * self._n
         values["ecc_dbe"] = [0.0] * self._n
         values["xid"] = [MISSING] * self._n
+        values["recovery_action"] = [float(RECOVERY_NONE)] * self._n
         return values
 
     def _step_metrics(self, rng: random.Random, state: _JobState) -> dict[str, list[float]]:
@@ -330,8 +337,15 @@ class SimCluster:
                 values["ib_errors"][other] = float(rng.randint(*IB_ERRORS))
         elif fault.effect == "ecc_dbe":
             values["ecc_dbe"][rank] = 1.0
+            # The new row is remapped at the next reset; a failed remap needs a drain first.
+            failed = fault.params.get("remap_failure")
+            action = RECOVERY_DRAIN_AND_RESET if failed else RECOVERY_GPU_RESET
+            values["recovery_action"][rank] = float(action)
         elif fault.effect == "xid":
-            values["xid"][rank] = float(fault.params["code"])
+            code = fault.params["code"]
+            values["xid"][rank] = float(code)
+            known = xid(code)
+            values["recovery_action"][rank] = float(known.recovery if known else RECOVERY_NONE)
         elif fault.effect == "rank_death":
             for series in values.values():
                 series[rank] = MISSING

@@ -6,7 +6,8 @@ table); each family says which Frame metric feeds it and how the value is conver
 Profiles:
   default  everything ranktop reads, as a cluster with a custom collectors CSV exports it:
            SM activity, NVLink bytes, the throttle bitmask, the ECC counter, and the error
-           counters (remapped rows, PCIe replays, NVLink CRC errors and replays)
+           counters (remapped rows, PCIe replays, NVLink CRC errors and replays) and the
+           GPU's recovery action (DCGM field 1523)
   stock    only the rows dcgm-exporter's default-counters.csv turns on: no SM activity, NVLink
            only as DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL, no throttle bitmask, no ECC counter (an
            uncorrectable error shows only as a remapped row), the driver version as a label.
@@ -96,6 +97,9 @@ DCGM_FAMILIES = (  # every DCGM family the simulator can serve
            "Number of remapped rows for correctable errors", "remapped_rows_correctable"),
     Family("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed",
            "row_remap_failure"),
+    Family("DCGM_FI_DEV_GPU_RECOVERY_ACTION", "gauge",
+           "Recovery action the GPU asks for (NVML: 0 none, 1 reset, 2 node reboot, "
+           "3 drain P2P, 4 drain and reset).", "recovery_action"),
     Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
            "Ratio of time the graphics engine is active.", "sm_active", ".6f",
            lambda v: max(v / 100.0, min(1.0, v * GR_OVER_SM / 100.0))),
@@ -132,6 +136,7 @@ DEFAULT_NAMES = (
     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
     "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
     "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_GPU_RECOVERY_ACTION",
 )
 STOCK_NAMES = (  # default-counters.csv's uncommented rows, in its order
     "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_MEM_CLOCK", "DCGM_FI_DEV_MEMORY_TEMP",

@@ -20,7 +20,7 @@ from ranktop.tui.core.model import MISSING
 
 # The metric ids of the shipped configuration's error counters.
 SLOW_COUNTERS = ("ecc_dbe", "xid", "remapped_rows", "row_remap_failure", "pcie_replay",
-                 "nvlink_errors")
+                 "nvlink_errors", "recovery_action")
 FULL_EVERY = 15  # polls: 30 s at the default 2 s refresh
 
 

@@ -89,7 +89,8 @@ def test_every_metric_for_every_rank() -> None:
         assert set(frame.values) == set(METRICS) == {
             "sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
             "nvlink_tx", "nvlink_rx", "nvlink", "memory_used", "ecc_dbe", "xid",
-            "step_time", "compute_time", "collective_time", "bus_bandwidth", "remapped_rows",
+            "recovery_action", "step_time", "compute_time", "collective_time", "bus_bandwidth",
+            "remapped_rows",
             "remapped_rows_correctable", "row_remap_failure", "pcie_replay", "nvlink_errors",
             "nvlink_replay",
         }

@@ -44,6 +44,7 @@ TYPES = {
     "DCGM_FI_DEV_PCIE_REPLAY_COUNTER": "counter",
     "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": "counter",
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL": "counter",
+    "DCGM_FI_DEV_GPU_RECOVERY_ACTION": "gauge",
     "training_step_seconds": "gauge", "training_compute_seconds": "gauge",
     "training_step": "gauge", "training_tokens_per_second": "gauge", "training_loss": "gauge",
 }

@@ -1,0 +1,68 @@
+"""The advice on the cluster screen: a short action on a root's row, a key opening the list
+of actions with their commands, and a key copying the selected command only when pressed."""
+
+from __future__ import annotations
+
+from ranktop.tui.screens.advice import AdviceScreen
+
+from tests.tui.conftest import make_app, screen_text
+from tests.tui.screens.test_incident_rows import panel_rows, watched
+
+
+async def test_a_roots_row_names_its_action(tmp_path):
+    app = make_app(at=174.0, log_root=tmp_path)  # the demo's XID 79, its rank dead
+    async with app.run_test(size=(160, 40)) as pilot:
+        await watched(app, pilot, 4)
+        [row] = panel_rows(app, 455)
+        assert "⇒ drain the node · rank 455 gpu-node-056 GPU 7  xid → missing" in row
+        [ecc] = panel_rows(app, 128)
+        assert "⇒ reset the GPU when idle · rank 128 gpu-node-016 GPU 0  memory" in ecc
+
+
+async def test_the_advice_key_lists_the_actions_and_copies_only_when_asked(tmp_path):
+    app = make_app(at=174.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await watched(app, pilot, 4)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, AdviceScreen)
+        text = screen_text(app)
+        assert "▶ drain gpu-node-056 (XID 79: GPU has fallen off the bus; recovery action:" in text
+        assert "$ scontrol update NodeName=gpu-node-056 State=DRAIN Reason=" in text
+        assert "Nothing here is run by ranktop." in text
+        assert app.clipboard == ""  # nothing copied by opening it
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.clipboard.startswith("scontrol update NodeName=gpu-node-056 State=DRAIN")
+        assert "kubectl cordon gpu-node-056" in app.clipboard.splitlines()
+        await pilot.press("j")  # the next action: the ECC GPU's reset
+        await pilot.pause()
+        assert "▶ reset GPU 0 on gpu-node-016 when idle" in screen_text(app)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.clipboard == "ssh gpu-node-016 sudo nvidia-smi --gpu-reset -i 0"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, AdviceScreen)
+
+
+async def test_with_nothing_to_do_the_list_says_so_and_copies_nothing():
+    app = make_app(at=2.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await watched(app, pilot, 2)
+        await pilot.press("a")
+        await pilot.pause()
+        assert "No advice: no confirmed incident asks for an action." in screen_text(app)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.clipboard == ""
+
+
+async def test_the_advice_key_is_named_in_the_anomalies_title_and_the_help():
+    app = make_app(at=20.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await watched(app, pilot, 2)
+        assert ": n / N to visit, a what to do" in screen_text(app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "What to do about the incidents" in screen_text(app)
