@@ -17,7 +17,8 @@ FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 PROGRAM = re.compile(r"^(?:\S*/)?ranktop$")  # ranktop, .venv/bin/ranktop
 SHELL_ENDS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2>&1"}
 PARSERS = {"report": flags.report_parser, "check-config": flags.check_config_parser,
-           "init": flags.init_parser, "rules": flags.rules_parser, "simulate": build_parser}
+           "init": flags.init_parser, "rules": flags.rules_parser, "open": flags.open_parser,
+           "simulate": build_parser}
 
 
 def test_every_subcommand_has_its_parser_here():
