@@ -343,7 +343,10 @@ class RankScreen(Screen):
         text = rank_lines.log_title(
             log.following, log.serious_only, log.search, len(log.matches), log.current,
             self.log_note, partial(key_for, log), partial(key_for, self), styles_of(self))
-        if self.moment is not None:  # the files hold what was written since, too
+        if self.moment is not None and self.moment == self.app.home:  # a bundle's own
+            text = Text.assemble(("the tail as the bundle saved it: ",
+                                  styles_of(self)("warn")), text)
+        elif self.moment is not None:  # the files hold what was written since, too
             text = Text.assemble(("the tail as it is now, the moment shown marked in it: ",
                                   styles_of(self)("warn")), text)
         title.update(text)

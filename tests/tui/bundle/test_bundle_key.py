@@ -57,7 +57,7 @@ async def test_the_key_during_the_hang_writes_a_bundle_that_reopens_with_the_sam
         await wait_for(pilot, lambda: "saved in the bundle" in screen_text(opened))
         shown = screen_text(opened)
         assert "rank 455" in shown and "BUNDLE OF" in shown
-        assert "saved in the bundle" in shown
+        assert "saved in the bundle" in shown and "the tail as the bundle saved it" in shown
         assert "CUDA error" in shown or "Xid" in shown or "XID" in shown
 
 
