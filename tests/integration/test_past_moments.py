@@ -104,7 +104,10 @@ def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
         for metric in settings.maps:
             assert same_values(then.values[metric], frame.values[metric]), metric
         assert then.stale == frame.stale and then.ranks_up(n) == frame.ranks_up(n)
-        assert then.job == frame.job
+        # a job value sums over ranks: VictoriaMetrics may add in another order at a range
+        assert then.job.keys() == frame.job.keys()
+        assert all(math.isclose(then.job[k], frame.job[k], rel_tol=1e-9)
+                   or (math.isnan(then.job[k]) and math.isnan(frame.job[k])) for k in then.job)
 
 
 def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsys,
