@@ -7,6 +7,7 @@ from functools import partial
 
 import pytest
 from ranktop.tui.app import RanktopApp
+from ranktop.tui.bundling import shown_text
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import LogWriter
@@ -64,8 +65,8 @@ async def triage_done(app: RanktopApp, seconds: float = 60.0) -> None:
 
 
 def screen_text(app: RanktopApp) -> str:
-    """What the terminal shows, one line per row."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    """What the terminal shows, one line per row (as a bundle saves it)."""
+    return shown_text(app)
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,8 @@ from ranktop.tui.engine.snapshot import Snapshot
 from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.tail import FileLog, LogSource
 
+from ranktop import version
+
 RANKS_SAVED = 32  # ranks whose logs, alerts and history a bundle keeps
 LOG_LINES_SAVED = 300  # of each log file: the rank screen's tail
 LOG_BYTES_SAVED = 128 * 1024  # of each rank's excerpts together, at most
@@ -44,8 +46,6 @@ async def gather(engine: EngineClient, snapshot: Snapshot, selected: int | None,
     ranks = {}
     for rank in ranks_worth_saving(analysis, selected):
         ranks[rank] = await _rank(engine, snapshot, rank, secrets)
-    from ranktop import version
-
     kept = replace(snapshot, analysis=replace(analysis, history=None))  # ranks' own, above
     return Saved(engine.job_name, written, kept, ranks, selected, ranktop=version())
 

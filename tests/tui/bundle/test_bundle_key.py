@@ -18,7 +18,8 @@ from tests.tui.screens.test_incident_rows import panel_rows, watched
 async def written_bundle(app, pilot, folder, monkeypatch):
     monkeypatch.chdir(folder)
     await pilot.press("B")
-    await app.workers.wait_for_complete()
+    # the bundle's worker only: a rank screen's log worker follows its file for ever
+    await wait_for(pilot, lambda: not app.bundle_writing, tries=1200)
     await pilot.pause()
     (bundle,) = folder.glob("*.ranktop")
     return bundle
@@ -72,3 +73,18 @@ async def test_the_evidence_screen_writes_a_bundle_of_itself(tmp_path, monkeypat
         assert "Evidence" in type(app.screen).__name__
         bundle = await written_bundle(app, pilot, out, monkeypatch)
     assert app.analysis.hang.summary[:40] in (bundle / "screen.txt").read_text()
+
+
+async def test_the_rank_screen_writes_a_bundle_of_itself(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    app = make_app(at=174.0, log_root=tmp_path / "logs")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await watched(app, pilot, 20)
+        await pilot.press("n", "enter")  # rank 455's screen
+        await pilot.pause()
+        assert "Rank" in type(app.screen).__name__
+        bundle = await written_bundle(app, pilot, out, monkeypatch)
+    screen = (bundle / "screen.txt").read_text()
+    assert "rank 455  gpu-node-056" in screen and "SM activity" in screen
+    assert read_bundle(bundle).selected == 455
