@@ -29,6 +29,16 @@ class Gpu:
     user: str = NO_JOB_LABEL
 
 
+def pod_user(pod: str, namespace: str = "") -> str:
+    """A pod, as the screen names who uses a GPU: "training/eval-0"."""
+    return f"{namespace}/{pod}" if namespace else pod
+
+
+def hpc_user(job: str) -> str:
+    """An HPC job, as the screen names who uses a GPU: "job 4242"."""
+    return f"job {job}"
+
+
 @dataclass(frozen=True)
 class Tenant:
     """Another job (or pod) on a node, and its GPUs there."""

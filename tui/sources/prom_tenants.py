@@ -13,7 +13,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_NODE_LABELS, DCGM_UUID_LABELS
 from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.tenants import NO_JOB_LABEL, Gpu, NodeTenants, tenants_of
+from ranktop.tui.core.tenants import (
+    NO_JOB_LABEL,
+    Gpu,
+    NodeTenants,
+    hpc_user,
+    pod_user,
+    tenants_of,
+)
 from ranktop.tui.sources import promql
 from ranktop.tui.sources.prom_client import PromClient
 
@@ -68,7 +75,7 @@ def user_of(labels: Labels, renamed: bool) -> str:
     """Who uses a GPU, as its labels say: "namespace/pod", "job <id>", or nobody named."""
     pod, namespace = (EXPORTED_POD, EXPORTED_NAMESPACE) if renamed else (POD, NAMESPACE)
     if labels.get(pod):
-        return f"{labels[namespace]}/{labels[pod]}" if labels.get(namespace) else labels[pod]
+        return pod_user(labels[pod], labels.get(namespace, ""))
     if labels.get(HPC_JOB):
-        return f"job {labels[HPC_JOB]}"
+        return hpc_user(labels[HPC_JOB])
     return NO_JOB_LABEL
