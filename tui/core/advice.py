@@ -29,7 +29,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hardware import WINDOW_SECONDS, LedgerEntry
 from ranktop.tui.core.incidents import Incident
 from ranktop.tui.core.model import Frame, RankMap, is_missing
-from ranktop.tui.core.tenants import NodeTenants
+from ranktop.tui.core.tenants import NodeTenants, others_text
 from ranktop.tui.core.xid import (
     CONTACT_SUPPORT,
     IGNORE,
@@ -96,6 +96,11 @@ class Action:
         if self.kind == RESTART:
             return f"restart the job ({self.evidence})"
         return f"nothing to do on hardware: {self.evidence}"
+
+    @property
+    def also(self) -> str:
+        """A drain's line on who else is on its node, which it stops too ("": not a drain)."""
+        return others_text(self.node, self.others) if self.kind == DRAIN else ""
 
     @property
     def short(self) -> str:
