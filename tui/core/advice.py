@@ -14,7 +14,7 @@ on hardware". The hardware kinds are listed here; any other kind is software.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import CRITICAL_XIDS
@@ -29,6 +29,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hardware import WINDOW_SECONDS, LedgerEntry
 from ranktop.tui.core.incidents import Incident
 from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.tenants import NodeTenants, others_text
 from ranktop.tui.core.xid import (
     CONTACT_SUPPORT,
     IGNORE,
@@ -72,6 +73,7 @@ class Action:
     gpu: int | None = None
     rank: int | None = None
     commands: tuple[str, ...] = ()  # to copy, never run (``core.drain_commands``)
+    others: NodeTenants | None = None  # a drain's: who else is on the node (None: not known)
 
     @property
     def hardware(self) -> bool:
@@ -96,6 +98,11 @@ class Action:
         return f"nothing to do on hardware: {self.evidence}"
 
     @property
+    def also(self) -> str:
+        """A drain's line on who else is on its node, which it stops too ("": not a drain)."""
+        return others_text(self.node, self.others) if self.kind == DRAIN else ""
+
+    @property
     def short(self) -> str:
         """A few words for an anomaly row, which names the rank and its place already."""
         return SHORT[self.kind]
@@ -111,6 +118,7 @@ class Seen:
     down: Mapping[int, DownRank]
     ledger: Mapping[int, tuple[LedgerEntry, ...]]
     hang: HangVerdict | None
+    neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)  # by node
 
     def value(self, metric: str, rank: int) -> float:
         found = self.frame.value(metric, rank) if self.frame is not None else float("nan")
@@ -144,12 +152,15 @@ def advise(incidents: Iterable[Incident], seen: Seen) -> tuple[Action, ...]:
     if stopped:
         actions.append(_restart(stopped, seen))
     scheduler = scheduler_of(seen.rank_map)
-    return tuple(_with_commands(action, scheduler) for action in _one_per_place(actions))
+    return tuple(_with_commands(action, scheduler, seen.neighbours)
+                 for action in _one_per_place(actions))
 
 
-def _with_commands(action: Action, scheduler: Scheduler) -> Action:
+def _with_commands(action: Action, scheduler: Scheduler,
+                   neighbours: Mapping[str, NodeTenants]) -> Action:
     if action.kind == DRAIN:
-        return replace(action, commands=drain_commands(action.node, action.evidence, scheduler))
+        return replace(action, commands=drain_commands(action.node, action.evidence, scheduler),
+                       others=neighbours.get(action.node))
     if action.kind == RESET:
         return replace(action, commands=reset_commands(action.node, action.gpu))
     return action

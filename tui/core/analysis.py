@@ -31,6 +31,7 @@ from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.tenants import NodeTenants
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
 # logs are read for watchdog timeouts (the header waits longer where polls or samples are
@@ -75,6 +76,8 @@ class Analysis:
     warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
     ledger: Mapping[int, tuple[LedgerEntry, ...]] = field(default_factory=dict)
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
+    # Who else is on the nodes the advice drains, as the engine last learned (by node).
+    neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -83,7 +86,8 @@ class Analysis:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "incidents", incidents(self.anomalies, self.rank_map))
-        seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang)
+        seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang,
+                    self.neighbours)
         object.__setattr__(self, "actions", advise(self.incidents, seen))
 
     @property
@@ -144,6 +148,7 @@ class Analyser:
         self._last_step: float | None = None  # the last step seen, kept across gaps
         self._moves = 0  # moves of the step since it last stood still for a stall
         self._last_move: float | None = None
+        self.neighbours: Mapping[str, NodeTenants] = {}  # who else is on drained nodes
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread)."""
@@ -165,8 +170,17 @@ class Analyser:
                     if m in frame.values},
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
-            down_ranks=dict(self.detectors.liveness.down),
+            down_ranks=dict(self.detectors.liveness.down), neighbours=self.neighbours,
         )
+        return self.last
+
+    def with_neighbours(self, neighbours: Mapping[str, NodeTenants]) -> Analysis | None:
+        """The last analysis with who else is on its drained nodes, kept as the last (and
+        for the analyses to come, until told again)."""
+        if neighbours != self.neighbours:
+            self.neighbours = dict(neighbours)
+        if self.last is not None and self.last.neighbours != self.neighbours:
+            self.last = replace(self.last, neighbours=self.neighbours)
         return self.last
 
     def failed(self, status: SourceStatus, rank_map: RankMap) -> Analysis:

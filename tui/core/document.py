@@ -103,11 +103,23 @@ def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
 
 
 def actions_entry(actions: Sequence[Action]) -> list[dict]:
-    """The advice: kind, node, gpu, rank, rule, evidence, command (never run)."""
+    """The advice: kind, node, gpu, rank, rule, evidence, command (never run), and for a
+    drain who else is on the node."""
     return [{"kind": a.kind, "text": a.text, "node": a.node or None, "gpu": a.gpu,
              "rank": a.rank, "rule": a.rule, "evidence": a.evidence,
-             "command": "\n".join(a.commands) or None}
+             "command": "\n".join(a.commands) or None, "others": _others(a)}
             for a in actions]
+
+
+def _others(action: Action) -> dict | None:
+    """Who else a drain stops: known or not (and why), each other job and its GPUs."""
+    if not action.also:
+        return None
+    found = action.others
+    return {"known": found is not None and found.known, "text": action.also,
+            "error": found.error or None if found is not None else None,
+            "tenants": [{"user": t.user or None, "gpus": list(t.gpus)}
+                        for t in (found.others if found is not None else ())]}
 
 
 def hang_entry(verdict: HangVerdict | None) -> dict | None:

@@ -14,7 +14,10 @@ keeps its past, its analyser is brought to the first poll through the frames of 
 the detectors need (``replay.Replay.bring``), so that a console or report started late shows
 each anomaly from its real start, confirmed when it was, a rank dead before the start as
 down since then, and a counter that rose before as raised; from any other source it starts
-from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``)."""
+from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``).
+
+Who else is on a node the advice drains is asked of the source after the analysis
+(``neighbours``), and the analysis carries it: the drain lists them."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.core.moment import aligned
 from ranktop.tui.core.text import plain
+from ranktop.tui.engine.neighbours import NeighbourCache
 from ranktop.tui.engine.replay import Replay
 from ranktop.tui.engine.triage import hang_triage
 from ranktop.tui.logs.rank_logs import RankLogs
@@ -51,6 +55,7 @@ class Pipeline:
         self.analyser = Analyser(settings, source.job_name, event_log, self.triage)
         self.error = ""  # why the last poll failed; "" when it did not
         self.refresh_seconds = settings.refresh_seconds
+        self.neighbours = NeighbourCache(source, clock)
         self._looked_back = False
 
     @property
@@ -75,10 +80,17 @@ class Pipeline:
                 await asyncio.to_thread(self._look_back, frame.time)
             analysis = await asyncio.to_thread(self.analyser.analyse, frame,
                                                self.source.status(), self.source.rank_map)
+            if analysis.actions:
+                analysis = await asyncio.to_thread(self._with_neighbours, analysis)
         except Exception as error:  # a bug must not stop the polling or hide behind "ok"
             return self._failed(error, "analysis failed: ")
         self.error = ""
         return analysis
+
+    def _with_neighbours(self, analysis: Analysis) -> Analysis:
+        """``analysis`` with who else is on the nodes it drains (asked of the source now
+        and then: ``NeighbourCache``)."""
+        return self.analyser.with_neighbours(self.neighbours.of(analysis.actions)) or analysis
 
     async def settle(self, analysis: Analysis, timeout: float) -> Analysis:
         """``analysis`` (the last poll's) with the verdict of the hang triage it asked for,

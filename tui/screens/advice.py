@@ -1,4 +1,5 @@
-"""What to do: every action of the current analysis, its rule and its commands, one selected.
+"""What to do: every action of the current analysis, its rule and its commands, one selected;
+a drain says who else is on its node.
 
 The screen shows what the analysis advised; it runs nothing. A key copies the selected
 action's command to the clipboard through the terminal (OSC 52), and only when pressed.
@@ -34,6 +35,8 @@ def advice_text(actions: Sequence[Action], selected: int, style: Styles) -> Grou
         mark = "▶ " if index == selected else "  "
         parts.append(Text(mark + plain(action.text, 1000), style("strong")))
         parts.append(Text(f"    rule: {plain(action.rule, 1000)}", style("muted")))
+        if action.also:
+            parts.append(Text(f"    {plain(action.also, 1000)}"))
         parts += [Text(f"    $ {plain(command, 1000)}") for command in action.commands]
         if action.hardware and not action.commands:
             parts.append(Text(f"    {NO_COMMAND}", style("muted")))

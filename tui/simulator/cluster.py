@@ -89,7 +89,7 @@ class SimCluster:
         hosts = [f"gpu-node-{n:0{width}d}" for n in range(nodes)]
         grid = RankMap.grid(hosts, gpus_per_node, source="simulated")
         self.rank_map = replace(grid, ranks=tuple(
-            replace(r, uuid=_gpu_uuid(seed, r.rank)) for r in grid.ranks
+            replace(r, uuid=gpu_uuid(seed, r.rank)) for r in grid.ranks
         ))
         self._n = len(self.rank_map)
         self._loop = self.scenario.loop_seconds
@@ -139,6 +139,11 @@ class SimCluster:
         self._power_off = [rng.uniform(-12.0, 12.0) for _ in n]
         self._memory = [MEMORY + rng.uniform(-500.0, 500.0) for _ in n]
         self._compute_off = [self._compute * (1 + rng.uniform(-0.006, 0.006)) for _ in n]
+
+    @property
+    def seed(self) -> int:
+        """What the cluster's randomness (and its GPUs' UUIDs) is drawn from."""
+        return self._seed
 
     def active_faults(self, t: float) -> list[Fault]:
         """The faults active at t (taken modulo the loop), each with its rank resolved."""
@@ -369,6 +374,7 @@ class SimCluster:
         return fault.start + RAMP_SECONDS * (THROTTLE_TEMP - base) / (HOT_TEMP - base)
 
 
-def _gpu_uuid(seed: int, rank: int) -> str:
-    digest = hashlib.blake2b(f"ranktop-sim:{seed}:{rank}".encode(), digest_size=16).hexdigest()
+def gpu_uuid(seed: int, key: object) -> str:
+    """A GPU's UUID, drawn from the seed and what names the GPU (a rank's number)."""
+    digest = hashlib.blake2b(f"ranktop-sim:{seed}:{key}".encode(), digest_size=16).hexdigest()
     return f"GPU-{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"

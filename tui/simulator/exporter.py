@@ -16,6 +16,7 @@ import hashlib
 import math
 import re
 import signal
+import statistics
 import sys
 import tempfile
 import threading
@@ -42,6 +43,7 @@ from ranktop.tui.simulator.families import (
 from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
 from ranktop.tui.simulator.log_writer import LogWriter, keep_writing
 from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
+from ranktop.tui.simulator.tenants import PlacedTenant, place
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MODEL_NAME = GPU_MODEL
@@ -93,7 +95,8 @@ def escape(value: str) -> str:
 
 def pci_bus_id(gpu: int, gpus_per_node: int) -> str:
     """A deterministic PCI bus id for a GPU index, in dcgm-exporter's format."""
-    bus = HGX_BUSES[gpu] if gpus_per_node <= len(HGX_BUSES) else gpu * 256 // gpus_per_node
+    on_board = gpus_per_node <= len(HGX_BUSES) and gpu < len(HGX_BUSES)
+    bus = HGX_BUSES[gpu] if on_board else gpu * 256 // max(gpus_per_node, gpu + 1)
     return f"00000000:{bus:02X}:00.0"
 
 
@@ -119,6 +122,11 @@ class MetricsRenderer:
                                        self.options.nvlink_bytes)
         self._training, self._job_wide = job_families(self.options.job_metrics)
         self._nccl = nccl_families(len(ranks)) if self.options.nccl_inspector else ()
+        self._tenants = [_labels(self._dcgm_labels(gpu) + (list(STOCK_LABELS) if stock else [])
+                                 + sorted(self._tenant_attrs(tenant, gpu)))
+                         for tenant in place(cluster.scenario.tenants, cluster.rank_map,
+                                             cluster.seed)
+                         for gpu in _tenant_gpus(tenant)]
 
     def _job_labels(self, rank: Rank) -> list[tuple[str, str]]:
         number = [("rank", str(rank.rank)), ("local_rank", str(rank.gpu))]
@@ -140,13 +148,21 @@ class MetricsRenderer:
         return worker_pod(self.job, rank.node)
 
     def _k8s_attrs(self, rank: Rank) -> list[tuple[str, str]]:
-        worker = [("pod", self._worker_pod(rank)), ("namespace", K8S_NAMESPACE),
-                  ("container", K8S_CONTAINER)]
+        return self._pod_attrs(rank.host, self._worker_pod(rank), K8S_NAMESPACE)
+
+    def _tenant_attrs(self, tenant: PlacedTenant, gpu: Rank) -> list[tuple[str, str]]:
+        """Another job's GPU: its pod on Kubernetes, else its HPC job (dcgm-exporter's
+        --hpc-job-mapping-dir)."""
+        return (self._pod_attrs(gpu.host, tenant.name, tenant.namespace)
+                or [("hpc_job", tenant.name)])
+
+    def _pod_attrs(self, host: str, pod: str, namespace: str) -> list[tuple[str, str]]:
+        worker = [("pod", pod), ("namespace", namespace), ("container", K8S_CONTAINER)]
         if self.options.kubernetes:
             return worker
         if self.options.profile != "k8s":
             return []
-        digest = hashlib.blake2b(rank.host.encode(), digest_size=8).digest()
+        digest = hashlib.blake2b(host.encode(), digest_size=8).digest()
         suffix = "".join(_POD_SUFFIX_CHARS[b % len(_POD_SUFFIX_CHARS)] for b in digest[:5])
         return [(f"exported_{name}", value) for name, value in worker] + [
             ("pod", f"{EXPORTER_NAME}-{suffix}"), ("namespace", EXPORTER_NAMESPACE),
@@ -165,6 +181,7 @@ class MetricsRenderer:
         out: list[str] = []
         for family in self._families:
             _series(out, family, frame.values[family.key], self._gpu)
+            self._tenant_series(out, family, frame.values[family.key])
         self._xid(out, frame.values["xid"])
         for family in self._training:
             _series(out, family, frame.values[family.key], self._train)
@@ -176,6 +193,16 @@ class MetricsRenderer:
         self._inspector(out, frame.values, frame.job["step"])
         out.append("")
         return "\n".join(out)
+
+    def _tenant_series(self, out: list[str], family: Family, values: Sequence[float]
+                       ) -> None:
+        """The other jobs' GPUs, each reading as the job's typical GPU does."""
+        present = [v for v in values if v == v]
+        if not self._tenants or not present:
+            return
+        value = (family.convert or float)(statistics.median(present))
+        out.extend(f"{family.name}{{{labels}}} {value:{family.spec}}"
+                   for labels in self._tenants)
 
     def _inspector(self, out: list[str], values: dict[str, list[float]], step: float
                    ) -> None:
@@ -211,6 +238,12 @@ def _series(out: list[str], family: Family, values: Sequence[float], labels: Seq
     out.append(f"# TYPE {name} {family.kind}")
     out.extend(f"{name}{{{lbl}}} {convert(v):{spec}}"
                for v, lbl in zip(values, labels, strict=True) if v == v)
+
+
+def _tenant_gpus(tenant: PlacedTenant) -> list[Rank]:
+    """A tenant's GPUs as ranks of no job (-1), for their labels."""
+    return [Rank(-1, tenant.host, gpu, tenant.node, uuid)
+            for gpu, uuid in zip(tenant.gpus, tenant.uuids, strict=True)]
 
 
 def render_metrics(cluster: SimCluster, t: float, options: ExportOptions | None = None) -> str:

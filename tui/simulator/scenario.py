@@ -46,6 +46,16 @@ class Fault:
 
 
 @dataclass(frozen=True)
+class Tenant:
+    """Another job with GPUs on the node of ``rank``: ``gpus`` of them, after the job's own."""
+
+    rank: int
+    name: str  # its HPC job id on bare metal, its pod's name on Kubernetes
+    namespace: str
+    gpus: int
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A looping script of faults over a synchronous training job."""
 
@@ -56,6 +66,7 @@ class Scenario:
     faults: tuple[Fault, ...]
     parallelism: str = ""  # "tp=8,pp=4": where stage and replica faults fall
     log_layout: str = "torchrun"  # how the ranks' logs are laid out (LOG_LAYOUTS)
+    tenants: tuple[Tenant, ...] = ()  # other jobs sharing the job's nodes
 
 
 def _positive_number(value: object) -> float | None:
@@ -130,9 +141,11 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
 }
 
 _TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault",
-             "parallelism", "log_layout")
+             "parallelism", "log_layout", "tenant")
 NEEDS_PARALLELISM = ("stage_imbalance", "replica_slow")
 _FAULT_KEYS = ("effect", "rank", "start", "duration")
+_TENANT_KEYS = ("rank", "name", "namespace", "gpus")
+TENANT_NAMESPACE = "default"  # a tenant's namespace when the scenario names none
 
 
 def default_scenario_path() -> Path:
@@ -214,7 +227,30 @@ class _Checker:
         if layout not in LOG_LAYOUTS:
             raise self.fail("log_layout", f"must be one of {', '.join(LOG_LAYOUTS)}, got "
                                           f"{layout!r}")
-        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism, layout)
+        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism, layout,
+                        self.tenants(data.get("tenant", [])))
+
+    def tenants(self, tables: object) -> tuple[Tenant, ...]:
+        if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+            raise self.fail("tenant", "must be a list of [[tenant]] tables")
+        return tuple(self.tenant(table, f"tenant[{i}].") for i, table in enumerate(tables))
+
+    def tenant(self, table: dict[str, Any], prefix: str) -> Tenant:
+        self.unknown_keys(table, _TENANT_KEYS, prefix)
+        rank = self.rank(table, prefix, "tenant", needs=True)
+        assert rank is not None
+        name = self.text(self.required(table, "name", prefix), f"{prefix}name")
+        namespace = self.text(table.get("namespace", TENANT_NAMESPACE), f"{prefix}namespace")
+        gpus = _positive_int(table.get("gpus", 1))
+        if gpus is None:
+            raise self.fail(f"{prefix}gpus", f"must be a whole number > 0, got "
+                            f"{table['gpus']!r}")
+        return Tenant(rank, name, namespace, gpus)
+
+    def text(self, value: object, key: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"must be a non-empty string, got {value!r}")
+        return value.strip()
 
     def fault(self, table: dict[str, Any], index: int, loop: float) -> Fault:
         prefix = f"fault[{index}]."

@@ -3,10 +3,10 @@
 Beyond ``poll`` and ``status``, a source may be able to do more: say how long its server
 asked to be left alone, give a rank's history from before the console started, the job's
 past values for a late start, the frames of any past moment, a GPU's model, where the
-demo's logs are. Each capability is declared here with a neutral default (nothing to wait
-for, no history, no model...), so the engine asks every source the same way and a source
-that combines others (``MergedSource``) forwards each to the part that has it: nothing is
-probed for, nothing silently lost."""
+demo's logs are, who else runs on a node. Each capability is declared here with a neutral
+default (nothing to wait for, no history, no model...), so the engine asks every source
+the same way and a source that combines others (``MergedSource``) forwards each to the part
+that has it: nothing is probed for, nothing silently lost."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.model import Frame, Rank, RankMap, SourceStatus
+from ranktop.tui.core.tenants import NodeTenants
 
 
 class Source:
@@ -64,6 +65,11 @@ class Source:
     def gpu_model(self, rank: int) -> str:
         """The model of ``rank``'s GPU, "" when the source does not know it."""
         return ""
+
+    def tenants(self, nodes: Sequence[str]) -> dict[str, NodeTenants]:
+        """Who else has GPUs on each of ``nodes`` (``core.tenants``), by node; a node left
+        out is not known ({}: a source that cannot tell). Blocking; may raise."""
+        return {}
 
     def held(self, rank: Rank) -> Rank:
         """``rank`` as the source's labels name it, for queries about it."""

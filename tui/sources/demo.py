@@ -13,11 +13,13 @@ from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.metrics import present_median
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.tenants import NodeTenants
 from ranktop.tui.settings.config import DemoSettings
 from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
 from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
 from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.simulator.tenants import place, tenants_on
 from ranktop.tui.sources.base import Source
 
 CLOSE_WAIT_SECONDS = 0.5  # for a write in progress to finish, then to stop at its next file
@@ -49,6 +51,7 @@ class DemoSource(Source):
         self.started = clock() if started is None else started
         self.job_name = cluster.job_name
         self.rank_map = cluster.rank_map
+        self._tenants = place(cluster.scenario.tenants, cluster.rank_map, cluster.seed)
         self._status = SourceStatus(self.name, Health.OK, since=self.started)
 
     async def poll(self) -> Frame:
@@ -119,6 +122,10 @@ class DemoSource(Source):
 
     def gpu_model(self, rank: int) -> str:
         return GPU_MODEL
+
+    def tenants(self, nodes: Sequence[str]) -> dict[str, NodeTenants]:
+        """Who else is on ``nodes``: the scenario's other jobs, as the exporter serves them."""
+        return tenants_on(self._tenants, self.rank_map, nodes)
 
     def backfill(self, rank: int, metrics: Sequence[str], seconds: float, step: float
                  ) -> dict[str, list[Point]]:

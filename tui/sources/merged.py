@@ -1,7 +1,7 @@
 """Prometheus for the whole job, NVML for this node: this node's ranks take NVML's fresher
 values, and the frame says which ranks they are so the screen can mark them. Every other
 capability of a source is the job's source's (``primary``): its Retry-After, its history,
-its past for a late start, its labels, its GPU models."""
+its past for a late start, its labels, its GPU models, who else is on a node."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import replace
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.model import Frame, Rank, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.tenants import NodeTenants
 from ranktop.tui.sources.base import Source
 
 # What NVML reads that Prometheus also has; SM activity is not among them (NVML has no
@@ -64,6 +65,9 @@ class MergedSource(Source):
 
     def held(self, rank: Rank) -> Rank:
         return self.primary.held(rank)
+
+    def tenants(self, nodes: Sequence[str]) -> dict[str, NodeTenants]:
+        return self.primary.tenants(nodes)
 
     def close(self) -> None:
         self.local.close()  # NVML's handle first: the job's source holds nothing as dear

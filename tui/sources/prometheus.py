@@ -32,8 +32,16 @@ from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
+from ranktop.tui.core.tenants import NodeTenants
 from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources import prom_batch, prom_join, prom_past, prom_rules, promql
+from ranktop.tui.sources import (
+    prom_batch,
+    prom_join,
+    prom_past,
+    prom_rules,
+    prom_tenants,
+    promql,
+)
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
@@ -375,6 +383,11 @@ class PrometheusSource(Source):
         the map holds them plain, as the screen shows them."""
         return replace(rank, host=self._originals.get(rank.host, rank.host),
                        pod=self._originals.get(rank.pod, rank.pod))
+
+    def tenants(self, nodes: Sequence[str]) -> dict[str, NodeTenants]:
+        """Who else has GPUs on ``nodes``: one query (prom_tenants; blocking)."""
+        return prom_tenants.tenants(self.client, nodes, self.rank_map, self.prom.dcgm_selector,
+                                    self._originals)
 
     def _first_series(self, expression: str, start: float, end: float, step: float
                       ) -> list[tuple[float, float]]:

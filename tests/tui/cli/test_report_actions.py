@@ -30,7 +30,9 @@ def test_an_ecc_error_resets_its_gpu_when_idle_and_the_straggler_is_watched():
     assert watch["evidence"].endswith("; no hardware evidence")
     reset = next(a for a in actions if a["node"] == "gpu-node-016")
     assert (reset["kind"], reset["gpu"], reset["rank"]) == ("reset", 0, 128)
-    assert set(reset) == {"kind", "text", "node", "gpu", "rank", "rule", "evidence", "command"}
+    assert set(reset) == {"kind", "text", "node", "gpu", "rank", "rule", "evidence", "command",
+                          "others"}
+    assert reset["others"] is None  # only a drain stops the others on its node
 
 
 def test_the_gpu_fallen_off_the_bus_drains_its_node_and_the_job_restarts():
@@ -47,6 +49,18 @@ def test_the_gpu_fallen_off_the_bus_drains_its_node_and_the_job_restarts():
         "kubectl drain gpu-node-056 --ignore-daemonsets --delete-emptydir-data"]
     restart = [a for a in actions if a["kind"] == "restart"]
     assert [a["evidence"] for a in restart] == ["stopped by xid on rank 455"]
+
+
+def test_the_drain_names_the_other_job_on_its_node():
+    # the scenario's evaluation job has GPUs 8 and 9 of gpu-node-056, beside rank 455's
+    text, actions = actions_of(170.0, 10.0)
+    assert ("    also on gpu-node-056: job eval-sweep-7 (GPUs 8, 9): a drain stops it too\n"
+            in text)
+    drain = next(a for a in actions if a["kind"] == "drain")
+    assert drain["others"] == {
+        "known": True, "error": None,
+        "text": "also on gpu-node-056: job eval-sweep-7 (GPUs 8, 9): a drain stops it too",
+        "tenants": [{"user": "job eval-sweep-7", "gpus": [8, 9]}]}
 
 
 def test_software_faults_get_no_hardware_action_and_hardware_ones_name_their_node():

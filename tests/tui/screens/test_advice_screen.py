@@ -46,6 +46,19 @@ async def test_the_advice_key_lists_the_actions_and_copies_only_when_asked(tmp_p
         assert not isinstance(app.screen, AdviceScreen)
 
 
+async def test_the_drain_lists_the_other_job_on_its_node_during_the_hang(tmp_path):
+    app = make_app(at=180.0, log_root=tmp_path)  # rank 455 dead, the job hung
+    async with app.run_test(size=(160, 40)) as pilot:
+        await watched(app, pilot, 4)
+        await pilot.press("a")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "▶ drain gpu-node-056 (XID 79" in text
+        assert ("also on gpu-node-056: job eval-sweep-7 (GPUs 8, 9): a drain stops it too"
+                in text)
+        assert "also on gpu-node-016" not in text  # a reset stops no one else
+
+
 async def test_with_nothing_to_do_the_list_says_so_and_copies_nothing():
     app = make_app(at=2.0)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -78,9 +78,15 @@ def test_every_family_has_its_type_labels_and_one_series_per_gpu(cluster):
         if name == "DCGM_FI_DEV_XID_ERRORS":
             assert samples == []  # no XID yet at t=40: absent, never 0
             continue
-        wanted = TRAIN_LABELS if name.startswith("training_") else GPU_LABELS
-        assert len(samples) == 512, name
-        assert all(set(s.labels) == wanted for s in samples), name
+        if name.startswith("training_"):
+            assert len(samples) == 512, name
+            assert all(set(s.labels) == TRAIN_LABELS for s in samples), name
+        else:  # the job's 512 GPUs, and the two of the other job on gpu-node-056
+            ours = [s for s in samples if "hpc_job" not in s.labels]
+            assert len(ours) == 512 and len(samples) == 514, name
+            assert all(set(s.labels) == GPU_LABELS for s in ours), name
+            assert all(set(s.labels) == GPU_LABELS | {"hpc_job"} for s in samples
+                       if s not in ours), name
         assert all(math.isfinite(s.value) for s in samples), name
 
 
@@ -168,7 +174,7 @@ def test_the_dead_rank_has_no_series_anywhere(cluster):
     text = render_metrics(cluster, 190.0)
     assert dead.uuid not in text and 'rank="455"' not in text
     parsed = families(text)
-    assert len(parsed["DCGM_FI_DEV_GPU_TEMP"][1]) == 511
+    assert len(parsed["DCGM_FI_DEV_GPU_TEMP"][1]) == 513  # the other job's two GPUs stay
     assert len(parsed["training_loss"][1]) == 511
 
 
@@ -189,8 +195,8 @@ def test_options_drop_and_rename_what_they_say(cluster):
     assert "DCGM_FI_PROF_SM_ACTIVE" not in parsed
     assert "DCGM_FI_PROF_NVLINK_TX_BYTES" not in parsed
     assert "DCGM_FI_PROF_NVLINK_RX_BYTES" not in parsed
-    assert len(parsed["DCGM_FI_PROF_GR_ENGINE_ACTIVE"][1]) == 512
-    assert len(parsed["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"][1]) == 512
+    assert len(parsed["DCGM_FI_PROF_GR_ENGINE_ACTIVE"][1]) == 512 + 2  # the other job's 2
+    assert len(parsed["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"][1]) == 512 + 2
     temp = one(parsed, "DCGM_FI_DEV_GPU_TEMP", UUID=cluster.rank_map.ranks[37].uuid)
     assert temp.labels["hostname"] == "gpu-node-004" and "Hostname" not in temp.labels
 
@@ -201,7 +207,7 @@ def test_kubernetes_labels_one_pod_per_node(cluster):
     assert temp.labels["pod"] == "llama-70b-pretrain-worker-4"
     assert temp.labels["namespace"] == "training" and temp.labels["container"]
     pods = {s.labels["pod"] for s in parsed["DCGM_FI_DEV_GPU_TEMP"][1]}
-    assert len(pods) == 64
+    assert len(pods) == 64 + 1  # and the other job's pod on gpu-node-056
     assert "pod" in parsed["DCGM_FI_DEV_XID_ERRORS"][1][0].labels
     assert "pod" not in parsed["training_loss"][1][0].labels
 
@@ -321,7 +327,7 @@ def render_seconds(nodes: int) -> float:
     started = time.perf_counter()
     text = renderer.render(40.0)
     took = time.perf_counter() - started
-    assert text.count("DCGM_FI_DEV_GPU_TEMP{") == nodes * 8
+    assert text.count("DCGM_FI_DEV_GPU_TEMP{") == nodes * 8 + 2  # the other job's GPUs
     return took
 
 
@@ -423,3 +429,23 @@ def test_serves_until_ctrl_c_then_exits_0_quietly(stop):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_the_other_job_on_a_node_has_its_own_gpus_labelled_with_its_job_or_pod(cluster):
+    # the scenario's [[tenant]]: 2 GPUs on the node of rank 455, after the job's 8
+    ours = {r.uuid for r in cluster.rank_map.ranks}
+    for options, labels in (({}, {"hpc_job": "eval-sweep-7"}),
+                            ({"kubernetes": True}, {"pod": "eval-sweep-7",
+                                                    "namespace": "research"}),
+                            ({"profile": "k8s"}, {"exported_pod": "eval-sweep-7",
+                                                  "exported_namespace": "research",
+                                                  "namespace": "gpu-operator"})):
+        parsed = scrape(cluster, 190.0, **options)  # rank 455 dead: its GPU has no series
+        theirs = [s for s in parsed["DCGM_FI_DEV_GPU_TEMP"][1] if s.labels["UUID"] not in ours]
+        assert [(s.labels["Hostname"], s.labels["gpu"]) for s in theirs] == [
+            ("gpu-node-056", "8"), ("gpu-node-056", "9")], options
+        assert all(labels.items() <= s.labels.items() for s in theirs), options
+        assert len({s.labels["UUID"] for s in theirs}) == 2
+        assert {s.labels["pci_bus_id"] for s in theirs}.isdisjoint(
+            s.labels["pci_bus_id"] for s in parsed["DCGM_FI_DEV_GPU_TEMP"][1]
+            if s.labels["Hostname"] == "gpu-node-056" and s not in theirs)

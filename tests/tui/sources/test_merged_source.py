@@ -7,6 +7,7 @@ import math
 
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import Frame, Health, Rank, RankMap, SourceStatus
+from ranktop.tui.core.tenants import NodeTenants, Tenant
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.merged import MergedSource
 
@@ -86,6 +87,9 @@ class Remembering(Fixed):
     def held(self, rank):
         return Rank(rank.rank, rank.host.upper(), rank.gpu, rank.node)
 
+    def tenants(self, nodes):
+        return {node: NodeTenants((Tenant("job 7", (8,)),)) for node in nodes}
+
 
 def test_the_job_sources_history_retry_after_labels_and_models_go_through():
     merged = MergedSource(Remembering("prometheus", JOB), Fixed("nvml", local_map(["GPU-2"])))
@@ -94,6 +98,7 @@ def test_the_job_sources_history_retry_after_labels_and_models_go_through():
         "temperature": [Point(1.0, 2.0, 0.5)]}
     assert merged.gpu_model(2) == "NVIDIA H100 80GB HBM3"
     assert merged.held(JOB.ranks[2]).host == "H1"
+    assert merged.tenants(["h1"]) == {"h1": NodeTenants((Tenant("job 7", (8,)),))}
 
 
 def test_a_job_source_without_them_gives_the_neutral_answers():
@@ -102,3 +107,4 @@ def test_a_job_source_without_them_gives_the_neutral_answers():
     assert merged.backfill(2, ["temperature"], 600.0, 4.0) == {}
     assert merged.lookback(["loss"], 600.0, 4.0) is None
     assert merged.gpu_model(2) == "" and merged.held(JOB.ranks[2]) == JOB.ranks[2]
+    assert merged.tenants(["h1"]) == {}  # who else is on a node: not known
