@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.checkpoint import from_metric
 from ranktop.tui.core.domain import CRITICAL_XIDS
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.drain_commands import (
@@ -29,6 +30,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hardware import WINDOW_SECONDS, LedgerEntry
 from ranktop.tui.core.incidents import Incident
 from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.restart_cost import JobStop, RestartCost, restart_cost
 from ranktop.tui.core.xid import (
     CONTACT_SUPPORT,
     IGNORE,
@@ -72,6 +74,7 @@ class Action:
     gpu: int | None = None
     rank: int | None = None
     commands: tuple[str, ...] = ()  # to copy, never run (``core.drain_commands``)
+    cost: RestartCost | None = None  # a restart's: from which step, what it loses
 
     @property
     def hardware(self) -> bool:
@@ -92,7 +95,8 @@ class Action:
         if self.kind == WATCH:
             return f"watch rank {self.rank} ({self.evidence})"
         if self.kind == RESTART:
-            return f"restart the job ({self.evidence})"
+            cost = f": {self.cost.text}" if self.cost is not None else ""
+            return f"restart the job ({self.evidence}){cost}"
         return f"nothing to do on hardware: {self.evidence}"
 
     @property
@@ -111,6 +115,7 @@ class Seen:
     down: Mapping[int, DownRank]
     ledger: Mapping[int, tuple[LedgerEntry, ...]]
     hang: HangVerdict | None
+    stop: JobStop | None = None  # the job's step and since when it stands still
 
     def value(self, metric: str, rank: int) -> float:
         found = self.frame.value(metric, rank) if self.frame is not None else float("nan")
@@ -261,7 +266,17 @@ def _restart(stopped: Sequence[Incident], seen: Seen) -> Action:
     roots = ", ".join(f"{i.root.name} on rank {i.root.rank}" if i.root.rank is not None
                       else i.root.name for i in stopped)
     return Action(RESTART, "the job has stopped: it resumes only from a restart",
-                  f"stopped by {roots}")
+                  f"stopped by {roots}", cost=_restart_cost(seen))
+
+
+def _restart_cost(seen: Seen) -> RestartCost | None:
+    """From the checkpoint metric, else the newest checkpoint line hang triage read."""
+    if seen.stop is None:
+        return None
+    checkpoint = from_metric(seen.frame.job if seen.frame is not None else None)
+    if checkpoint is None and seen.hang is not None:
+        checkpoint = seen.hang.checkpoint
+    return restart_cost(seen.stop, checkpoint)
 
 
 def _gpu_faulted(rank: int, seen: Seen) -> bool:

@@ -31,6 +31,7 @@ from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.restart_cost import JobStop, healthy_step_seconds
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
 # logs are read for watchdog timeouts (the header waits longer where polls or samples are
@@ -83,8 +84,17 @@ class Analysis:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "incidents", incidents(self.anomalies, self.rank_map))
-        seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang)
+        seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang,
+                    self._job_stop())
         object.__setattr__(self, "actions", advise(self.incidents, seen))
+
+    def _job_stop(self) -> JobStop | None:
+        """The job's step and since when it stands still, for a restart's cost."""
+        if self.frame is None:
+            return None
+        since = self.progress.still_since
+        return JobStop(self.frame.time, self.progress.step, since,
+                       healthy_step_seconds(self.history, since), len(self.rank_map))
 
     @property
     def confirmed(self) -> list[Anomaly]:
