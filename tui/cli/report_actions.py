@@ -17,6 +17,8 @@ def actions_lines(actions: Sequence[Action]) -> list[str]:
     lines = ["", "what to do (advice: ranktop runs nothing):"]
     for action in actions:
         lines += [f"  {action.text}", f"    rule: {action.rule}"]
+        if action.cost is not None and action.cost.read_from:
+            lines.append(f"    {action.cost.read_from}")
         lines += [f"    $ {command}" for command in action.commands]
         if action.hardware and not action.commands:
             lines.append(f"    {NO_COMMAND}")

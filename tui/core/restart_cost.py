@@ -47,6 +47,15 @@ class RestartCost:
         stopped 2 min: 18.5 GPU-hours idle so far"."""
         return f"{self._resumes()}; {self._stopped()}"
 
+    @property
+    def read_from(self) -> str:
+        """Where a checkpoint from the logs was read: "" for the metric's, or none."""
+        found = self.checkpoint
+        if found is None or not found.line:
+            return ""
+        whose = f"rank {found.rank}'s log" if found.rank is not None else "the logs"
+        return f"checkpoint read from {whose}: {found.line}"
+
     def _resumes(self) -> str:
         if self.checkpoint is None:
             return f"no checkpoint known ({HOW_TO_CONFIGURE})"

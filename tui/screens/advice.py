@@ -34,6 +34,8 @@ def advice_text(actions: Sequence[Action], selected: int, style: Styles) -> Grou
         mark = "▶ " if index == selected else "  "
         parts.append(Text(mark + plain(action.text, 1000), style("strong")))
         parts.append(Text(f"    rule: {plain(action.rule, 1000)}", style("muted")))
+        if action.cost is not None and action.cost.read_from:
+            parts.append(Text(f"    {plain(action.cost.read_from, 1000)}", style("muted")))
         parts += [Text(f"    $ {plain(command, 1000)}") for command in action.commands]
         if action.hardware and not action.commands:
             parts.append(Text(f"    {NO_COMMAND}", style("muted")))

@@ -23,6 +23,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 
+CHECKPOINT_EVERY_STEPS = 100  # the demo's loop makes ~270 steps: two or three saves a loop
+
+
 class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message says where and why."""
 
@@ -56,6 +59,7 @@ class Scenario:
     faults: tuple[Fault, ...]
     parallelism: str = ""  # "tp=8,pp=4": where stage and replica faults fall
     log_layout: str = "torchrun"  # how the ranks' logs are laid out (LOG_LAYOUTS)
+    checkpoint_every_steps: int = CHECKPOINT_EVERY_STEPS  # the job saves a checkpoint so often
 
 
 def _positive_number(value: object) -> float | None:
@@ -130,7 +134,7 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
 }
 
 _TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault",
-             "parallelism", "log_layout")
+             "parallelism", "log_layout", "checkpoint_every_steps")
 NEEDS_PARALLELISM = ("stage_imbalance", "replica_slow")
 _FAULT_KEYS = ("effect", "rank", "start", "duration")
 
@@ -214,7 +218,12 @@ class _Checker:
         if layout not in LOG_LAYOUTS:
             raise self.fail("log_layout", f"must be one of {', '.join(LOG_LAYOUTS)}, got "
                                           f"{layout!r}")
-        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism, layout)
+        every = _positive_int(data.get("checkpoint_every_steps", CHECKPOINT_EVERY_STEPS))
+        if every is None:
+            raise self.fail("checkpoint_every_steps", "must be a whole number > 0, got "
+                                                      f"{data['checkpoint_every_steps']!r}")
+        return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism, layout,
+                        every)
 
     def fault(self, table: dict[str, Any], index: int, loop: float) -> Fault:
         prefix = f"fault[{index}]."
