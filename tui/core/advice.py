@@ -266,17 +266,20 @@ def _restart(stopped: Sequence[Incident], seen: Seen) -> Action:
     roots = ", ".join(f"{i.root.name} on rank {i.root.rank}" if i.root.rank is not None
                       else i.root.name for i in stopped)
     return Action(RESTART, "the job has stopped: it resumes only from a restart",
-                  f"stopped by {roots}", cost=_restart_cost(seen))
+                  f"stopped by {roots}", cost=_restart_cost(stopped, seen))
 
 
-def _restart_cost(seen: Seen) -> RestartCost | None:
-    """From the checkpoint metric, else the newest checkpoint line hang triage read."""
+def _restart_cost(stopped: Sequence[Incident], seen: Seen) -> RestartCost | None:
+    """From the checkpoint metric, else the newest checkpoint line hang triage read; the
+    job stopped when its step stood still, or when what stopped it began if earlier."""
     if seen.stop is None:
         return None
     checkpoint = from_metric(seen.frame.job if seen.frame is not None else None)
     if checkpoint is None and seen.hang is not None:
         checkpoint = seen.hang.checkpoint
-    return restart_cost(seen.stop, checkpoint)
+    began = min((a.since for i in stopped for a in i.members if a.kind in STOPPING_KINDS),
+                default=None)
+    return restart_cost(seen.stop.stopped_by(began), checkpoint)
 
 
 def _gpu_faulted(rank: int, seen: Seen) -> bool:

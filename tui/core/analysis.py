@@ -76,6 +76,9 @@ class Analysis:
     warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
     ledger: Mapping[int, tuple[LedgerEntry, ...]] = field(default_factory=dict)
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
+    # A healthy step's seconds before the job last stood still, for a restart's cost (kept
+    # apart from ``history``, which a snapshot sent to another process leaves out).
+    healthy_step_seconds: float = float("nan")
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -93,8 +96,8 @@ class Analysis:
         if self.frame is None:
             return None
         since = self.progress.still_since
-        return JobStop(self.frame.time, self.progress.step, since,
-                       healthy_step_seconds(self.history, since), len(self.rank_map))
+        return JobStop(self.frame.time, self.progress.step, since, self.healthy_step_seconds,
+                       len(self.rank_map))
 
     @property
     def confirmed(self) -> list[Anomaly]:
@@ -167,15 +170,17 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
+        history = self.history.view()
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
             resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
             summaries=summaries.every(),
             scales={m: t.update(summaries.median(m)) for m, t in self.trackers.items()
                     if m in frame.values},
-            history=self.history.view(), warmed_up=self.detectors.warmed_up,
+            history=history, warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down),
+            healthy_step_seconds=healthy_step_seconds(history, progress.still_since),
         )
         return self.last
 

@@ -9,7 +9,7 @@ A healthy step's seconds come through ``healthy_step_seconds`` alone.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ranktop.tui.core.checkpoint import HOW_TO_CONFIGURE, Checkpoint
 from ranktop.tui.core.history import HistoryView
@@ -28,6 +28,13 @@ class JobStop:
     stopped_since: float | None  # when that step was first seen (None: unknown)
     step_seconds: float  # a healthy step (``healthy_step_seconds``; NaN: unknown)
     gpus: int
+
+    def stopped_by(self, moment: float | None) -> JobStop:
+        """The stop, known to have begun by ``moment`` at the latest (when the anomaly that
+        stopped it began: a report's single poll cannot see the step stand still)."""
+        if moment is None or (self.stopped_since is not None and self.stopped_since <= moment):
+            return self
+        return replace(self, stopped_since=moment)
 
 
 @dataclass(frozen=True)

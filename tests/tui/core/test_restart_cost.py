@@ -85,11 +85,12 @@ def test_a_healthy_step_is_the_median_step_time_before_the_stop():
     assert math.isnan(healthy_step_seconds(History(("step_time",)).view(), 16.0))
 
 
-def restart_of(seen_frame: Frame, hang: HangVerdict | None, job_stop: JobStop | None):
+def restart_of(seen_frame: Frame, hang: HangVerdict | None, job_stop: JobStop | None,
+               died_at: float = 1000.0):
     down = {13: DownRank(13, 998.0, 996.0, {"xid": 79.0})}
     seen = Seen(RANKS, seen_frame, down, {}, hang, job_stop)
-    actions = advise(incidents([anomaly("xid", 13, "79"), anomaly("missing", 13)], RANKS),
-                     seen)
+    died = anomaly("missing", 13, held=1000.0 - died_at)  # anomaly() dates it from 1000
+    actions = advise(incidents([anomaly("xid", 13, "79"), died], RANKS), seen)
     return next(a for a in actions if a.kind == RESTART)
 
 
@@ -129,3 +130,13 @@ def test_with_neither_the_restart_says_no_checkpoint_is_known():
     restart = restart_of(frame(dead=13), hang_with(None), stop())
     assert restart.cost.checkpoint is None
     assert "no checkpoint known" in restart.text
+
+
+def test_a_stop_dates_from_what_stopped_the_job_when_that_began_earlier():
+    # a report's single poll has not seen the step stand still: the death dates the stop
+    restart = restart_of(frame(dead=13), None, stop(since=None), died_at=940.0)
+    assert restart.cost.stopped_seconds == 190.0
+    assert restart_of(frame(dead=13), None, stop(since=1000.0), died_at=940.0
+                      ).cost.stopped_seconds == 190.0
+    assert restart_of(frame(dead=13), None, stop(since=1000.0), died_at=1020.0
+                      ).cost.stopped_seconds == 130.0
