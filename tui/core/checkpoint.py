@@ -25,8 +25,12 @@ CHECKPOINT_KEY = "checkpoint_step"  # the [job_metrics] key, and frame.job's
 METRIC, LOG = "checkpoint metric", "log"  # where a checkpoint was read
 # A save word, then (on the same line) the step: "iteration N", "at step N", or a path's
 # "step-N" / "step=N" / "step_N".
-DEFAULT_PATTERN = (r"(?i:\bsav(?:ed|ing)\b)[^\n]*?"
+DEFAULT_PATTERN = (r"\b[Ss]av(?:ed|ing)\b[^\n]*?"
                    r"(?:\biteration\s+|\bat step\s+|[/\\=_-]step[-_=])(?P<step>\d+)")
+# What a line must hold for DEFAULT_PATTERN to match it: looked for first, as plain text (a
+# regular expression starting with a word boundary is slow to search for; most ranks' logs
+# hold no save at all).
+DEFAULT_NEEDS = ("aved", "aving")
 STEP_GROUP = "step"
 HOW_TO_CONFIGURE = (f"export the job's last saved step as [job_metrics] {CHECKPOINT_KEY}, "
                     "or set [logs] checkpoint_pattern to its log line")
@@ -64,6 +68,8 @@ def newest_in_lines(lines: Sequence[str], pattern: re.Pattern[str] = DEFAULT,
     """The newest checkpoint line of a rank's lines (oldest first), or None. The lines are
     searched as one text, in one pass: most ranks' logs hold no such line."""
     blob = "\n".join(lines)
+    if pattern.pattern == DEFAULT_PATTERN and not any(word in blob for word in DEFAULT_NEEDS):
+        return None
     last = None
     for found in pattern.finditer(blob):
         if _step(found) is not None:
