@@ -33,7 +33,8 @@ DEFAULT_PATTERN = (r"\b[Ss]av(?:ed|ing)\b[^\n]*?"
 DEFAULT_NEEDS = ("aved", "aving")
 STEP_GROUP = "step"
 HOW_TO_CONFIGURE = (f"export the job's last saved step as [job_metrics] {CHECKPOINT_KEY}, "
-                    "or set [logs] checkpoint_pattern to its log line")
+                    "or give the ranks' logs ([logs] spec) and, for a line of the job's own,"
+                    " [logs] checkpoint_pattern")
 
 
 @dataclass(frozen=True)
@@ -70,16 +71,15 @@ def newest_in_lines(lines: Sequence[str], pattern: re.Pattern[str] = DEFAULT,
     blob = "\n".join(lines)
     if pattern.pattern == DEFAULT_PATTERN and not any(word in blob for word in DEFAULT_NEEDS):
         return None
-    last = None
-    for found in pattern.finditer(blob):
-        if _step(found) is not None:
-            last = found
-    if last is None:
+    steps = [(found, step) for found in pattern.finditer(blob)
+             if (step := _step(found)) is not None]
+    if not steps:
         return None
+    last, step = steps[-1]
     start = blob.rfind("\n", 0, last.start()) + 1
     end = blob.find("\n", last.end())
     line = blob[start:] if end < 0 else blob[start:end]
-    return Checkpoint(_step(last) or 0, LOG, line.strip(), rank)
+    return Checkpoint(step, LOG, line.strip(), rank)
 
 
 def newer(a: Checkpoint | None, b: Checkpoint | None) -> Checkpoint | None:
@@ -95,8 +95,6 @@ def from_metric(job: Mapping[str, float] | None) -> Checkpoint | None:
     return None if is_missing(value) or value < 0 else Checkpoint(int(value), METRIC)
 
 
-def _step(found: re.Match[str] | None) -> int | None:
-    if found is None:
-        return None
+def _step(found: re.Match[str]) -> int | None:
     digits = found.group(STEP_GROUP) or ""
     return int(digits) if digits.isdigit() else None

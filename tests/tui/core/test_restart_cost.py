@@ -50,8 +50,9 @@ def test_without_a_checkpoint_it_says_so_and_how_to_configure_one():
     cost = restart_cost(stop(), None)
     assert cost.steps_lost is None and cost.gpu_hours_lost is None
     assert cost.text.startswith("no checkpoint known (export the job's last saved step as "
-                                "[job_metrics] checkpoint_step, or set [logs] "
-                                "checkpoint_pattern")
+                                "[job_metrics] checkpoint_step, or give the ranks' logs "
+                                "([logs] spec) and, for a line of the job's own, [logs] "
+                                "checkpoint_pattern); ")
     assert cost.text.endswith("stopped 2 min: 18.5 GPU-hours idle so far")
 
 
