@@ -68,7 +68,9 @@ def test_the_restart_resumes_from_the_checkpoint_metric_and_says_its_cost(hung, 
     assert cost["steps_lost"] == step - CHECKPOINT > 0
     assert cost["gpu_hours_lost"] == pytest.approx(cost["steps_lost"] * 1.12 * RANKS / 3600,
                                                    rel=0.5)  # a step of 1.1 to 1.6 s
-    assert cost["stopped_seconds"] > 0  # since rank 455 went missing
+    # since rank 455 went missing, as far as a report's one poll knows: within the look-back's
+    # 10 s step of the death, from the poll itself
+    assert cost["stopped_seconds"] >= 0
     assert cost["idle_gpu_hours"] == pytest.approx(cost["stopped_seconds"]
                                                    * GPU_HOURS_PER_SECOND)
     assert found["text"].startswith("restart the job (stopped by ")
