@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 
 from ranktop.tui.cli.report import as_json, as_text
+from ranktop.tui.cli.report_actions import actions_lines
+from ranktop.tui.core.advice import RESTART, Action
+from ranktop.tui.core.checkpoint import LOG, Checkpoint
+from ranktop.tui.core.restart_cost import JobStop, restart_cost
 
 from tests.tui.cli.test_report import report_at
 
@@ -71,3 +75,16 @@ def test_software_faults_get_no_hardware_action_and_hardware_ones_name_their_nod
 def test_a_healthy_moment_has_no_actions():
     text, actions = actions_of(2.0, 0.0)
     assert actions == [] and "what to do" not in text
+
+
+def test_a_checkpoint_read_from_the_logs_is_shown_with_its_line():
+    line = "successfully saved checkpoint from iteration   12200 to /ckpt/iter_0012200"
+    cost = restart_cost(JobStop(1130.0, 12_387.0, 1000.0, 1.15, 512),
+                        Checkpoint(12_200, LOG, line, 0))
+    restart = Action(RESTART, "the job has stopped: it resumes only from a restart",
+                     "stopped by hang on rank 7", cost=cost)
+    assert actions_lines([restart])[2:] == [
+        "  restart the job (stopped by hang on rank 7): resumes from step 12,200 (log), losing "
+        "187 steps = 30.6 GPU-hours; stopped 2 min: 18.5 GPU-hours idle so far",
+        "    rule: the job has stopped: it resumes only from a restart",
+        f"    checkpoint read from rank 0's log: {line}"]
