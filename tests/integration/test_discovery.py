@@ -112,7 +112,12 @@ def test_pasting_what_check_config_printed_gives_working_maps(foreign, capsys, t
     assert source.rank_map.source == FROM_JOB and len(source.rank_map) == RANKS
     for metric in ("step_time", "compute_time", "temperature"):
         assert not any(math.isnan(v) for v in frame.values[metric]), metric
-    assert all(not math.isnan(frame.job[key]) for key in ("step", "loss", "tokens_per_s"))
+    assert all(not math.isnan(frame.job[key])
+               for key in ("step", "loss", "tokens_per_s", "checkpoint_step"))
+    # the job's own checkpoint metric, found by its name: a restart resumes from it
+    assert 'checkpoint_step = "max(last_checkpoint_iteration{job})"' in pasted
+    assert frame.job["checkpoint_step"] % 100 == 0 and frame.job["checkpoint_step"] <= \
+        frame.job["step"]
     rank = source.rank_map.ranks[9]
     assert (rank.host, rank.gpu) == ("gpu-node-001", 1)  # on k8s, the node from DCGM's pod
     assert rank.pod == ("" if job == FOREIGN else f"{job}-worker-1")

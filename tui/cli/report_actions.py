@@ -20,6 +20,8 @@ def actions_lines(actions: Sequence[Action]) -> list[str]:
         lines += [f"  {action.text}", f"    rule: {action.rule}"]
         if action.also:
             lines.append(f"    {action.also}")
+        if action.cost is not None and action.cost.read_from:
+            lines.append(f"    {action.cost.read_from}")
         lines += [f"    $ {command}" for command in action.commands]
         if action.hardware and not action.commands:
             lines.append(f"    {NO_COMMAND}")

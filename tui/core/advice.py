@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.anomaly import Anomaly
+from ranktop.tui.core.checkpoint import from_metric
 from ranktop.tui.core.domain import CRITICAL_XIDS
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.drain_commands import (
@@ -29,6 +30,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hardware import WINDOW_SECONDS, LedgerEntry
 from ranktop.tui.core.incidents import Incident
 from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.restart_cost import JobStop, RestartCost, restart_cost
 from ranktop.tui.core.tenants import NodeTenants, others_text
 from ranktop.tui.core.xid import (
     CONTACT_SUPPORT,
@@ -74,6 +76,7 @@ class Action:
     rank: int | None = None
     commands: tuple[str, ...] = ()  # to copy, never run (``core.drain_commands``)
     others: NodeTenants | None = None  # a drain's: who else is on the node (None: not known)
+    cost: RestartCost | None = None  # a restart's: from which step, what it loses
 
     @property
     def hardware(self) -> bool:
@@ -94,7 +97,8 @@ class Action:
         if self.kind == WATCH:
             return f"watch rank {self.rank} ({self.evidence})"
         if self.kind == RESTART:
-            return f"restart the job ({self.evidence})"
+            cost = f": {self.cost.text}" if self.cost is not None else ""
+            return f"restart the job ({self.evidence}){cost}"
         return f"nothing to do on hardware: {self.evidence}"
 
     @property
@@ -119,6 +123,7 @@ class Seen:
     ledger: Mapping[int, tuple[LedgerEntry, ...]]
     hang: HangVerdict | None
     neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)  # by node
+    stop: JobStop | None = None  # the job's step and since when it stands still
 
     def value(self, metric: str, rank: int) -> float:
         found = self.frame.value(metric, rank) if self.frame is not None else float("nan")
@@ -272,7 +277,20 @@ def _restart(stopped: Sequence[Incident], seen: Seen) -> Action:
     roots = ", ".join(f"{i.root.name} on rank {i.root.rank}" if i.root.rank is not None
                       else i.root.name for i in stopped)
     return Action(RESTART, "the job has stopped: it resumes only from a restart",
-                  f"stopped by {roots}")
+                  f"stopped by {roots}", cost=_restart_cost(stopped, seen))
+
+
+def _restart_cost(stopped: Sequence[Incident], seen: Seen) -> RestartCost | None:
+    """From the checkpoint metric, else the newest checkpoint line hang triage read; the
+    job stopped when its step stood still, or when what stopped it began if earlier."""
+    if seen.stop is None:
+        return None
+    checkpoint = from_metric(seen.frame.job if seen.frame is not None else None)
+    if checkpoint is None and seen.hang is not None:
+        checkpoint = seen.hang.checkpoint
+    began = min((a.since for i in stopped for a in i.members if a.kind in STOPPING_KINDS),
+                default=None)
+    return restart_cost(seen.stop.stopped_by(began), checkpoint)
 
 
 def _gpu_faulted(rank: int, seen: Seen) -> bool:

@@ -31,6 +31,7 @@ from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.restart_cost import JobStop, healthy_step_seconds
 from ranktop.tui.core.tenants import NodeTenants
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
@@ -78,6 +79,9 @@ class Analysis:
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
     # Who else is on the nodes the advice drains, as the engine last learned (by node).
     neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)
+    # A healthy step's seconds before the job last stood still, for a restart's cost (kept
+    # apart from ``history``, which a snapshot sent to another process leaves out).
+    healthy_step_seconds: float = float("nan")
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -87,8 +91,16 @@ class Analysis:
     def __post_init__(self) -> None:
         object.__setattr__(self, "incidents", incidents(self.anomalies, self.rank_map))
         seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang,
-                    self.neighbours)
+                    self.neighbours, self._job_stop())
         object.__setattr__(self, "actions", advise(self.incidents, seen))
+
+    def _job_stop(self) -> JobStop | None:
+        """The job's step and since when it stands still, for a restart's cost."""
+        if self.frame is None:
+            return None
+        since = self.progress.still_since
+        return JobStop(self.frame.time, self.progress.step, since, self.healthy_step_seconds,
+                       len(self.rank_map))
 
     @property
     def confirmed(self) -> list[Anomaly]:
@@ -162,15 +174,17 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
+        history = self.history.view()
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
             resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
             summaries=summaries.every(),
             scales={m: t.update(summaries.median(m)) for m, t in self.trackers.items()
                     if m in frame.values},
-            history=self.history.view(), warmed_up=self.detectors.warmed_up,
+            history=history, warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down), neighbours=self.neighbours,
+            healthy_step_seconds=healthy_step_seconds(history, progress.still_since),
         )
         return self.last
 

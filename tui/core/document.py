@@ -16,6 +16,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.moment import shown_full
+from ranktop.tui.core.restart_cost import RestartCost
 
 SCHEMA_VERSION = 1
 WORST_SHOWN = 3
@@ -103,11 +104,12 @@ def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
 
 
 def actions_entry(actions: Sequence[Action]) -> list[dict]:
-    """The advice: kind, node, gpu, rank, rule, evidence, command (never run), and for a
-    drain who else is on the node."""
+    """The advice: kind, node, gpu, rank, rule, evidence, command (never run), for a drain
+    who else is on the node, and a restart's cost."""
     return [{"kind": a.kind, "text": a.text, "node": a.node or None, "gpu": a.gpu,
              "rank": a.rank, "rule": a.rule, "evidence": a.evidence,
-             "command": "\n".join(a.commands) or None, "others": _others(a)}
+             "command": "\n".join(a.commands) or None, "others": _others(a),
+             "restart": restart_entry(a.cost)}
             for a in actions]
 
 
@@ -120,6 +122,18 @@ def _others(action: Action) -> dict | None:
             "error": found.error or None if found is not None else None,
             "tenants": [{"user": t.user or None, "gpus": list(t.gpus)}
                         for t in (found.others if found is not None else ())]}
+
+
+def restart_entry(cost: RestartCost | None) -> dict | None:
+    """A restart's cost: the checkpoint it resumes from, what it loses, the idle so far."""
+    if cost is None:
+        return None
+    found = cost.checkpoint
+    return {"checkpoint_step": None if found is None else found.step,
+            "checkpoint_source": None if found is None else found.source,
+            "checkpoint_line": found.line or None if found is not None else None,
+            "steps_lost": cost.steps_lost, "gpu_hours_lost": cost.gpu_hours_lost,
+            "stopped_seconds": cost.stopped_seconds, "idle_gpu_hours": cost.idle_gpu_hours}
 
 
 def hang_entry(verdict: HangVerdict | None) -> dict | None:

@@ -39,10 +39,12 @@ ending it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ranktop.tui.core.checkpoint import DEFAULT, Checkpoint, newer, newest_in_lines
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang_scan import RankLog, Work, same_pg, scan
 from ranktop.tui.core.hang_summary import Facts, evidence, evidence_lines
@@ -80,6 +82,7 @@ class HangVerdict:
     # What could not be read (no log configured, no file for some ranks), set by the log
     # reader (ranktop.tui.logs.triage_worker), never a fact about the job.
     log_gaps: LogGaps | None = None
+    checkpoint: Checkpoint | None = None  # the newest "saved checkpoint" line read
 
     @property
     def complete(self) -> bool:
@@ -111,15 +114,21 @@ class HangScan:
     rank's lines are kept only as far as its evidence can use them, so what is held does not
     grow with the lines read."""
 
-    def __init__(self, world_size: int) -> None:
+    def __init__(self, world_size: int, checkpoint_pattern: re.Pattern[str] = DEFAULT
+                 ) -> None:
         self.world_size = world_size
         self.logs = {rank: RankLog() for rank in range(world_size)}
+        self.checkpoint_pattern = checkpoint_pattern
+        self.checkpoint: Checkpoint | None = None  # the newest saved, of the lines added
 
     def add(self, lines_by_rank: Mapping[int, Iterable[str]]) -> None:
         """Scan these ranks' lines (oldest first); each rank once."""
         for rank, lines in lines_by_rank.items():
             if 0 <= rank < self.world_size:
-                scan(rank, list(lines), self.logs)
+                lines = list(lines)
+                found = newest_in_lines(lines, self.checkpoint_pattern, rank)
+                self.checkpoint = newer(self.checkpoint, found)
+                scan(rank, lines, self.logs)
                 log = self.logs[rank]
                 log.end = ending(log.lines, log.first_timeout)
                 log.lines = evidence_lines(log.lines, log.end.line)
@@ -164,6 +173,7 @@ class HangScan:
             work=facts.where(),
             ranks_read=world_size - len(unreached),
             ranks_total=world_size,
+            checkpoint=self.checkpoint,
         )
 
 

@@ -3,6 +3,7 @@ the live pipeline and for each replayed moment."""
 
 from __future__ import annotations
 
+from ranktop.tui.core.checkpoint import checkpoint_pattern
 from ranktop.tui.flight.watch import FlightDumps
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageWorker
@@ -22,4 +23,5 @@ def hang_triage(settings: Settings, source: Source, logs: RankLogs) -> TriageWor
     reader = logs.triage_batches if logs.spec else None
     if reader is None and flight is None:
         return None
-    return TriageWorker(reader, dumps=flight, log_spec=logs.spec)
+    return TriageWorker(reader, dumps=flight, log_spec=logs.spec,
+                        checkpoint_pattern=checkpoint_pattern(settings.checkpoint_pattern))

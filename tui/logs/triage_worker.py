@@ -18,11 +18,13 @@ another.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ranktop.tui.core.checkpoint import DEFAULT
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang import HangScan, HangVerdict
 from ranktop.tui.core.hang_join import join_verdicts
@@ -62,8 +64,9 @@ class TriageWorker:
 
     def __init__(self, read: Reader | None, limits: TriageLimits = TriageLimits(),
                  clock: Callable[[], float] = time.monotonic, dumps: Dumps | None = None,
-                 log_spec: str = "") -> None:
+                 log_spec: str = "", checkpoint_pattern: re.Pattern[str] = DEFAULT) -> None:
         self.read = read
+        self.checkpoint_pattern = checkpoint_pattern  # a "saved checkpoint" line
         self.log_spec = log_spec  # the spec ``read`` follows, for what it could not find
         self.dumps = dumps
         self.limits = limits
@@ -105,7 +108,7 @@ class TriageWorker:
         limits = self.limits
         budget = ReadBudget(started + limits.seconds, limits.max_bytes, limits.rank_bytes,
                             self.clock)
-        scanned = HangScan(total)
+        scanned = HangScan(total, self.checkpoint_pattern)
         reached: set[int] = set()
         unfound: list[int] = []
         order = reading_order(ask.suspects, total)
@@ -120,7 +123,8 @@ class TriageWorker:
             verdict = join_verdicts(verdict, self.dumps(total, ask.since, self.until))
         if verdict is not None:
             gaps = LogGaps(self.read is not None, plain(self.log_spec), tuple(sorted(unfound)))
-            verdict = with_gaps(replace(verdict, as_of=ask.as_of), gaps)
+            verdict = replace(verdict, as_of=ask.as_of, checkpoint=scanned.checkpoint)
+            verdict = with_gaps(verdict, gaps)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,
                             budget.spent, self.clock() - started)
 

@@ -37,6 +37,8 @@ def advice_text(actions: Sequence[Action], selected: int, style: Styles) -> Grou
         parts.append(Text(f"    rule: {plain(action.rule, 1000)}", style("muted")))
         if action.also:
             parts.append(Text(f"    {plain(action.also, 1000)}"))
+        if action.cost is not None and action.cost.read_from:
+            parts.append(Text(f"    {plain(action.cost.read_from, 1000)}", style("muted")))
         parts += [Text(f"    $ {plain(command, 1000)}") for command in action.commands]
         if action.hardware and not action.commands:
             parts.append(Text(f"    {NO_COMMAND}", style("muted")))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ranktop.tui.core.checkpoint import checkpoint_pattern
 from ranktop.tui.core.config_values import DetectSettings, LayoutSettings, MetricDef, MetricQuery
 from ranktop.tui.flight.dump_paths import PatternError, check_pattern
 from ranktop.tui.logs.discovery import check_spec
@@ -54,6 +55,7 @@ class Settings:
     flight_recorder: str = ""  # where the ranks' Flight Recorder dumps are: a pattern
     dump_pipes: str = ""  # the ranks' debug pipes (TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
     request_dumps: bool = False  # whether the evidence screen may write to those pipes
+    checkpoint_pattern: str = ""  # a "saved checkpoint" log line ("": the usual trainers')
     alertmanager_url: str = ""
     ranks: RankSettings | None = None
     config_file: Path | None = None
@@ -113,6 +115,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         flight_recorder=_pattern(top.child("logs"), "flight_recorder"),
         dump_pipes=_pattern(top.child("logs"), "dump_pipes"),
         request_dumps=top.child("logs").flag("request_dumps"),
+        checkpoint_pattern=_checkpoint_pattern(top.child("logs")),
         alertmanager_url=http_url(top.child("alertmanager"), "url"),
         ranks=rank_settings(top.child("ranks"), environ),
         config_file=user_file,
@@ -150,6 +153,16 @@ def _pattern(reader: Reader, key: str) -> str:
             check_pattern(pattern)
     except PatternError as error:
         raise reader.fail(key, str(error)) from None
+    return pattern
+
+
+def _checkpoint_pattern(reader: Reader) -> str:
+    """``[logs] checkpoint_pattern``: a regular expression with a group named ``step``."""
+    pattern = reader.optional_text("checkpoint_pattern")
+    try:
+        checkpoint_pattern(pattern)
+    except ValueError as error:
+        raise reader.fail("checkpoint_pattern", str(error)) from None
     return pattern
 
 

@@ -155,7 +155,7 @@ class SimCluster:
         loop_time = t % self._loop
         faults = self.active_faults(t)
         state = self._job_state(loop_time, faults)
-        step = self._step_at(t)
+        step = self.step_at(t)
         gauges = random.Random(f"{self._seed}:{math.floor(t * TICKS_PER_SECOND)}")
         # Step-time metrics describe the last completed step, so they only change with it.
         per_step = random.Random(f"{self._seed}:step:{step}")
@@ -235,7 +235,8 @@ class SimCluster:
             progress.append(done)
         return progress
 
-    def _step_at(self, t: float) -> int:
+    def step_at(self, t: float) -> int:
+        """The job's step at t seconds since the demo started."""
         loops = math.floor(t / self._loop)
         tick = min(int((t % self._loop) * TICKS_PER_SECOND), len(self._progress) - 1)
         return FIRST_STEP + int(loops * self._progress[-1] + self._progress[tick])
@@ -249,7 +250,12 @@ class SimCluster:
         loss *= 1 + rng.uniform(-0.012, 0.012)
         running = state.mode == "running"
         tokens = self.scenario.tokens_per_step / state.step_time if running else 0.0
-        return {"step": float(step), "loss": loss, "tokens_per_s": tokens}
+        return {"step": float(step), "loss": loss, "tokens_per_s": tokens,
+                "checkpoint_step": float(self.checkpoint_step(step))}
+
+    def checkpoint_step(self, step: int) -> int:
+        """The step of the job's last checkpoint, saved every ``checkpoint_every_steps``."""
+        return step - step % self.scenario.checkpoint_every_steps
 
     # --- per-rank values --------------------------------------------------------------------
 

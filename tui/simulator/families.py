@@ -174,6 +174,8 @@ JOB_FAMILIES = (  # job-wide values, exported by every live rank
     Family("training_tokens_per_second", "gauge",
            "Tokens per second of the job divided by its number of ranks.", "tokens_per_s", ".6g"),
     Family("training_loss", "gauge", "Training loss of the job.", "loss", ".6g"),
+    Family("training_checkpoint_step", "gauge", "Step of the job's last saved checkpoint.",
+           "checkpoint_step"),
 )
 
 
@@ -190,6 +192,8 @@ FOREIGN_JOB_FAMILIES = (
     Family("train_tokens_per_sec", "gauge", "Tokens per second processed by this rank.",
            "tokens_per_s", ".6g"),
     Family("train_loss", "gauge", "Loss of the last iteration.", "loss", ".6g"),
+    Family("last_checkpoint_iteration", "gauge", "Iteration of the last saved checkpoint.",
+           "checkpoint_step"),
 )
 
 def nccl_families(n_ranks: int) -> tuple[Family, ...]:

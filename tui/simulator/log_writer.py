@@ -54,6 +54,7 @@ BUS_IDS = ("18000", "2a000", "3a000", "5d000", "9a000", "ab000", "ba000", "db000
 STREAMS = ("stdout", "stderr")
 CUDA_FAILURE_AFTER = 0.4  # seconds from an XID to the rank's CUDA error in its log
 DEATH_AFTER_XID = 10.0  # a rank that dies this soon after its XID died of it
+CHECKPOINT_ORDER = 2_000_000  # a save is logged after the second's progress lines
 _SUFFIX_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"  # what tempfile.mkdtemp draws from
 
 
@@ -229,8 +230,18 @@ class LogWriter:
             due += [_Event(float(second), 1_000_000 + r, r, "stdout", "progress")
                     for r in extra + self._by_slot[slot]
                     if not self._dead(r, second % self._loop)]
+            due += self._checkpoint(second)
         due.sort(key=lambda e: (e.time, e.order))
         return due
+
+    def _checkpoint(self, second: int) -> list[_Event]:
+        """Rank 0's line when the job saved a checkpoint in the second before ``second``."""
+        saved = self.cluster.checkpoint_step(self.cluster.step_at(second))
+        if saved == self.cluster.checkpoint_step(self.cluster.step_at(second - 1)):
+            return []
+        if self._dead(0, second % self._loop):
+            return []
+        return [_Event(float(second), CHECKPOINT_ORDER, 0, "stdout", "checkpoint", saved)]
 
     def advance(self, t: float) -> None:
         """Append every line due since the last call, up to t seconds since the demo began."""
@@ -417,6 +428,8 @@ _RANK0 = {
     "loss_rising": "WARNING [rank 0] loss still rising at step {step}: {loss:.3f}; consider"
                    " rolling back to the last checkpoint",
     "resume": "[rank 0] workers restarted after a failure; resuming at step {step}",
+    "checkpoint": "INFO [rank 0] successfully saved checkpoint from iteration {arg:7d} to"
+                  " /checkpoints/iter_{arg:07d}",  # as Megatron-LM says it
 }
 
 

@@ -23,6 +23,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 
+CHECKPOINT_EVERY_STEPS = 100  # the demo's loop makes ~270 steps: two or three saves a loop
+
+
 class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message says where and why."""
 
@@ -67,6 +70,7 @@ class Scenario:
     parallelism: str = ""  # "tp=8,pp=4": where stage and replica faults fall
     log_layout: str = "torchrun"  # how the ranks' logs are laid out (LOG_LAYOUTS)
     tenants: tuple[Tenant, ...] = ()  # other jobs sharing the job's nodes
+    checkpoint_every_steps: int = CHECKPOINT_EVERY_STEPS  # the job saves a checkpoint so often
 
 
 def _positive_number(value: object) -> float | None:
@@ -141,7 +145,7 @@ EFFECTS: dict[str, tuple[bool, dict[str, tuple[Any, Any, str]]]] = {
 }
 
 _TOP_KEYS = ("name", "loop_seconds", "base_step_seconds", "tokens_per_step", "fault",
-             "parallelism", "log_layout", "tenant")
+             "parallelism", "log_layout", "tenant", "checkpoint_every_steps")
 NEEDS_PARALLELISM = ("stage_imbalance", "replica_slow")
 _FAULT_KEYS = ("effect", "rank", "start", "duration")
 _TENANT_KEYS = ("rank", "name", "namespace", "gpus")
@@ -227,8 +231,12 @@ class _Checker:
         if layout not in LOG_LAYOUTS:
             raise self.fail("log_layout", f"must be one of {', '.join(LOG_LAYOUTS)}, got "
                                           f"{layout!r}")
+        every = _positive_int(data.get("checkpoint_every_steps", CHECKPOINT_EVERY_STEPS))
+        if every is None:
+            raise self.fail("checkpoint_every_steps", "must be a whole number > 0, got "
+                                                      f"{data['checkpoint_every_steps']!r}")
         return Scenario(name.strip(), loop, base_step, tokens, faults, parallelism, layout,
-                        self.tenants(data.get("tenant", [])))
+                        self.tenants(data.get("tenant", [])), every)
 
     def tenants(self, tables: object) -> tuple[Tenant, ...]:
         if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):

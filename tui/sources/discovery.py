@@ -49,6 +49,7 @@ ROLES = (
     Role("loss", "loss", job_key="loss", aggregate="avg"),
     Role("tokens_per_s", "tokens per second", job_key="tokens_per_s", aggregate="sum"),
     Role("samples_per_s", "samples per second", job_key="samples_per_s", aggregate="sum"),
+    Role("checkpoint_step", "checkpoint step", job_key="checkpoint_step", aggregate="max"),
 )
 ROLE = {role.id: role for role in ROLES}
 PER_RANK = ("step_time", "compute_time")
@@ -60,6 +61,7 @@ COMPUTE = {"compute", "computation", "forward", "backward", "fwd", "bwd", "fwdbw
 TOKENS = {"tokens", "token", "tok", "toks"}
 SAMPLES = {"samples", "sample", "examples", "images", "sequences", "seqs"}
 RATE = {"per", "ps", "throughput", "rate", "persec", "tps", "sps"}
+CHECKPOINT = {"checkpoint", "ckpt", "checkpointed", "saved"}
 TRAINING = {"train", "training", "trainer", "pretrain", "finetune"}
 # A phase of the step, or another loop: not the step itself.
 PHASES = {"optimizer", "optim", "data", "dataloader", "loader", "checkpoint", "ckpt", "eval",
@@ -167,6 +169,8 @@ def _named_candidates(names: Sequence[str]) -> list[Candidate]:
 def role_of(name: str) -> tuple[str, float] | None:
     """The role a metric's name suggests, and how strongly (None: none)."""
     w = words(name)
+    if w & CHECKPOINT and w & STEP and not w & TIME:
+        return "checkpoint_step", 0.6  # the step it saved: a phase's name, not its time
     role, score = None, 0.0
     if "loss" in w and "scale" not in w:
         role, score = "loss", 0.6

@@ -6,6 +6,10 @@ from __future__ import annotations
 import json
 
 from ranktop.tui.cli.report import as_json, as_text
+from ranktop.tui.cli.report_actions import actions_lines
+from ranktop.tui.core.advice import RESTART, Action
+from ranktop.tui.core.checkpoint import LOG, Checkpoint
+from ranktop.tui.core.restart_cost import JobStop, restart_cost
 
 from tests.tui.cli.test_report import report_at
 
@@ -31,8 +35,9 @@ def test_an_ecc_error_resets_its_gpu_when_idle_and_the_straggler_is_watched():
     reset = next(a for a in actions if a["node"] == "gpu-node-016")
     assert (reset["kind"], reset["gpu"], reset["rank"]) == ("reset", 0, 128)
     assert set(reset) == {"kind", "text", "node", "gpu", "rank", "rule", "evidence", "command",
-                          "others"}
+                          "others", "restart"}
     assert reset["others"] is None  # only a drain stops the others on its node
+    assert reset["restart"] is None  # a restart's cost, on the restart alone
 
 
 def test_the_gpu_fallen_off_the_bus_drains_its_node_and_the_job_restarts():
@@ -49,6 +54,14 @@ def test_the_gpu_fallen_off_the_bus_drains_its_node_and_the_job_restarts():
         "kubectl drain gpu-node-056 --ignore-daemonsets --delete-emptydir-data"]
     restart = [a for a in actions if a["kind"] == "restart"]
     assert [a["evidence"] for a in restart] == ["stopped by xid on rank 455"]
+    # the checkpoint metric: saved at step 120,100, the job stands at 120,118 since 172 s
+    cost = restart[0]["restart"]
+    assert (cost["checkpoint_step"], cost["checkpoint_source"], cost["steps_lost"]) == (
+        120_100, "checkpoint metric", 18)
+    assert cost["stopped_seconds"] == 8.0 and cost["idle_gpu_hours"] == 8.0 * 512 / 3600
+    assert ("  restart the job (stopped by xid on rank 455): resumes from step 120,100 "
+            "(checkpoint metric), losing 18 steps = 3.8 GPU-hours; stopped 8 s: 1.1 GPU-hours "
+            "idle so far\n") in text
 
 
 def test_the_drain_names_the_other_job_on_its_node():
@@ -75,3 +88,16 @@ def test_software_faults_get_no_hardware_action_and_hardware_ones_name_their_nod
 def test_a_healthy_moment_has_no_actions():
     text, actions = actions_of(2.0, 0.0)
     assert actions == [] and "what to do" not in text
+
+
+def test_a_checkpoint_read_from_the_logs_is_shown_with_its_line():
+    line = "successfully saved checkpoint from iteration   12200 to /ckpt/iter_0012200"
+    cost = restart_cost(JobStop(1130.0, 12_387.0, 1000.0, 1.15, 512),
+                        Checkpoint(12_200, LOG, line, 0))
+    restart = Action(RESTART, "the job has stopped: it resumes only from a restart",
+                     "stopped by hang on rank 7", cost=cost)
+    assert actions_lines([restart])[2:] == [
+        "  restart the job (stopped by hang on rank 7): resumes from step 12,200 (log), losing "
+        "187 steps = 30.6 GPU-hours; stopped 2 min: 18.5 GPU-hours idle so far",
+        "    rule: the job has stopped: it resumes only from a restart",
+        f"    checkpoint read from rank 0's log: {line}"]

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from ranktop.tui.core.checkpoint import LOG, Checkpoint, checkpoint_pattern
 from ranktop.tui.core.hang_watch import TriageAsk
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.rank_logs import RankLogs
@@ -169,3 +170,15 @@ def test_a_past_moment_asks_for_the_dumps_written_by_then() -> None:
     worker.until = 1234.0
     worker.run(ask())
     assert asked == [(32, None, 1234.0)]
+
+
+def test_the_verdict_carries_the_newest_checkpoint_line_by_the_configured_pattern() -> None:
+    logs = timed_out_job(32)
+    logs[0] = ["ckpt written: iter=4200", "Saving checkpoint at step 4300", *logs[0]]
+    logs[5] = ["ckpt written: iter=4100", *logs[5]]
+    read = lambda rank_map, order, budget, batch: [logs]  # noqa: E731
+    usual = TriageWorker(read).run(ask()).verdict
+    assert usual.checkpoint == Checkpoint(4300, LOG, "Saving checkpoint at step 4300", 0)
+    own = checkpoint_pattern(r"ckpt written: iter=(?P<step>\d+)")
+    configured = TriageWorker(read, checkpoint_pattern=own).run(ask()).verdict
+    assert configured.checkpoint == Checkpoint(4200, LOG, "ckpt written: iter=4200", 0)

@@ -79,3 +79,15 @@ async def test_the_advice_key_is_named_in_the_anomalies_title_and_the_help():
         await pilot.press("question_mark")
         await pilot.pause()
         assert "What to do about the incidents" in screen_text(app)
+
+
+async def test_the_restart_says_from_which_checkpoint_and_what_it_costs_during_the_hang(tmp_path):
+    app = make_app(at=174.0, log_root=tmp_path)  # rank 455 died at 172 s: the job hangs
+    async with app.run_test(size=(200, 40)) as pilot:
+        await watched(app, pilot, 4)
+        await pilot.press("a")
+        await pilot.pause()
+        text = screen_text(app)
+        assert ("restart the job (stopped by xid on rank 455): resumes from step 120,100 "
+                "(checkpoint metric), losing 18") in text  # the step stands at 120,118
+        assert "steps = 3.8 GPU-hours; stopped 8 s: 1.1 GPU-hours idle so far" in text

@@ -190,3 +190,20 @@ def test_layout_parallelism_is_read_and_bad_values_name_the_key(tmp_path):
     ]:
         with pytest.raises(ConfigError, match=re.escape(says)):
             load_settings(write(tmp_path, f"[layout]\n{text}\n"))
+
+
+def test_the_checkpoint_pattern_and_metric_are_read_and_a_bad_pattern_names_its_key(tmp_path):
+    assert load_settings(environ={}).job_metrics["checkpoint_step"] == \
+        "max(training_checkpoint_step{job})"
+    own = r'checkpoint_pattern = "ckpt iter=(?P<step>\\d+)"'
+    assert load_settings(write(tmp_path, f"[logs]\n{own}\n"), environ={}) \
+        .checkpoint_pattern == r"ckpt iter=(?P<step>\d+)"
+    for text, says in [
+        (r'checkpoint_pattern = "ckpt (?P<step>\\d+"',
+         "logs.checkpoint_pattern: not a regular expression: missing ), unterminated"),
+        (r'checkpoint_pattern = "ckpt (\\d+)"',
+         "logs.checkpoint_pattern: needs a named group (?P<step>...)"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(says)) as caught:
+            load_settings(write(tmp_path, f"[logs]\n{text}\n"), environ={})
+        assert "\n" not in str(caught.value)

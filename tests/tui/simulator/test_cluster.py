@@ -95,7 +95,7 @@ def test_every_metric_for_every_rank() -> None:
             "nvlink_replay",
         }
         assert all(len(series) == nodes * gpus for series in frame.values.values())
-        assert set(frame.job) == {"step", "loss", "tokens_per_s"}
+        assert set(frame.job) == {"step", "loss", "tokens_per_s", "checkpoint_step"}
 
 
 def test_healthy_values_are_plausible(sim: SimCluster) -> None:

@@ -47,6 +47,7 @@ TYPES = {
     "DCGM_FI_DEV_GPU_RECOVERY_ACTION": "gauge",
     "training_step_seconds": "gauge", "training_compute_seconds": "gauge",
     "training_step": "gauge", "training_tokens_per_second": "gauge", "training_loss": "gauge",
+    "training_checkpoint_step": "gauge",
 }
 
 
@@ -285,7 +286,8 @@ def test_k8s_profile_labels_as_behind_a_service_monitor(cluster):
 
 
 FOREIGN = {"training_step_duration_seconds": "gauge", "training_step_compute_seconds": "gauge",
-           "training_iteration": "gauge", "train_tokens_per_sec": "gauge", "train_loss": "gauge"}
+           "training_iteration": "gauge", "train_tokens_per_sec": "gauge", "train_loss": "gauge",
+           "last_checkpoint_iteration": "gauge"}
 
 
 def test_foreign_job_metrics_have_their_own_names_and_labels(cluster):
@@ -303,6 +305,8 @@ def test_foreign_job_metrics_have_their_own_names_and_labels(cluster):
         assert len(parsed[theirs][1]) == 512
     assert one(parsed, "train_loss", rank="0").value == one(ours, "training_loss",
                                                              rank="0").value
+    assert one(parsed, "last_checkpoint_iteration", rank="0").value == one(
+        ours, "training_checkpoint_step", rank="0").value
 
 
 def test_foreign_job_metrics_on_kubernetes_carry_the_pod_and_no_host(cluster):

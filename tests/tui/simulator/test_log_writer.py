@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core.hang import parse_watchdog, triage
+from ranktop.tui.core.hang import HangScan, parse_watchdog, triage
 from ranktop.tui.simulator import log_writer as simlogs
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import RESTART_MARKER, LogWriter
@@ -461,3 +461,23 @@ def test_simulate_writes_the_ranks_logs_where_asked(tmp_path):
         process.terminate()
         out, _ = process.communicate(timeout=20)
     assert f"torchrun:{tmp_path / 'logs'}" in out
+
+
+CHECKPOINT_LINE = re.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO \[rank 0\] successfully saved checkpoint from "
+    r"iteration +(\d+) to /checkpoints/iter_(\d{7})\n")
+
+
+def test_rank_0_logs_each_checkpoint_the_metric_shows_as_megatron_does(hung: LogWriter) -> None:
+    saved = {rank: CHECKPOINT_LINE.findall(text) for rank, text in logs(hung, "stdout").items()}
+    assert saved[0] == [("120100", "0120100")]  # ~118 steps by the hang, one every 100
+    assert not any(saved[rank] for rank in range(1, 16))
+    assert hung.cluster.frame_at(205.0).job["checkpoint_step"] == 120_100.0
+
+
+def test_triage_over_the_demo_logs_reads_the_checkpoint(hung: LogWriter) -> None:
+    lines = {rank: text.splitlines() for rank, text in logs(hung, "stdout").items()}
+    scan = HangScan(16)
+    scan.add(lines)
+    assert scan.checkpoint is not None and (scan.checkpoint.step, scan.checkpoint.rank) == \
+        (120_100, 0)

@@ -154,6 +154,8 @@ BAD_FILES = [
     (HEADER.replace("= 1000", "= 1000.5"), "tokens_per_step", "whole number > 0"),
     (HEADER + "loop_second = 3\n", "loop_second", "did you mean 'loop_seconds'"),
     (HEADER + "fault = 3\n", "fault", "list of [[fault]] tables"),
+    (HEADER + "checkpoint_every_steps = 0\n", "checkpoint_every_steps", "whole number > 0"),
+    (HEADER + "checkpoint_every_steps = 2.5\n", "checkpoint_every_steps", "got 2.5"),
     (HEADER + "[fault]\neffect = 'xid'\n", "fault", "list of [[fault]] tables"),
 ]
 
@@ -193,3 +195,9 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
     binary.write_bytes(b"name = \"\xff\xfe\"\n")
     with pytest.raises(ScenarioError, match="not UTF-8"):
         load_scenario(binary)
+
+
+def test_checkpoint_every_steps_defaults_to_a_hundred_and_can_be_set(tmp_path: Path) -> None:
+    assert load_scenario(write(tmp_path, HEADER)).checkpoint_every_steps == 100
+    assert load_scenario(write(tmp_path, HEADER + "checkpoint_every_steps = 50\n")
+                         ).checkpoint_every_steps == 50

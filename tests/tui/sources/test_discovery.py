@@ -24,6 +24,10 @@ NOW = 1_800_000_000.0
     ("samples_per_second", "samples_per_s"),
     ("global_step", "step"),
     ("training_iteration", "step"),
+    ("last_checkpoint_iteration", "checkpoint_step"),
+    ("training_checkpoint_step", "checkpoint_step"),
+    ("ckpt_saved_step", "checkpoint_step"),
+    ("checkpoint_step_seconds", "step_time"),  # a phase's time: a weak step time
     ("loss_scale", None),  # the AMP scaler, not a loss
     ("dataloader_wait_seconds", None),
     ("DCGM_FI_DEV_GPU_TEMP", None),
@@ -37,6 +41,7 @@ def test_a_phase_of_the_step_is_a_weak_step_time():
     whole, phase = role_of("train_step_seconds"), role_of("optimizer_step_seconds")
     assert whole[0] == phase[0] == "step_time"
     assert phase[1] < 0.5 <= whole[1]
+    assert role_of("checkpoint_step_seconds")[1] < 0.5
 
 
 def test_labels_play_their_parts_whatever_their_case():
