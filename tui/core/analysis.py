@@ -22,6 +22,7 @@ from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.goodput import Goodput, GoodputLedger
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
 from ranktop.tui.core.hardware import LedgerEntry
@@ -75,6 +76,7 @@ class Analysis:
     warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
     ledger: Mapping[int, tuple[LedgerEntry, ...]] = field(default_factory=dict)
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
+    goodput: Goodput = Goodput()
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -137,6 +139,7 @@ class Analyser:
         self.history = History()
         self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
+        self.goodput = GoodputLedger()
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
         self._moved = False  # the step has moved while we watched
@@ -157,6 +160,8 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
+        self.goodput.feed(frame.time, frame.job.get("step", float("nan")), anomalies,
+                          summaries.median("step_time"))
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
             resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
@@ -166,6 +171,7 @@ class Analyser:
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down),
+            goodput=self.goodput.value(frame.time),
         )
         return self.last
 
