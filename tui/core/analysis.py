@@ -76,7 +76,7 @@ class Analysis:
     warmed_up: bool = False  # the detectors have seen enough for "no anomalies" to mean it
     ledger: Mapping[int, tuple[LedgerEntry, ...]] = field(default_factory=dict)
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
-    goodput: Goodput = Goodput()
+    goodput: Goodput = field(default_factory=Goodput)
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())

@@ -19,6 +19,7 @@ import math
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from ranktop.tui.core.baseline import StepBaseline
 from ranktop.tui.core.detect import Anomaly
@@ -231,5 +232,5 @@ def _stronger(cause: str, than: str | None) -> bool:
 
 def _typical_interval(points: Sequence[tuple[float, float]]) -> float:
     """The usual spacing of ``points``' times (0 for fewer than two)."""
-    gaps = sorted(b[0] - a[0] for a, b in zip(points, points[1:], strict=False))
+    gaps = sorted(b[0] - a[0] for a, b in pairwise(points))
     return gaps[len(gaps) // 2] if gaps else 0.0
