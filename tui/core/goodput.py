@@ -35,6 +35,7 @@ CAUSE_OF_KIND = {
     "straggler": SLOWDOWN, "thermal": SLOWDOWN, "fail_slow": SLOWDOWN, "nvlink": SLOWDOWN,
     "sm_stall": SLOWDOWN, "throughput": SLOWDOWN,
 }
+SEED_STEP_SECONDS = 20.0  # the resolution of the hour before the first frame, where seeded
 MOST_ENTRIES = 20_000  # an hour of frames at a poll every 0.18 s: memory bounded, whatever
 COVERED_SLACK_SECONDS = 60.0  # an hour covered to within a minute is the whole hour
 
@@ -130,10 +131,10 @@ class GoodputLedger:
         if calm:
             self.baseline.calm(now, step_seconds, entry.wall, entry.steps)
 
-    def seed(self, steps: Sequence[tuple[float, float]], start: float, until: float) -> None:
-        """The job's step counter over ``start``..``until`` (the source's past, oldest first),
-        before any frame is fed. A counter whose first value comes well after ``start``
-        tells when the job began."""
+    def seed(self, steps: Sequence[tuple[float, float]], start: float) -> None:
+        """The job's step counter since ``start`` (the source's past, oldest first), before
+        any frame is fed. A counter whose first value comes well after ``start`` tells when
+        the job began."""
         if self._last is not None or not steps:
             return
         interval = _typical_interval(steps)
@@ -141,8 +142,6 @@ class GoodputLedger:
             self.job_began = steps[0][0]
         self.baseline.seed(steps)
         for when, step in steps:
-            if when > until:
-                break
             entry = self._advance(when, step, None)
             if entry is not None:
                 self._seeded.add(entry)

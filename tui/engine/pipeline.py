@@ -28,7 +28,7 @@ from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.core.moment import aligned
 from ranktop.tui.core.text import plain
-from ranktop.tui.engine.replay import Replay
+from ranktop.tui.engine.replay import Replay, seed_goodput
 from ranktop.tui.engine.triage import hang_triage
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.settings.config import Settings
@@ -103,6 +103,7 @@ class Pipeline:
             return
         if found is not None:
             detectors.warm(found)
+        seed_goodput(self.analyser, self.source, now)
 
     def _catch_up(self, now: float) -> bool:
         """Bring the analyser to the refresh step before ``now`` through the source's past,

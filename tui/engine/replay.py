@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.goodput import HOUR_SECONDS, SEED_STEP_SECONDS
 from ranktop.tui.core.hardware import WINDOW_SECONDS
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
@@ -243,6 +244,7 @@ class Replay:
             found = None
         if found is not None:
             detectors.warm(found)
+        seed_goodput(analyser, self.source, start)
         if ledger:
             times = _grid(start - WINDOW_SECONDS + LEDGER_STEP_SECONDS, start,
                           LEDGER_STEP_SECONDS)
@@ -256,6 +258,17 @@ class Replay:
             self._analyses.clear()
             self._checkpoints.clear()
             self._last = None
+
+
+def seed_goodput(analyser: Analyser, source: Source, until: float) -> None:
+    """Give ``analyser``'s goodput the hour of the job's step counter before ``until``,
+    where ``source`` keeps it."""
+    try:
+        found = source.lookback(("step",), HOUR_SECONDS, SEED_STEP_SECONDS, until=until)
+    except Exception:  # without its past, goodput covers what is watched
+        return
+    if found is not None:
+        analyser.goodput.seed(found.job.get("step", ()), until - HOUR_SECONDS)
 
 
 def _copied(analyser: Analyser) -> Analyser:
