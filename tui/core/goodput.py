@@ -219,6 +219,23 @@ class GoodputLedger:
             job_began=self.job_began)
 
 
+def share_text(goodput: Goodput) -> str:
+    """"87 %" for the last hour, "91 % (12 min)" while less of it is covered; "" unknown."""
+    if not goodput.known:
+        return ""
+    text = f"{100 * goodput.hour:.0f} %"
+    return text if goodput.whole_hour else f"{text} ({duration_text(goodput.covered)})"
+
+
+def duration_text(seconds: float) -> str:
+    """"42 s", "12 min", "2.5 h"."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * HOUR_SECONDS:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / HOUR_SECONDS:.1f} h"
+
+
 def strongest(causes) -> str | None:
     """The strongest of ``causes`` (Nones ignored), None when there is none."""
     found = [c for c in causes if c is not None]
