@@ -112,6 +112,7 @@ class GoodputLedger:
         self._high = -math.inf  # the highest step seen: below it, steps are done again
         self._fed_since: float | None = None
         self.job_began: float | None = None
+        self._began_with_first = False
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -121,6 +122,8 @@ class GoodputLedger:
         first = self._fed_since is None
         if first:
             self._fed_since = now
+            if self._began_with_first:
+                self.job_began = now
         cause = strongest(CAUSE_OF_KIND.get(a.kind) for a in anomalies)
         entry = self._advance(now, None if is_missing(step) else step, cause)
         if entry is None:
@@ -135,7 +138,10 @@ class GoodputLedger:
         """The job's step counter since ``start`` (the source's past, oldest first), before
         any frame is fed. A counter whose first value comes well after ``start`` tells when
         the job began."""
-        if self._last is not None or not steps:
+        if self._last is not None:
+            return
+        if not steps:  # the source holds nothing before: the job begins with the first frame
+            self._began_with_first = True
             return
         interval = _typical_interval(steps)
         if steps[0][0] > start + 2 * interval:

@@ -197,3 +197,13 @@ def test_a_past_reaching_back_past_the_job_start_is_not_its_start() -> None:
     ledger.feed(3600.0, 3600.0, [], STEP)
     assert ledger.value(3600.0).job_began is None
     assert math.isnan(ledger.value(3600.0).job)
+
+
+def test_a_source_holding_nothing_before_the_first_frame_sees_the_job_begin_with_it() -> None:
+    ledger = GoodputLedger()
+    ledger.seed([], -HOUR_SECONDS)
+    for i in range(10):
+        ledger.feed(i * POLL, 100.0 + i * POLL, [], STEP)
+    found = ledger.value(9 * POLL)
+    assert found.job_began == 0.0
+    assert found.job == pytest.approx(found.since_start)
