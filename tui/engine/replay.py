@@ -264,11 +264,11 @@ def seed_goodput(analyser: Analyser, source: Source, until: float) -> None:
     """Give ``analyser``'s goodput the hour of the job's step counter before ``until``,
     where ``source`` keeps it."""
     try:
-        found = source.lookback(("step",), HOUR_SECONDS, SEED_STEP_SECONDS, until=until)
+        found = source.job_past(("step",), HOUR_SECONDS, SEED_STEP_SECONDS, until)
     except Exception:  # without its past, goodput covers what is watched
         return
     if found is not None:
-        analyser.goodput.seed(found.job.get("step", ()), until - HOUR_SECONDS)
+        analyser.goodput.seed(found.get("step", ()), until - HOUR_SECONDS)
 
 
 def _copied(analyser: Analyser) -> Analyser:

@@ -145,6 +145,10 @@ class SimCluster:
         loop_time = t % self._loop
         return [f for f in self._faults if f.active_at(loop_time)]
 
+    def step_at(self, t: float) -> int:
+        """The job's step counter at t, as its frame gives it."""
+        return self._step_at(t)
+
     def pace_at(self, t: float) -> float:
         """Seconds per step of progress at t (inf while the job hangs or stalls)."""
         return self._job_state(t % self._loop, self.active_faults(t)).pace

@@ -26,6 +26,9 @@ class NoPast(DemoSource):
     def lookback(self, job_values, seconds, step, until=None):
         return None
 
+    def job_past(self, job_values, seconds, step, until):
+        return None
+
 
 def first_poll(source_type: type[DemoSource], cluster: SimCluster, at: float):
     clock = FakeClock(START + at)
