@@ -3,9 +3,9 @@ the poll worker's thread and handed over whole.
 
 ``Analyser.analyse`` takes a frame and the source's status and returns an ``Analysis``: the
 frame, the anomalies (pending and confirmed), those resolved of late, the hang verdict from
-the ranks' logs, ranks up and down, the job's progress, and each metric's summary and colour
-scale. Nothing else crosses from the worker to the UI: screens format an Analysis and
-compute nothing it already holds.
+the ranks' logs, ranks up and down, the job's progress and goodput, and each metric's
+summary and colour scale. Nothing else crosses from the worker to the UI: screens format
+an Analysis and compute nothing it already holds.
 
 The hang verdict is the newest one a triage finished (``ranktop.tui.core.hang_watch``): the
 analysis asks for the logs to be read and never waits for them.

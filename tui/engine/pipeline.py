@@ -14,7 +14,8 @@ keeps its past, its analyser is brought to the first poll through the frames of 
 the detectors need (``replay.Replay.bring``), so that a console or report started late shows
 each anomaly from its real start, confirmed when it was, a rank dead before the start as
 down since then, and a counter that rose before as raised; from any other source it starts
-from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``)."""
+from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``), and
+goodput from the hour of the step counter before it (``replay.seed_goodput``)."""
 
 from __future__ import annotations
 

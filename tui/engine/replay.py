@@ -5,7 +5,8 @@ source gives the frame a poll would have given at each refresh step of the windo
 detectors declare (``Detectors.replay_seconds``), oldest first, and each is analysed at its
 own time. Before them the analyser is warmed as a console watching since long before
 would be: the job's windowed values and the ranks seen come from the source's lookback at
-T, and the hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. An
+T, goodput's hour before it from the step counter's past (``seed_goodput``), and the
+hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. An
 anomaly already there at the window's first frame began before it: the replay then looks
 further back, up to the ledger's window, to where the job began. The hang triage of the
 last frame is waited for, as `ranktop report` waits for it.
