@@ -8,7 +8,7 @@ import math
 
 from ranktop.tui.core.goodput import CAUSES, Goodput, duration_text, share_text
 
-SHOWN_LOST_SECONDS = 1.0  # less than this lost to a cause is rounding, not worth a word
+SHOWN_LOST_SECONDS = 5.0  # less than this lost to a cause is the step counter's rounding
 
 
 def goodput_line(goodput: Goodput) -> str:

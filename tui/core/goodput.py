@@ -109,6 +109,7 @@ class GoodputLedger:
         self._fed = _Totals()  # since the first frame fed
         self._seeded = _Totals()  # the past seeded before it
         self._last: tuple[float, float | None] | None = None  # (time, step) of the last frame
+        self._cause: str | None = None  # the last frame's
         self._high = -math.inf  # the highest step seen: below it, steps are done again
         self._fed_since: float | None = None
         self.job_began: float | None = None
@@ -125,7 +126,9 @@ class GoodputLedger:
             if self._began_with_first:
                 self.job_began = now
         cause = strongest(CAUSE_OF_KIND.get(a.kind) for a in anomalies)
-        entry = self._advance(now, None if is_missing(step) else step, cause)
+        # An interval at whose end a condition was gone held it at its start.
+        held, self._cause = strongest((cause, self._cause)), cause
+        entry = self._advance(now, None if is_missing(step) else step, held)
         if entry is None:
             return
         (self._seeded if first else self._fed).add(entry)  # from the seed's last point
@@ -192,7 +195,7 @@ class GoodputLedger:
             if cause is None:
                 continue
             for entry in reversed(self._entries):
-                if entry.end <= anomaly.since:
+                if entry.end < anomaly.since:  # from the interval it was first seen in
                     break
                 if not entry.fixed and _stronger(cause, entry.cause):
                     self._totals(entry.cause).add(entry, -1.0)

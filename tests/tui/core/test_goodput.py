@@ -207,3 +207,12 @@ def test_a_source_holding_nothing_before_the_first_frame_sees_the_job_begin_with
     found = ledger.value(9 * POLL)
     assert found.job_began == 0.0
     assert found.job == pytest.approx(found.since_start)
+
+
+def test_the_interval_in_which_a_condition_ended_is_still_its() -> None:
+    job = Job()
+    job.run(600)
+    job.run(20, pace=math.inf, anomalies=[anomaly("job_stall", job.now)])
+    found = job.run(2, pace=math.inf)  # gone by the next poll, which saw no step yet
+    assert found.lost["stall"] == pytest.approx(22, abs=1)
+    assert found.lost.get("unknown", 0.0) < 1.0
