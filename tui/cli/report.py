@@ -94,7 +94,7 @@ def as_text(findings: Findings, settings: Settings) -> str:
     lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
     lines.append("job: " + _job_line(findings.analysis))
-    lines.append(goodput_line(findings.analysis.goodput))
+    lines.append(goodput_line(findings.analysis.goodput, live=findings.at is None))
     if no_progress(findings):
         lines.append(f"not healthy: {no_progress(findings)}")
     if settings.layout.parallelism is not None:

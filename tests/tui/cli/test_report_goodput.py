@@ -7,11 +7,13 @@ import json
 import math
 
 import pytest
-from ranktop.tui.cli.report import as_json, as_text
+from ranktop.tui.cli.report import as_json, as_text, collect_at
 from ranktop.tui.cli.report_goodput import goodput_line
 from ranktop.tui.core.goodput import Goodput
 
 from tests.tui.cli.test_report import report_at
+from tests.tui.cli.test_report_at import demo_engine
+from tests.tui.conftest import START
 
 
 def test_the_text_report_gives_the_hour_since_start_and_the_job_and_the_lost_time():
@@ -43,3 +45,11 @@ def test_unknown_goodput_is_said_in_words_and_null_in_json():
     document = json.loads(as_json(cleared, settings))
     assert document["goodput"]["hour"] is None
     assert math.isnan(cleared.analysis.goodput.hour)
+
+
+def test_a_past_moment_says_its_share_over_the_minutes_replayed_not_since_a_start():
+    settings, engine = demo_engine(START + 900)
+    past = collect_at(settings, engine, START + 600)
+    line = next(line for line in as_text(past, settings).splitlines()
+                if line.startswith("goodput: "))
+    assert "% over the minutes replayed (" in line and "since ranktop started" not in line
