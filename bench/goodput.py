@@ -3,9 +3,11 @@ a scenario, through the console's own pipeline (simulated cluster -> Analyser), 
 every 2 s of simulated time.
 
     .venv/bin/python bench/goodput.py [--loops 13] [--nodes 64] [--poll 2] [--seed 0]
+                                      [--others]
 
-The scenario is the demo's (config/scenario.toml) unless a caller hands ``run`` another
-(a simulated day). Reported, at the end of each loop: ranktop's goodput over that loop
+The scenario is the demo's (config/scenario.toml); ``--others``: faults the demo has not
+(a whole job slowed, a collective hang, data imbalance), on a ten-minute loop; a caller may
+hand ``run`` any other (a simulated day). Reported, at the end of each loop: ranktop's goodput over that loop
 and over the last hour (what it has of it) against the truth over the same window, and
 the seconds lost by cause over the last hour, both ways. The goal: within +-2 percentage
 points.
@@ -26,12 +28,19 @@ from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.goodput_truth import GoodputTruth
-from ranktop.tui.simulator.scenario import Scenario, load_scenario
+from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 from ranktop.tui.sources.demo import DemoSource
 
 from tests.tui.conftest import START, FakeClock
 
 GOAL_POINTS = 2.0
+OTHERS = Scenario("other-faults", 600, 1.12, 4194304, (
+    Fault("job_slowdown", None, 60, 140, {"factor": 1.2}),
+    Fault("collective_hang", 3, 250, 50, {"cause": "missing", "dumps": "none"}),
+    Fault("data_imbalance", None, 350, 100, {"factor": 1.5}),
+    Fault("job_stall", None, 500, 30, {}),
+    Fault("straggler", 9, 540, 50, {"factor": 1.3}),
+))
 
 
 @dataclass(frozen=True)
@@ -108,8 +117,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--poll", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--others", action="store_true", help="faults the demo has not")
     args = parser.parse_args()
-    scenario = load_scenario()
+    scenario = OTHERS if args.others else load_scenario()
     windows = run(scenario, args.loops * scenario.loop_seconds, scenario.loop_seconds,
                   args.nodes, poll=args.poll, seed=args.seed)
     print(report(windows))

@@ -29,6 +29,7 @@ HOUR_SECONDS = 3600.0
 # Causes, strongest first: an interval that two explain is laid at the stronger's door.
 RESTART, HANG, STALL, SLOWDOWN, UNKNOWN = "restart", "hang", "stall", "slowdown", "unknown"
 CAUSES = (RESTART, HANG, STALL, SLOWDOWN, UNKNOWN)
+STOPPING = (HANG, STALL)  # causes that stop the step counter
 CAUSE_OF_KIND = {
     "hang": HANG, "missing": HANG,
     "job_stall": STALL,
@@ -188,14 +189,18 @@ class GoodputLedger:
         return self._hour.setdefault(cause, _Totals())
 
     def _lay_back(self, anomalies: Sequence[Anomaly]) -> None:
-        """Lay the intervals since each anomaly began at its cause's door, unless a
-        stronger cause holds them."""
+        """Lay the intervals since each cause's anomalies began at its door, unless a
+        stronger cause holds them; a hang or stall began when the step last moved (its
+        detector confirms it later, and may date it from then)."""
+        began: dict[str, float] = {}
         for anomaly in anomalies:
             cause = CAUSE_OF_KIND.get(anomaly.kind)
-            if cause is None:
-                continue
+            if cause is not None:
+                began[cause] = min(began.get(cause, math.inf), anomaly.since)
+        for cause, since in began.items():
             for entry in reversed(self._entries):
-                if entry.end < anomaly.since:  # from the interval it was first seen in
+                # from the interval it was first seen in
+                if entry.end < since and (cause not in STOPPING or entry.steps > 0):
                     break
                 if not entry.fixed and _stronger(cause, entry.cause):
                     self._totals(entry.cause).add(entry, -1.0)

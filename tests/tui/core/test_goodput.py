@@ -216,3 +216,14 @@ def test_the_interval_in_which_a_condition_ended_is_still_its() -> None:
     found = job.run(2, pace=math.inf)  # gone by the next poll, which saw no step yet
     assert found.lost["stall"] == pytest.approx(22, abs=1)
     assert found.lost.get("unknown", 0.0) < 1.0
+
+
+def test_a_hang_confirmed_late_began_when_the_step_last_moved() -> None:
+    job = Job()
+    job.run(600)
+    stopped = job.now
+    job.run(30, pace=math.inf, anomalies=[anomaly("job_stall", stopped + 10)])
+    found = job.run(10, pace=math.inf, anomalies=[anomaly("job_stall", stopped + 10),
+                                                 anomaly("hang", stopped + 30)])
+    assert found.lost["hang"] == pytest.approx(40, abs=1)
+    assert found.lost.get("stall", 0.0) < 1.0
