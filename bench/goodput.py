@@ -7,10 +7,10 @@ every 2 s of simulated time.
 
 The scenario is the demo's (config/scenario.toml); ``--others``: faults the demo has not
 (a whole job slowed, a collective hang, data imbalance), on a ten-minute loop; a caller may
-hand ``run`` any other (a simulated day). Reported, at the end of each loop: ranktop's goodput over that loop
-and over the last hour (what it has of it) against the truth over the same window, and
-the seconds lost by cause over the last hour, both ways. The goal: within +-2 percentage
-points.
+hand ``run`` any other (a simulated day). Reported, at the end of each loop: ranktop's
+goodput over that loop and over the last hour (what it has of it) against the truth over
+the same window, and the seconds lost by cause over the last hour, both ways. The goal:
+within +-2 percentage points.
 """
 
 from __future__ import annotations
