@@ -167,9 +167,10 @@ class GoodputLedger:
         if now <= last[0]:
             self._last = last
             return None
-        fixed = step is None or (last[1] is not None and step < last[1]) or (
-            step is not None and step <= self._high and last[1] is not None
-            and step > last[1])  # going back, absent, or doing again steps done before
+        before = last[1]
+        # Absent, back after an absence, gone back, or from below the highest step seen
+        # (loading a checkpoint, doing again the steps done before): a restart's cost.
+        fixed = step is None or before is None or step < before or before < self._high
         new = 0.0 if step is None else max(0.0, step - self._high)
         if step is not None:
             self._high = max(self._high, step)

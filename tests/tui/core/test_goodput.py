@@ -227,3 +227,17 @@ def test_a_hang_confirmed_late_began_when_the_step_last_moved() -> None:
                                                  anomaly("hang", stopped + 30)])
     assert found.lost["hang"] == pytest.approx(40, abs=1)
     assert found.lost.get("stall", 0.0) < 1.0
+
+
+def test_a_counter_back_lower_after_an_absence_is_a_restart() -> None:
+    job = Job()
+    job.run(600)
+    for _ in range(10):  # the job is down: no counter
+        job.now += POLL
+        job.ledger.feed(job.now, math.nan, [])
+    job.step -= 50  # back from its checkpoint
+    found = job.run(100, pace=math.inf)  # ... and loading it
+    assert found.lost["restart"] == pytest.approx(120, abs=1)
+    found = job.run(200)
+    assert found.lost["restart"] == pytest.approx(120 + 50 * STEP, abs=3)
+    assert found.lost.get("unknown", 0.0) < 2.0
