@@ -11,7 +11,9 @@ intervals since it began are laid at its door too (a stronger cause wins).
 
 The ledger keeps one entry per frame over the last hour (bounded), and running totals
 since it began. Where the source keeps a past, ``seed`` fills the hour before the first
-frame from the step counter alone (causes there are unknown, but for restarts)."""
+frame from the step counter alone (causes there are unknown, but for restarts), and
+``seed_job`` the job's time before that from a coarser look further back, where its start
+is within the backend's history."""
 
 from __future__ import annotations
 
@@ -37,6 +39,9 @@ CAUSE_OF_KIND = {
     "sm_stall": SLOWDOWN, "throughput": SLOWDOWN,
 }
 SEED_STEP_SECONDS = 20.0  # the resolution of the hour before the first frame, where seeded
+# Where the job began before that hour, it is looked for this far back, this coarsely.
+JOB_LOOKBACK_SECONDS = 14 * 24 * HOUR_SECONDS
+JOB_LOOKBACK_STEP_SECONDS = 600.0
 MOST_ENTRIES = 20_000  # an hour of frames at a poll every 0.18 s: memory bounded, whatever
 COVERED_SLACK_SECONDS = 60.0  # an hour covered to within a minute is the whole hour
 
@@ -109,6 +114,8 @@ class GoodputLedger:
         self._hour: dict[str | None, _Totals] = {}  # by cause, over the entries kept
         self._fed = _Totals()  # since the first frame fed
         self._seeded = _Totals()  # the past seeded before it
+        self._older = _Totals()  # the job's time before that, where its start is known
+        self._seed_first: tuple[float, float] | None = None  # the seed's first (time, step)
         self._last: tuple[float, float | None] | None = None  # (time, step) of the last frame
         self._cause: str | None = None  # the last frame's
         self._high = -math.inf  # the highest step seen: below it, steps are done again
@@ -151,10 +158,33 @@ class GoodputLedger:
         if steps[0][0] > start + 2 * interval:
             self.job_began = steps[0][0]
         self.baseline.seed(steps)
+        self._seed_first = steps[0]
         for when, step in steps:
             entry = self._advance(when, step, None)
             if entry is not None:
                 self._seeded.add(entry)
+
+    @property
+    def job_older_than_seed(self) -> bool:
+        """Whether the job was already running when the seeded past begins."""
+        return self._seed_first is not None and self.job_began is None
+
+    def seed_job(self, steps: Sequence[tuple[float, float]], start: float) -> None:
+        """The step counter's coarse past since ``start``, up to the seeded hour: where it
+        begins after ``start``, the job began then, and its time up to the hour counts in
+        the goodput since it began (the backend's history reaches back to it)."""
+        first = self._seed_first
+        before = [point for point in steps if first is not None and point[0] < first[0]]
+        if not self.job_older_than_seed or len(before) < 2 or first is None:
+            return
+        if before[0][0] <= start + 2 * _typical_interval(before):
+            return  # the job began before the backend's history: unknown
+        self.job_began = before[0][0]
+        high, made = before[0][1], 0.0
+        for _, step in [*before[1:], first]:
+            made += max(0.0, step - high)
+            high = max(high, step)
+        self._older.wall, self._older.steps = first[0] - self.job_began, made
 
     def _advance(self, now: float, step: float | None, cause: str | None) -> _Entry | None:
         """The entry from the last frame to this one, kept; None for the first frame or
@@ -223,8 +253,9 @@ class GoodputLedger:
                 lost[name] = lost.get(name, 0.0) + totals.wall - totals.steps * baseline
         covered = (now - self._entries[0].start) if self._entries else 0.0
         whole = _Totals()
-        whole.wall, whole.steps = (self._fed.wall + self._seeded.wall,
-                                   self._fed.steps + self._seeded.steps)
+        for part in (self._fed, self._seeded, self._older):
+            whole.wall += part.wall
+            whole.steps += part.steps
         return Goodput(
             hour=hour.share(baseline), since_start=self._fed.share(baseline),
             job=whole.share(baseline) if self.job_began is not None else math.nan,

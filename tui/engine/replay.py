@@ -32,7 +32,12 @@ from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.detect import Detectors
-from ranktop.tui.core.goodput import HOUR_SECONDS, SEED_STEP_SECONDS
+from ranktop.tui.core.goodput import (
+    HOUR_SECONDS,
+    JOB_LOOKBACK_SECONDS,
+    JOB_LOOKBACK_STEP_SECONDS,
+    SEED_STEP_SECONDS,
+)
 from ranktop.tui.core.hardware import WINDOW_SECONDS
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
@@ -263,13 +268,19 @@ class Replay:
 
 def seed_goodput(analyser: Analyser, source: Source, until: float) -> None:
     """Give ``analyser``'s goodput the hour of the job's step counter before ``until``,
-    where ``source`` keeps it."""
+    where ``source`` keeps it, and the job's start if it lies further back (coarsely)."""
+    ledger, hour = analyser.goodput, until - HOUR_SECONDS
     try:
         found = source.job_past(("step",), HOUR_SECONDS, SEED_STEP_SECONDS, until)
+        if found is None:
+            return
+        ledger.seed(found.get("step", ()), hour)
+        if ledger.job_older_than_seed:
+            older = source.job_past(("step",), JOB_LOOKBACK_SECONDS,
+                                    JOB_LOOKBACK_STEP_SECONDS, hour)
+            ledger.seed_job((older or {}).get("step", ()), hour - JOB_LOOKBACK_SECONDS)
     except Exception:  # without its past, goodput covers what is watched
         return
-    if found is not None:
-        analyser.goodput.seed(found.get("step", ()), until - HOUR_SECONDS)
 
 
 def _copied(analyser: Analyser) -> Analyser:

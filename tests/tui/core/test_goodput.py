@@ -241,3 +241,26 @@ def test_a_counter_back_lower_after_an_absence_is_a_restart() -> None:
     found = job.run(200)
     assert found.lost["restart"] == pytest.approx(120 + 50 * STEP, abs=3)
     assert found.lost.get("unknown", 0.0) < 2.0
+
+
+def test_a_coarse_older_past_finds_where_the_job_began_before_the_hour() -> None:
+    ledger = GoodputLedger()
+    # The job began at 4,000 s and ran at full speed, then at half speed for the last hour.
+    hour = [(float(t), 6_000 + (t - 10_000) / 2) for t in range(10_000, 13_600, 20)]
+    ledger.seed(hour, 10_000.0)
+    assert ledger.job_older_than_seed
+    older = [(float(t), float(t - 4_000)) for t in range(4_000, 10_000, 600)]
+    ledger.seed_job(older, 10_000.0 - 14 * 24 * HOUR_SECONDS)
+    ledger.feed(13_600.0, 7_800.0, [], STEP)
+    found = ledger.value(13_600.0)
+    assert found.job_began == 4_000.0
+    assert found.job == pytest.approx((6_000 + 1_800) / 9_600, abs=0.005)
+    assert found.hour == pytest.approx(0.5, abs=0.005)
+
+
+def test_an_older_past_that_runs_to_the_backends_horizon_is_not_the_jobs_start() -> None:
+    ledger = GoodputLedger()
+    ledger.seed([(float(t), float(t)) for t in range(10_000, 13_600, 20)], 10_000.0)
+    ledger.seed_job([(float(t), float(t)) for t in range(0, 10_000, 600)], 0.0)
+    ledger.feed(13_600.0, 13_600.0, [], STEP)
+    assert ledger.value(13_600.0).job_began is None

@@ -62,3 +62,13 @@ def test_a_past_moment_knows_its_hour() -> None:
     assert goodput.whole_hour
     assert goodput.hour == pytest.approx(
         GoodputTruth(cluster).over(moment - 3600.0, moment).share, abs=GOAL)
+
+
+def test_a_start_hours_after_the_job_began_finds_its_start_further_back() -> None:
+    cluster = SimCluster(8, 8, 0)
+    at = 3 * 3600.0
+    goodput = first_poll(DemoSource, cluster, at)
+    assert goodput.whole_hour
+    assert goodput.job_began == pytest.approx(START, abs=600)  # coarsely
+    since = goodput.job_began - START
+    assert goodput.job == pytest.approx(GoodputTruth(cluster).over(since, at).share, abs=GOAL)
