@@ -9,19 +9,19 @@ counter went back to a checkpoint, and the steps done again make no progress; or
 absent). Detectors confirm a condition after it began: when an anomaly shows up, the
 intervals since it began are laid at its door too (a stronger cause wins).
 
-The ledger keeps one entry per frame over the last hour (bounded), and running totals
-since it began. Where the source keeps a past, ``seed`` fills the hour before the first
-frame from the step counter alone (causes there are unknown, but for restarts), and
-``seed_job`` the job's time before that from a coarser look further back, where its start
-is within the backend's history."""
+The ledger keeps an entry per frame over the last minutes and one per minute and cause
+before them, to the hour (bounded), and totals since it began. Where the source keeps a
+past, ``seed`` fills the hour before the first frame from the step counter alone (causes
+there are unknown, but for restarts), and ``seed_job`` the job's time before that from a
+coarser look further back, where its start is within the backend's history."""
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import chain, pairwise
 
 from ranktop.tui.core.baseline import StepBaseline
 from ranktop.tui.core.detect import Anomaly
@@ -42,7 +42,9 @@ SEED_STEP_SECONDS = 20.0  # the resolution of the hour before the first frame, w
 # Where the job began before that hour, it is looked for this far back, this coarsely.
 JOB_LOOKBACK_SECONDS = 14 * 24 * HOUR_SECONDS
 JOB_LOOKBACK_STEP_SECONDS = 600.0
-MOST_ENTRIES = 20_000  # an hour of frames at a poll every 0.18 s: memory bounded, whatever
+RECENT_SECONDS = 600.0  # frames are kept one by one this long, then ...
+BUCKET_SECONDS = 60.0  # ... those of the same cause within a minute as one entry
+MOST_ENTRIES = 6_000  # the recent frames at a poll every 0.1 s: memory bounded, whatever
 COVERED_SLACK_SECONDS = 60.0  # an hour covered to within a minute is the whole hour
 
 
@@ -110,11 +112,12 @@ class GoodputLedger:
 
     def __init__(self) -> None:
         self.baseline = StepBaseline()
-        self._entries: deque[_Entry] = deque()
+        self._recent: deque[_Entry] = deque()  # a frame each, over the last minutes
+        self._folded: deque[_Entry] = deque()  # a minute and cause each, before them
         self._hour: dict[str | None, _Totals] = {}  # by cause, over the entries kept
         self._fed = _Totals()  # since the first frame fed
         self._seeded = _Totals()  # the past seeded before it
-        self._older = _Totals()  # the job's time before that, where its start is known
+        self._before = _Totals()  # the job's time before that, where its start is known
         self._seed_first: tuple[float, float] | None = None  # the seed's first (time, step)
         self._last: tuple[float, float | None] | None = None  # (time, step) of the last frame
         self._cause: str | None = None  # the last frame's
@@ -184,7 +187,7 @@ class GoodputLedger:
         for _, step in [*before[1:], first]:
             made += max(0.0, step - high)
             high = max(high, step)
-        self._older.wall, self._older.steps = first[0] - self.job_began, made
+        self._before.wall, self._before.steps = first[0] - self.job_began, made
 
     def _advance(self, now: float, step: float | None, cause: str | None) -> _Entry | None:
         """The entry from the last frame to this one, kept; None for the first frame or
@@ -209,12 +212,27 @@ class GoodputLedger:
         return entry
 
     def _keep(self, entry: _Entry, now: float) -> None:
-        self._entries.append(entry)
+        """Keep ``entry`` (a copy), fold what is no longer recent by the minute and cause
+        (what lays time back rarely reaches so far), and forget what is older than the
+        hour."""
         self._totals(entry.cause).add(entry)
-        while self._entries and (self._entries[0].end <= now - HOUR_SECONDS
-                                 or len(self._entries) > MOST_ENTRIES):
-            old = self._entries.popleft()
-            self._totals(old.cause).add(old, -1.0)
+        self._recent.append(_Entry(entry.start, entry.end, entry.steps, entry.cause,
+                                   entry.fixed))
+        while self._recent and (self._recent[0].end <= now - RECENT_SECONDS
+                                or len(self._recent) > MOST_ENTRIES):
+            folded = self._recent.popleft()
+            last = self._folded[-1] if self._folded else None
+            if last is not None and _same_bucket(last, folded):
+                last.end, last.steps = folded.end, last.steps + folded.steps
+            else:
+                self._folded.append(folded)
+        for kept in (self._folded, self._recent):
+            while kept and kept[0].end <= now - HOUR_SECONDS:
+                old = kept.popleft()
+                self._totals(old.cause).add(old, -1.0)
+
+    def _newest_first(self) -> Iterator[_Entry]:
+        return chain(reversed(self._recent), reversed(self._folded))
 
     def _totals(self, cause: str | None) -> _Totals:
         return self._hour.setdefault(cause, _Totals())
@@ -229,7 +247,7 @@ class GoodputLedger:
             if cause is not None:
                 began[cause] = min(began.get(cause, math.inf), anomaly.since)
         for cause, since in began.items():
-            for entry in reversed(self._entries):
+            for entry in self._newest_first():
                 # from the interval it was first seen in
                 if entry.end < since and (cause not in STOPPING or entry.steps > 0):
                     break
@@ -251,9 +269,10 @@ class GoodputLedger:
             if not math.isnan(baseline) and totals.wall > 0:
                 name = cause or UNKNOWN
                 lost[name] = lost.get(name, 0.0) + totals.wall - totals.steps * baseline
-        covered = (now - self._entries[0].start) if self._entries else 0.0
+        first = self._folded or self._recent
+        covered = (now - first[0].start) if first else 0.0
         whole = _Totals()
-        for part in (self._fed, self._seeded, self._older):
+        for part in (self._fed, self._seeded, self._before):
             whole.wall += part.wall
             whole.steps += part.steps
         return Goodput(
@@ -286,6 +305,12 @@ def strongest(causes) -> str | None:
     """The strongest of ``causes`` (Nones ignored), None when there is none."""
     found = [c for c in causes if c is not None]
     return min(found, key=CAUSES.index) if found else None
+
+
+def _same_bucket(last: _Entry, entry: _Entry) -> bool:
+    """Whether ``entry`` goes on ``last``: the same cause, in the same minute."""
+    return (last.cause == entry.cause and last.fixed == entry.fixed and last.end == entry.start
+            and last.start // BUCKET_SECONDS == entry.start // BUCKET_SECONDS)
 
 
 def _stronger(cause: str, than: str | None) -> bool:

@@ -151,14 +151,16 @@ def test_the_hour_forgets_what_is_older_and_since_start_keeps_it() -> None:
     assert found.whole_hour
     assert found.since_start == pytest.approx((HOUR_SECONDS + 600) / (HOUR_SECONDS + 2400),
                                               abs=0.01)
-    assert len(job.ledger._entries) <= HOUR_SECONDS / POLL + 1
+    assert len(job.ledger._recent) + len(job.ledger._folded) <= 600 / POLL + 60 + 2
 
 
-def test_entries_are_bounded_whatever_the_poll() -> None:
+def test_the_hour_is_kept_by_the_minute_and_cause_whatever_the_poll() -> None:
     ledger = GoodputLedger()
     for i in range(MOST_ENTRIES + 500):
-        ledger.feed(i * 0.01, float(i), [], 0.01)
-    assert len(ledger._entries) == MOST_ENTRIES
+        ledger.feed(i * 0.2, float(i), [], 0.2)
+    assert len(ledger._recent) <= MOST_ENTRIES
+    assert len(ledger._folded) <= HOUR_SECONDS / 60 + 1
+    assert ledger.value(MOST_ENTRIES * 0.2).hour == pytest.approx(1.0)
 
 
 def test_a_partial_hour_says_how_much_it_covers() -> None:
