@@ -177,14 +177,14 @@ class GoodputLedger:
         begins after ``start``, the job began then, and its time up to the hour counts in
         the goodput since it began (the backend's history reaches back to it)."""
         first = self._seed_first
-        before = [point for point in steps if first is not None and point[0] < first[0]]
-        if not self.job_older_than_seed or len(before) < 2 or first is None:
+        older = [point for point in steps if first is not None and point[0] < first[0]]
+        if not self.job_older_than_seed or len(older) < 2 or first is None:
             return
-        if before[0][0] <= start + 2 * _typical_interval(before):
+        if older[0][0] <= start + 2 * _typical_interval(older):
             return  # the job began before the backend's history: unknown
-        self.job_began = before[0][0]
-        high, made = before[0][1], 0.0
-        for _, step in [*before[1:], first]:
+        self.job_began = older[0][0]
+        high, made = older[0][1], 0.0
+        for _, step in [*older[1:], first]:
             made += max(0.0, step - high)
             high = max(high, step)
         self._before.wall, self._before.steps = first[0] - self.job_began, made
@@ -200,10 +200,10 @@ class GoodputLedger:
         if now <= last[0]:
             self._last = last
             return None
-        before = last[1]
+        previous = last[1]
         # Absent, back after an absence, gone back, or from below the highest step seen
         # (loading a checkpoint, doing again the steps done before): a restart's cost.
-        fixed = step is None or before is None or step < before or before < self._high
+        fixed = step is None or previous is None or step < previous or previous < self._high
         new = 0.0 if step is None else max(0.0, step - self._high)
         if step is not None:
             self._high = max(self._high, step)
