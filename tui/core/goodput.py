@@ -177,14 +177,14 @@ class GoodputLedger:
         begins after ``start``, the job began then, and its time up to the hour counts in
         the goodput since it began (the backend's history reaches back to it)."""
         first = self._seed_first
-        older = [point for point in steps if first is not None and point[0] < first[0]]
-        if not self.job_older_than_seed or len(older) < 2 or first is None:
+        if not self.job_older_than_seed or first is None:
             return
-        if older[0][0] <= start + 2 * _typical_interval(older):
+        points = [*(point for point in steps if point[0] < first[0]), first]
+        if len(points) > 1 and points[0][0] <= start + 2 * _typical_interval(points):
             return  # the job began before the backend's history: unknown
-        self.job_began = older[0][0]
-        high, made = older[0][1], 0.0
-        for _, step in [*older[1:], first]:
+        self.job_began = points[0][0]
+        high, made = points[0][1], 0.0
+        for _, step in points[1:]:
             made += max(0.0, step - high)
             high = max(high, step)
         self._before.wall, self._before.steps = first[0] - self.job_began, made

@@ -266,3 +266,13 @@ def test_an_older_past_that_runs_to_the_backends_horizon_is_not_the_jobs_start()
     ledger.seed_job([(float(t), float(t)) for t in range(0, 10_000, 600)], 0.0)
     ledger.feed(13_600.0, 13_600.0, [], STEP)
     assert ledger.value(13_600.0).job_began is None
+
+
+def test_a_job_begun_just_before_the_seeded_hour_began_with_it() -> None:
+    ledger = GoodputLedger()
+    ledger.seed([(float(t), float(t)) for t in range(10_000, 13_600, 20)], 10_000.0)
+    ledger.seed_job([], 10_000.0 - 14 * 24 * HOUR_SECONDS)  # nothing further back
+    ledger.feed(13_600.0, 13_600.0, [], STEP)
+    found = ledger.value(13_600.0)
+    assert found.job_began == 10_000.0
+    assert found.job == pytest.approx(1.0, abs=0.01)
