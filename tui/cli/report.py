@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from ranktop.tui.cli.report_actions import actions_lines
+from ranktop.tui.cli.report_goodput import goodput_line
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.document import document, worst
@@ -93,6 +94,7 @@ def as_text(findings: Findings, settings: Settings) -> str:
     lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
     lines.append("job: " + _job_line(findings.analysis))
+    lines.append(goodput_line(findings.analysis.goodput, live=findings.at is None))
     if no_progress(findings):
         lines.append(f"not healthy: {no_progress(findings)}")
     if settings.layout.parallelism is not None:

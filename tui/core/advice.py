@@ -274,10 +274,16 @@ def _software(root: Anomaly, seen: Seen) -> list[Action]:
 
 
 def _restart(stopped: Sequence[Incident], seen: Seen) -> Action:
-    roots = ", ".join(f"{i.root.name} on rank {i.root.rank}" if i.root.rank is not None
-                      else i.root.name for i in stopped)
+    roots = ", ".join(f"{_stopper(i.root, seen)} on rank {i.root.rank}"
+                      if i.root.rank is not None else i.root.name for i in stopped)
     return Action(RESTART, "the job has stopped: it resumes only from a restart",
                   f"stopped by {roots}", cost=_restart_cost(stopped, seen))
+
+
+def _stopper(root: Anomaly, seen: Seen) -> str:
+    """What stopped the job, in words: "XID 79" rather than the anomaly's kind."""
+    code = seen.value("xid", root.rank) if root.kind == "xid" and root.rank is not None else 0
+    return f"XID {int(code)}" if not is_missing(code) and code > 0 else root.name
 
 
 def _restart_cost(stopped: Sequence[Incident], seen: Seen) -> RestartCost | None:

@@ -3,9 +3,9 @@ the poll worker's thread and handed over whole.
 
 ``Analyser.analyse`` takes a frame and the source's status and returns an ``Analysis``: the
 frame, the anomalies (pending and confirmed), those resolved of late, the hang verdict from
-the ranks' logs, ranks up and down, the job's progress, and each metric's summary and colour
-scale. Nothing else crosses from the worker to the UI: screens format an Analysis and
-compute nothing it already holds.
+the ranks' logs, ranks up and down, the job's progress and goodput, and each metric's
+summary and colour scale. Nothing else crosses from the worker to the UI: screens format
+an Analysis and compute nothing it already holds.
 
 The hang verdict is the newest one a triage finished (``ranktop.tui.core.hang_watch``): the
 analysis asks for the logs to be read and never waits for them.
@@ -22,6 +22,7 @@ from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.goodput import Goodput, GoodputLedger
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
 from ranktop.tui.core.hardware import LedgerEntry
@@ -31,7 +32,7 @@ from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
-from ranktop.tui.core.restart_cost import JobStop, healthy_step_seconds
+from ranktop.tui.core.restart_cost import JobStop
 from ranktop.tui.core.tenants import NodeTenants
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
@@ -79,9 +80,7 @@ class Analysis:
     down_ranks: Mapping[int, DownRank] = field(default_factory=dict)
     # Who else is on the nodes the advice drains, as the engine last learned (by node).
     neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)
-    # A healthy step's seconds before the job last stood still, for a restart's cost (kept
-    # apart from ``history``, which a snapshot sent to another process leaves out).
-    healthy_step_seconds: float = float("nan")
+    goodput: Goodput = field(default_factory=Goodput)
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -99,7 +98,7 @@ class Analysis:
         if self.frame is None:
             return None
         since = self.progress.still_since
-        return JobStop(self.frame.time, self.progress.step, since, self.healthy_step_seconds,
+        return JobStop(self.frame.time, self.progress.step, since, self.goodput.baseline_step,
                        len(self.rank_map))
 
     @property
@@ -153,6 +152,7 @@ class Analyser:
         self.history = History()
         self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
+        self.goodput = GoodputLedger()
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
         self._moved = False  # the step has moved while we watched
@@ -174,17 +174,18 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
-        history = self.history.view()
+        self.goodput.feed(frame.time, frame.job.get("step", float("nan")), anomalies,
+                          summaries.median("step_time"))
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
             resolved=tuple(self.resolved), hang=hang, up=up, progress=progress,
             summaries=summaries.every(),
             scales={m: t.update(summaries.median(m)) for m, t in self.trackers.items()
                     if m in frame.values},
-            history=history, warmed_up=self.detectors.warmed_up,
+            history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down), neighbours=self.neighbours,
-            healthy_step_seconds=healthy_step_seconds(history, progress.still_since),
+            goodput=self.goodput.value(frame.time),
         )
         return self.last
 

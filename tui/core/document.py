@@ -12,6 +12,7 @@ from ranktop.tui.core.advice import Action
 from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_progress
+from ranktop.tui.core.goodput import Goodput
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.model import Frame, RankMap, is_missing
@@ -49,6 +50,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "resolved": [anomaly_entry(a, findings.rank_map) for a in findings.resolved],
         "hang": hang_entry(analysis.hang),
         "actions": actions_entry(analysis.actions),
+        "goodput": goodput_entry(analysis.goodput),
         "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
                   for m in shown if frame is not None and m in frame.values},
     }
@@ -134,6 +136,16 @@ def restart_entry(cost: RestartCost | None) -> dict | None:
             "checkpoint_line": found.line or None if found is not None else None,
             "steps_lost": cost.steps_lost, "gpu_hours_lost": cost.gpu_hours_lost,
             "stopped_seconds": cost.stopped_seconds, "idle_gpu_hours": cost.idle_gpu_hours}
+
+
+def goodput_entry(goodput: Goodput) -> dict:
+    """The goodput's shares (null: unknown), what they cover, the seconds lost by cause."""
+    return {"hour": _number(goodput.hour), "covered_seconds": round(goodput.covered, 1),
+            "whole_hour": goodput.whole_hour, "since_start": _number(goodput.since_start),
+            "watched_seconds": round(goodput.watched, 1), "job": _number(goodput.job),
+            "job_began": goodput.job_began,
+            "lost_seconds": {cause: round(s, 1) for cause, s in goodput.lost.items()},
+            "baseline_step_seconds": _number(goodput.baseline_step)}
 
 
 def hang_entry(verdict: HangVerdict | None) -> dict | None:

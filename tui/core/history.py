@@ -51,10 +51,6 @@ class HistoryView:
             if since is None or t >= since
         ]
 
-    def medians(self, metric: str) -> list[tuple[float, float]]:
-        """The job's median of ``metric`` at each poll, with the poll's time."""
-        return list(zip(self.times, self._medians.get(metric, ()), strict=False))
-
     @property
     def oldest(self) -> float | None:
         return self.times[0] if self.times else None

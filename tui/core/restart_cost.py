@@ -3,16 +3,14 @@ GPU-hours it has stood idle so far (growing each poll while it stays stopped).
 
 Steps lost = the step the job stands at - the checkpoint's step. GPU-hours lost = steps lost
 x a healthy step's seconds x GPUs / 3600. Idle GPU-hours = seconds stopped x GPUs / 3600.
-A healthy step's seconds come through ``healthy_step_seconds`` alone.
+A healthy step's seconds are goodput's baseline step (``core.goodput``).
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, replace
 
 from ranktop.tui.core.checkpoint import HOW_TO_CONFIGURE, Checkpoint
-from ranktop.tui.core.history import HistoryView
 from ranktop.tui.core.model import is_missing
 from ranktop.tui.core.moment import ago
 
@@ -26,7 +24,7 @@ class JobStop:
     now: float
     step: float  # the step it stands at (NaN: unknown)
     stopped_since: float | None  # when that step was first seen (None: unknown)
-    step_seconds: float  # a healthy step (``healthy_step_seconds``; NaN: unknown)
+    step_seconds: float  # a healthy step (goodput's baseline; NaN: unknown)
     gpus: int
 
     def stopped_by(self, moment: float | None) -> JobStop:
@@ -91,18 +89,6 @@ def restart_cost(stop: JobStop, checkpoint: Checkpoint | None) -> RestartCost:
     stopped = None if stop.stopped_since is None else max(0.0, stop.now - stop.stopped_since)
     idle = None if stopped is None else _gpu_hours(stopped, stop.gpus)
     return RestartCost(checkpoint, steps_lost, gpu_hours_lost, stopped, idle)
-
-
-def healthy_step_seconds(history: HistoryView | None, before: float | None) -> float:
-    """A healthy step's seconds: the median of the job's step time over the polls before
-    ``before`` (the stop), else over every poll (the last step before the stop is still
-    reported). NaN when none was seen."""
-    if history is None:
-        return float("nan")
-    seen = [(t, m) for t, m in history.medians("step_time") if not is_missing(m)]
-    earlier = [m for t, m in seen if before is not None and t < before]
-    medians = earlier or [m for _, m in seen]
-    return statistics.median(medians) if medians else float("nan")
 
 
 def _gpu_hours(seconds: float, gpus: int) -> float:

@@ -14,7 +14,8 @@ keeps its past, its analyser is brought to the first poll through the frames of 
 the detectors need (``replay.Replay.bring``), so that a console or report started late shows
 each anomaly from its real start, confirmed when it was, a rank dead before the start as
 down since then, and a counter that rose before as raised; from any other source it starts
-from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``).
+from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``), and
+goodput from the hour of the step counter before it (``replay.seed_goodput``).
 
 Who else is on a node the advice drains is asked of the source after the analysis
 (``neighbours``), and the analysis carries it: the drain lists them."""
@@ -32,7 +33,7 @@ from ranktop.tui.core.model import Health, SourceStatus
 from ranktop.tui.core.moment import aligned
 from ranktop.tui.core.text import plain
 from ranktop.tui.engine.neighbours import NeighbourCache
-from ranktop.tui.engine.replay import Replay
+from ranktop.tui.engine.replay import Replay, seed_goodput
 from ranktop.tui.engine.triage import hang_triage
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.settings.config import Settings
@@ -115,6 +116,7 @@ class Pipeline:
             return
         if found is not None:
             detectors.warm(found)
+        seed_goodput(self.analyser, self.source, now)
 
     def _catch_up(self, now: float) -> bool:
         """Bring the analyser to the refresh step before ``now`` through the source's past,

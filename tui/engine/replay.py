@@ -5,7 +5,8 @@ source gives the frame a poll would have given at each refresh step of the windo
 detectors declare (``Detectors.replay_seconds``), oldest first, and each is analysed at its
 own time. Before them the analyser is warmed as a console watching since long before
 would be: the job's windowed values and the ranks seen come from the source's lookback at
-T, and the hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. An
+T, goodput's hour before it from the step counter's past (``seed_goodput``), and the
+hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. An
 anomaly already there at the window's first frame began before it: the replay then looks
 further back, up to the ledger's window, to where the job began. The hang triage of the
 last frame is waited for, as `ranktop report` waits for it.
@@ -31,6 +32,12 @@ from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.goodput import (
+    HOUR_SECONDS,
+    JOB_LOOKBACK_SECONDS,
+    JOB_LOOKBACK_STEP_SECONDS,
+    SEED_STEP_SECONDS,
+)
 from ranktop.tui.core.hardware import WINDOW_SECONDS
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
@@ -243,6 +250,7 @@ class Replay:
             found = None
         if found is not None:
             detectors.warm(found)
+        seed_goodput(analyser, self.source, start)
         if ledger:
             times = _grid(start - WINDOW_SECONDS + LEDGER_STEP_SECONDS, start,
                           LEDGER_STEP_SECONDS)
@@ -256,6 +264,23 @@ class Replay:
             self._analyses.clear()
             self._checkpoints.clear()
             self._last = None
+
+
+def seed_goodput(analyser: Analyser, source: Source, until: float) -> None:
+    """Give ``analyser``'s goodput the hour of the job's step counter before ``until``,
+    where ``source`` keeps it, and the job's start if it lies further back (coarsely)."""
+    ledger, hour = analyser.goodput, until - HOUR_SECONDS
+    try:
+        found = source.job_past(("step",), HOUR_SECONDS, SEED_STEP_SECONDS, until)
+        if found is None:
+            return
+        ledger.seed(found.get("step", ()), hour)
+        if ledger.job_older_than_seed:
+            older = source.job_past(("step",), JOB_LOOKBACK_SECONDS,
+                                    JOB_LOOKBACK_STEP_SECONDS, hour)
+            ledger.seed_job((older or {}).get("step", ()), hour - JOB_LOOKBACK_SECONDS)
+    except Exception:  # without its past, goodput covers what is watched
+        return
 
 
 def _copied(analyser: Analyser) -> Analyser:

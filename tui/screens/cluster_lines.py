@@ -9,6 +9,7 @@ from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.domain import SEVERITIES
+from ranktop.tui.core.goodput import Goodput, share_text
 from ranktop.tui.core.lateness import late_after, no_progress_after
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
@@ -45,6 +46,7 @@ class JobView:
     replaying: float | None = None  # a moment being replayed, not shown yet
     live_key: str = "L"  # the key back to the live job
     bundle: float | None = None  # the moment of the bundle reopened (None: none is)
+    goodput: Goodput | None = None  # the job's, over the last hour
 
     @property
     def late_for(self) -> float:
@@ -161,6 +163,8 @@ def _job_values(view: JobView, style: Styles) -> Text:
             text.append(f"{ALARM_MARK} no progress for {_age(stuck)}", style("alarm"))
     if not is_missing(view.step_seconds):
         text.append(f"  {view.step_seconds:.2f} s/step")
+    if view.goodput is not None and view.goodput.known:
+        text.append(f"  goodput {share_text(view.goodput)}")
     tokens = job.get("tokens_per_s", float("nan"))
     if not is_missing(tokens):
         text.append(f"  {tokens / 1e6:.2f} M tok/s")

@@ -150,6 +150,10 @@ class SimCluster:
         loop_time = t % self._loop
         return [f for f in self._faults if f.active_at(loop_time)]
 
+    def pace_at(self, t: float) -> float:
+        """Seconds per step of progress at t (inf while the job hangs or stalls)."""
+        return self._job_state(t % self._loop, self.active_faults(t)).pace
+
     def frame_at(self, t: float) -> Frame:
         """Every metric of every rank at t seconds since the demo started."""
         loop_time = t % self._loop

@@ -51,6 +51,13 @@ class Source:
         seen then (None: the source keeps no past)."""
         return None
 
+    def job_past(self, job_values: Sequence[str], seconds: float, step: float, until: float
+                 ) -> dict[str, list[tuple[float, float]]] | None:
+        """``lookback``'s job values alone, without the ranks seen (None: the source keeps
+        no past)."""
+        found = self.lookback(job_values, seconds, step, until)
+        return None if found is None else {k: list(v) for k, v in found.job.items()}
+
     def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
         """The frame a poll would have given at each of ``times`` (epoch seconds, oldest
         first), each with the rank map it was read through: from the backend's own

@@ -168,6 +168,19 @@ class DemoSource(Source):
             last_seen.update((rank, self.started + t) for rank in range(n) if up[rank])
         return Lookback(job, last_seen, SEEN_STEP)
 
+    def job_past(self, job_values: Sequence[str], seconds: float, step: float, until: float
+                 ) -> dict[str, list[tuple[float, float]]]:
+        """The job's values every ``step`` over the ``seconds`` before ``until``; the step
+        counter alone without working out whole frames (an hour of them, for goodput)."""
+        job: dict[str, list[tuple[float, float]]] = {name: [] for name in job_values}
+        for t in _times(until - self.started, seconds, step):
+            values = ({"step": float(self.cluster.step_at(t))} if set(job_values) <= {"step"}
+                      else self.cluster.frame_at(t).job)
+            for name in job_values:
+                if not is_missing(value := values.get(name, float("nan"))):
+                    job[name].append((self.started + t, value))
+        return job
+
 
 def _times(now: float, seconds: float, step: float) -> list[float]:
     """Moments ``step`` apart over the ``seconds`` before ``now`` (never before 0)."""

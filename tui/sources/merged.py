@@ -55,6 +55,10 @@ class MergedSource(Source):
                  until: float | None = None) -> Lookback | None:
         return self.primary.lookback(job_values, seconds, step, until)
 
+    def job_past(self, job_values: Sequence[str], seconds: float, step: float, until: float
+                 ) -> dict[str, list[tuple[float, float]]] | None:
+        return self.primary.job_past(job_values, seconds, step, until)
+
     @property
     def keeps_past(self) -> bool:  # type: ignore[override]
         return self.primary.keeps_past

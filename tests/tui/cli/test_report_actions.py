@@ -53,14 +53,14 @@ def test_the_gpu_fallen_off_the_bus_drains_its_node_and_the_job_restarts():
         "kubectl cordon gpu-node-056",
         "kubectl drain gpu-node-056 --ignore-daemonsets --delete-emptydir-data"]
     restart = [a for a in actions if a["kind"] == "restart"]
-    assert [a["evidence"] for a in restart] == ["stopped by xid on rank 455"]
+    assert [a["evidence"] for a in restart] == ["stopped by XID 79 on rank 455"]
     # the checkpoint metric: saved at step 120,100, the job stands at 120,118 since 172 s
     cost = restart[0]["restart"]
     assert (cost["checkpoint_step"], cost["checkpoint_source"], cost["steps_lost"]) == (
         120_100, "checkpoint metric", 18)
     assert cost["stopped_seconds"] == 8.0 and cost["idle_gpu_hours"] == 8.0 * 512 / 3600
-    assert ("  restart the job (stopped by xid on rank 455): resumes from step 120,100 "
-            "(checkpoint metric), losing 18 steps = 3.8 GPU-hours; stopped 8 s: 1.1 GPU-hours "
+    assert ("  restart the job (stopped by XID 79 on rank 455): resumes from step 120,100 "
+            "(checkpoint metric), losing 18 steps = 2.9 GPU-hours; stopped 8 s: 1.1 GPU-hours "
             "idle so far\n") in text
 
 

@@ -66,7 +66,7 @@ def test_a_gpu_fallen_off_the_bus_whose_rank_died_drains_its_node_and_restarts_t
                           "recovery action: reset)")
     assert (drain.node, drain.gpu, drain.rank) == ("gpu-node-001", 5, 13)
     assert "rank died" in drain.rule
-    assert actions[1].text == "restart the job (stopped by xid on rank 13)"
+    assert actions[1].text == "restart the job (stopped by XID 79 on rank 13)"
 
 
 def test_an_uncorrectable_ecc_error_resets_the_gpu_when_idle_with_the_remap_pending():

@@ -30,7 +30,7 @@ def test_a_hung_jobs_restart_resumes_from_its_checkpoint_at_the_healthy_steps_co
     assert cost.checkpoint.step == 120_040 and cost.checkpoint.source == METRIC
     step = last.frame.job["step"]
     assert cost.steps_lost == step - 120_040 > 0
-    assert last.healthy_step_seconds == pytest.approx(BASE_STEP, rel=0.02)
+    assert last.goodput.baseline_step == pytest.approx(BASE_STEP, rel=0.02)
     assert cost.gpu_hours_lost == pytest.approx(cost.steps_lost * BASE_STEP * 32 / 3600,
                                                 rel=0.02)
     # stopped since the step last moved, and growing poll by poll

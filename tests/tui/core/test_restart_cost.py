@@ -10,12 +10,10 @@ from ranktop.tui.core.advice import RESTART, Seen, advise
 from ranktop.tui.core.checkpoint import LOG, METRIC, Checkpoint
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.history import History
 from ranktop.tui.core.incidents import incidents
 from ranktop.tui.core.model import Frame
 from ranktop.tui.core.restart_cost import (
     JobStop,
-    healthy_step_seconds,
     restart_cost,
 )
 
@@ -76,16 +74,6 @@ def test_a_checkpoint_read_from_a_log_says_whose_and_the_line():
     assert restart_cost(stop(), Checkpoint(12_300, METRIC)).read_from == ""
 
 
-def test_a_healthy_step_is_the_median_step_time_before_the_stop():
-    history = History(("step_time",))
-    for t, seconds in ((10.0, 1.1), (12.0, 1.2), (14.0, 1.3), (16.0, 9.0), (18.0, 9.0)):
-        history.append(Frame(t, {"step_time": [seconds] * 4}), 4)
-    assert healthy_step_seconds(history.view(), before=16.0) == pytest.approx(1.2)
-    assert healthy_step_seconds(history.view(), before=5.0) == pytest.approx(1.3)  # all
-    assert math.isnan(healthy_step_seconds(None, 16.0))
-    assert math.isnan(healthy_step_seconds(History(("step_time",)).view(), 16.0))
-
-
 def restart_of(seen_frame: Frame, hang: HangVerdict | None, job_stop: JobStop | None,
                died_at: float = 1000.0):
     down = {13: DownRank(13, 998.0, 996.0, {"xid": 79.0})}
@@ -108,7 +96,7 @@ def test_the_restart_action_says_from_which_step_it_resumes_and_what_it_costs():
     restart = restart_of(with_job(frame(dead=13), step=12_387.0, checkpoint_step=12_300.0),
                          None, stop(gpus=len(RANKS)))
     assert restart.cost is not None and restart.cost.checkpoint == Checkpoint(12_300, METRIC)
-    assert restart.text == ("restart the job (stopped by xid on rank 13): resumes from step "
+    assert restart.text == ("restart the job (stopped by XID 79 on rank 13): resumes from step "
                             "12,300 (checkpoint metric), losing 87 steps = 0.9 GPU-hours; "
                             "stopped 2 min: 1.2 GPU-hours idle so far")
 

@@ -88,6 +88,7 @@ async def test_the_restart_says_from_which_checkpoint_and_what_it_costs_during_t
         await pilot.press("a")
         await pilot.pause()
         text = screen_text(app)
-        assert ("restart the job (stopped by xid on rank 455): resumes from step 120,100 "
-                "(checkpoint metric), losing 18") in text  # the step stands at 120,118
-        assert "steps = 3.8 GPU-hours; stopped 8 s: 1.1 GPU-hours idle so far" in text
+        assert ("restart the job (stopped by XID 79 on rank 455): resumes from step 120,100 "
+                "(checkpoint metric), losing") in text  # the step stands at 120,118
+        # priced at the healthy step (1.12 s), not the straggler's slower one before the hang
+        assert "18 steps = 2.9 GPU-hours; stopped 8 s: 1.1 GPU-hours idle so far" in text

@@ -4,6 +4,9 @@ nothing about now."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ranktop.tui.core.goodput import Goodput
 from ranktop.tui.core.model import Frame, Health, SourceStatus
 from ranktop.tui.core.moment import shown
 from ranktop.tui.screens.cluster_lines import JobView, header
@@ -77,3 +80,14 @@ def test_a_replay_under_way_is_said_over_the_live_job() -> None:
     text = plain(JobView("job", ok, None, 8, 8, now=100.0, paused=False, pause_key="p",
                          step_stuck_since=None, replaying=38.0))
     assert f"replaying {shown(38.0)}…" in text and "● ok" in text
+
+
+def with_goodput(goodput: Goodput) -> str:
+    ok = SourceStatus("demo", Health.OK, since=0.0)
+    return plain(replace(view(ok, polling_since=None), goodput=goodput))
+
+
+def test_the_header_gives_the_hours_goodput_and_how_much_of_the_hour_it_covers() -> None:
+    assert "  goodput 87 %" in with_goodput(Goodput(hour=0.871, covered=3600.0))
+    assert "  goodput 91 % (12 min)" in with_goodput(Goodput(hour=0.91, covered=720.0))
+    assert "goodput" not in with_goodput(Goodput())  # unknown: nothing said

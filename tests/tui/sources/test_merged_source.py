@@ -106,5 +106,6 @@ def test_a_job_source_without_them_gives_the_neutral_answers():
     assert merged.retry_after is None
     assert merged.backfill(2, ["temperature"], 600.0, 4.0) == {}
     assert merged.lookback(["loss"], 600.0, 4.0) is None
+    assert merged.job_past(["step"], 3600.0, 20.0, 0.0) is None
     assert merged.gpu_model(2) == "" and merged.held(JOB.ranks[2]) == JOB.ranks[2]
     assert merged.tenants(["h1"]) == {}  # who else is on a node: not known
