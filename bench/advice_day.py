@@ -5,7 +5,7 @@ reset appeared; and how many polls after the anomaly was confirmed its action wa
 screen (the goal: at most one).
 
     .venv/bin/python bench/advice_day.py [--hours 24] [--ranks 64] [--seed 1]
-                                         [--demo-nodes 64]
+                                         [--demo-nodes 64] [--demo-laps 4]
 
 Polls every 2 s of simulated time: the simulated cluster's frames through the console's
 Analyser, as its poll worker hands them over. No logs are written and no hang triage runs
@@ -61,6 +61,11 @@ class Judged:
     def right(self) -> bool:
         found = self.acted is not None or not self.truth.hardware
         return found and not self.wrong
+
+    @property
+    def after_onset(self) -> float | None:
+        """Seconds from the fault's start to its action on screen."""
+        return None if self.acted is None else self.acted - self.truth.fault.start
 
     @property
     def delay_polls(self) -> float | None:
@@ -120,9 +125,12 @@ class Judge:
         return self._about(action.rank, truth) or (action.node and action.node == truth.node)
 
     def _about(self, rank: int | None, truth: Truth) -> bool:
-        """About the fault: on its node, or about the whole job."""
-        if rank is None or truth.node is None:
+        """About the fault: on its node, or about the whole job (for a fault of the GPU,
+        only on its node)."""
+        if truth.node is None or (rank is None and not truth.hardware):
             return True
+        if rank is None:
+            return False
         return 0 <= rank < len(self.rank_map.ranks) and (
             self.rank_map.ranks[rank].host == truth.node)
 
@@ -148,13 +156,17 @@ def judge_run(scenario: Scenario, truths: Sequence[Truth], nodes: int, gpus: int
     return judge
 
 
-def demo_truths(nodes: int, gpus: int = 8) -> tuple[Scenario, tuple[Truth, ...]]:
-    """The shipped demo scenario and the truth for its faults."""
-    scenario = load_scenario()
+def demo_truths(nodes: int, laps: int, gpus: int = 8) -> tuple[Scenario, tuple[Truth, ...]]:
+    """The shipped demo scenario, ``laps`` of its loop laid end to end (the counters keep
+    counting across laps, as the demo's do), and the truth for its faults."""
+    demo = load_scenario()
     hosts, n = host_names(nodes), nodes * gpus
-    faults = [f if f.rank is None else replace(f, rank=f.rank % n) for f in scenario.faults
-              if f.effect != "log_rotation"]
-    return scenario, tuple(truth_of(f, hosts, gpus) for f in faults)
+    faults = tuple(replace(f, start=f.start + lap * demo.loop_seconds,
+                           rank=None if f.rank is None else f.rank % n)
+                   for lap in range(laps) for f in demo.faults)
+    scenario = replace(demo, loop_seconds=laps * demo.loop_seconds, faults=faults)
+    judged = [f for f in faults if f.effect != "log_rotation"]
+    return scenario, tuple(truth_of(f, hosts, gpus) for f in judged)
 
 
 def report(title: str, judge: Judge, took: float) -> None:
@@ -165,15 +177,16 @@ def report(title: str, judge: Judge, took: float) -> None:
     by_name: dict[str, list[Judged]] = defaultdict(list)
     for j in judged:
         by_name[j.truth.name].append(j)
-    print(f"  {'fault':<28} {'right':>6}  {'action (truth)':<22} delay, polls (median / worst)")
+    print(f"  {'fault':<28} {'right':>6}  {'action (truth)':<22} {'onset -> action, s':<19}"
+          f"confirmed -> action, polls")
     for name, group in sorted(by_name.items()):
         right = sum(j.right for j in group)
         want = group[0].truth.action or "none"
         seen = ",".join(sorted(set().union(*(j.kinds for j in group)))) or "none"
         delays = [d for j in group if (d := j.delay_polls) is not None]
-        timing = (f"{statistics.median(delays):.0f} / {max(delays):.0f}" if delays
-                  else "no action timed")
-        print(f"  {name:<28} {right:>2}/{len(group):<3}  {seen + ' (' + want + ')':<22} {timing}")
+        onsets = [a for j in group if (a := j.after_onset) is not None]
+        print(f"  {name:<28} {right:>2}/{len(group):<3}  {seen + ' (' + want + ')':<22} "
+              f"{_spread(onsets):<19}{_spread(delays)}")
     wrong_node = [j for j in hardware if not j.right]
     on_software = [j for j in software if j.wrong]
     delays = [d for j in judged if (d := j.delay_polls) is not None]
@@ -193,17 +206,23 @@ def report(title: str, judge: Judge, took: float) -> None:
         print(f"  drains or resets while no fault ran: {len(judge.stray)}: {judge.stray[:3]}")
 
 
+def _spread(values: list[float]) -> str:
+    """"median / worst", or "none" for no values."""
+    return f"{statistics.median(values):.0f} / {max(values):.0f}" if values else "none"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--demo-nodes", type=int, default=64)
+    parser.add_argument("--demo-laps", type=int, default=4)
     args = parser.parse_args(argv)
     began = time.perf_counter()
-    scenario, truths = demo_truths(args.demo_nodes)
+    scenario, truths = demo_truths(args.demo_nodes, args.demo_laps)
     judge = judge_run(scenario, truths, args.demo_nodes, seed=7)
-    report(f"the demo's loop ({args.demo_nodes * 8} ranks)", judge,
+    report(f"the demo's loop, {args.demo_laps} laps ({args.demo_nodes * 8} ranks)", judge,
            time.perf_counter() - began)
     began = time.perf_counter()
     scenario, truths = day_scenario(args.seed, args.ranks, args.hours)

@@ -12,7 +12,7 @@ from ranktop.tui.core.advice import DRAIN, RESET, WATCH, Action
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import Fault, Scenario
 
-from bench.advice_day import Judge, judge_run
+from bench.advice_day import Judge, demo_truths, judge_run
 from bench.day import CASES, day_scenario, truth_of
 
 RANKS = 16  # two nodes of eight GPUs
@@ -91,3 +91,13 @@ def test_a_day_draws_every_effect_and_several_xids():
     assert len(codes) >= 10 and not codes[13] and codes[79]
     assert any(t.fault.params.get("remap_failure") for t in truths)
     assert len(CASES) <= len(truths) <= 120
+
+
+def test_the_demos_loop_twice_gets_every_action_right():
+    scenario, truths = demo_truths(8, laps=2)
+    judge = judge_run(scenario, truths, 8, seed=7)
+    assert {j.truth.name for j in judge.judged if j.truth.hardware} == {
+        "ecc_dbe", "nvlink_drop", "xid 79", "xid 94"}
+    assert [j.truth.name for j in judge.judged if not j.right] == []
+    assert all((j.delay_polls or 0) <= 1 for j in judge.judged)
+    assert not judge.stray
