@@ -122,7 +122,7 @@ class Judge:
     def _acts_on(self, action: Action, truth: Truth) -> bool:
         if truth.hardware:
             return action.hardware and _on(action, truth)
-        return self._about(action.rank, truth) or (action.node and action.node == truth.node)
+        return self._about(action.rank, truth) or bool(action.node and action.node == truth.node)
 
     def _about(self, rank: int | None, truth: Truth) -> bool:
         """About the fault: on its node, or about the whole job (for a fault of the GPU,
@@ -141,14 +141,13 @@ def _on(action: Action, truth: Truth) -> bool:
 
 
 def judge_run(scenario: Scenario, truths: Sequence[Truth], nodes: int, gpus: int = 8,
-              seed: int = 1, seconds: float | None = None) -> Judge:
+              seed: int = 1) -> Judge:
     """Analyse the scenario's frames every POLL seconds, as the console would, and judge
     each poll."""
     cluster = SimCluster(nodes, gpus, seed, scenario)
     analyser = Analyser(load_settings(environ={}), cluster.job_name)
-    end = scenario.loop_seconds if seconds is None else seconds
-    judge = Judge(truths, cluster.rank_map, end)
-    for poll in range(int(end / POLL)):
+    judge = Judge(truths, cluster.rank_map, scenario.loop_seconds)
+    for poll in range(int(scenario.loop_seconds / POLL)):
         t = poll * POLL
         frame = replace(cluster.frame_at(t), time=START + t)
         status = SourceStatus("simulated", Health.OK, since=START, last_ok=START + t)

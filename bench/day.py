@@ -32,7 +32,6 @@ from ranktop.tui.core.xid import xid
 from ranktop.tui.simulator.cluster import host_names
 from ranktop.tui.simulator.scenario import Fault, Scenario
 
-DAY_SECONDS = 86400.0
 BASE_STEP_SECONDS = 1.12
 TOKENS_PER_STEP = 4194304
 DURATION = (90.0, 300.0)
