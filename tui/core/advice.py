@@ -205,7 +205,7 @@ def _nvlink(root: Anomaly, seen: Seen) -> Action:
     """CRC errors past the ledger's bar on one GPU: its link, which retrains at a reset; on
     ``SPREAD_GPUS`` or more GPUs of the node: what they share (NVSwitch, baseboard)."""
     node, _ = seen.place(root.rank if root.rank is not None else -1)
-    gpus = _gpus_alarmed(root.kind, node, seen)
+    gpus = _gpus_raised(root.kind, node, seen)
     window = f"in the last {WINDOW_SECONDS / 60:.0f} min"
     if gpus >= SPREAD_GPUS:
         return _by_recovery(root, seen, DRAIN, f"NVLink CRC errors {root.figure} on {gpus} "
@@ -218,10 +218,11 @@ def _nvlink(root: Anomaly, seen: Seen) -> Action:
                         "a GPU reset")
 
 
-def _gpus_alarmed(kind: str, node: str, seen: Seen) -> int:
-    """How many GPUs of ``node`` have a ledger counter raising ``kind`` past its bar."""
+def _gpus_raised(kind: str, node: str, seen: Seen) -> int:
+    """How many GPUs of ``node`` have a ledger counter raising ``kind`` (past its bar, and
+    still up in the window: the count does not shrink as the errors age out)."""
     return sum(1 for rank, entries in seen.ledger.items() if seen.place(rank)[0] == node
-               and any(e.counter.kind == kind and e.counter.alarming(e) for e in entries))
+               and any(e.counter.kind == kind and e.raised for e in entries))
 
 
 def _memory(root: Anomaly, seen: Seen) -> Action:

@@ -58,6 +58,7 @@ class LedgerEntry:
     counter: Counter
     total: float
     rise: float
+    raised: bool = False  # an anomaly now: past its bar, or past it before and still up
 
     def text(self) -> str:
         if self.counter.flag:
@@ -117,12 +118,13 @@ class Ledger:
             if is_missing(then):  # down at the window's start: judged from when it was back
                 then = self._first_seen(counter.metric, rank, total)
             rise = total - then if total >= then else total
-            entry = LedgerEntry(counter, total, rise)
-            entries.setdefault(rank, []).append(entry)
             # Once past its bar, a counter stays an anomaly while it is still up in the
             # window: a slow rise hovering at the bar must not flicker.
             was = (counter.metric, rank) in self._alarmed
-            if counter.alarming(entry) or (was and rise > 0):
+            raised = counter.alarming(LedgerEntry(counter, total, rise)) or (was and rise > 0)
+            entry = LedgerEntry(counter, total, rise, raised)
+            entries.setdefault(rank, []).append(entry)
+            if raised:
                 rising[rank] = entry.text()
         return rising
 

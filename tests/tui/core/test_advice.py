@@ -187,7 +187,8 @@ def test_a_critical_xid_on_a_live_rank_drains_its_node():
 
 def crc_ledger(rises: dict[int, float]) -> dict[int, tuple[LedgerEntry, ...]]:
     crc = next(c for c in COUNTERS if c.kind == "nvlink_errors")
-    return {rank: (LedgerEntry(crc, 5000.0 + rise, rise),) for rank, rise in rises.items()}
+    return {rank: (LedgerEntry(crc, 5000.0 + rise, rise, raised=rise >= crc.min_rise),)
+            for rank, rise in rises.items()}
 
 
 def test_nvlink_crc_errors_on_one_gpu_reset_it_when_idle():
@@ -219,3 +220,13 @@ def test_an_nvlink_xid_drains_the_node_for_its_recovery_action():
     actions = advice([anomaly("xid", 12, "74")], frame(xid={12: 74.0}, recovery_action={12: 3.0}))
     assert actions[0].text == ("drain gpu-node-001 (XID 74: NVLink error; recovery action: "
                                "drain peer-to-peer)")
+
+
+def test_a_drain_for_spread_nvlink_errors_holds_while_they_age_out_of_the_window():
+    # The neighbour's rise has sunk under the bar as the window slides past the fault, but
+    # the ledger still has it raised: the node's drain does not turn back into a reset.
+    ledger = crc_ledger({12: 900.0})
+    crc = ledger[12][0].counter
+    ledger[13] = (LedgerEntry(crc, 5060.0, 60.0, raised=True),)
+    actions = advice([anomaly("nvlink_errors", 12, "+960")], ledger=ledger)
+    assert [(a.kind, a.node) for a in actions] == [(DRAIN, "gpu-node-001")]

@@ -125,6 +125,20 @@ def test_a_dead_rank_is_named_with_its_worst_recent_fault_not_the_symptoms_after
     assert down.summary.startswith("down: XID 79: GPU has fallen off the bus (4 s before)")
 
 
+def test_an_entry_stays_raised_while_its_rise_ages_out_of_the_window():
+    ledger = Ledger()
+    raised = {}
+    for t in range(0, int(WINDOW_SECONDS) * 2, 2):  # +150 errors from 100 s to 250 s
+        errors = float(min(150, max(0, t - 100)))
+        ledger.update(counters(t, nvlink_errors={2: errors}))
+        for entry in ledger.entries.get(2, ()):  # none before the first error
+            if entry.counter.kind == "nvlink_errors":
+                raised[t] = (entry.rise, entry.raised)
+    ageing = [t for t, (rise, _) in raised.items() if 0 < rise < 100 and t > 250]
+    assert ageing and all(raised[t][1] for t in ageing)
+    assert raised[int(WINDOW_SECONDS) * 2 - 2] == (0.0, False)
+
+
 def test_a_slow_rise_hovering_at_the_bar_does_not_flicker():
     ledger = Ledger()
     raised = []
