@@ -192,6 +192,9 @@ def report(title: str, judge: Judge, took: float) -> None:
     late = [j for j in judged if (j.delay_polls or 0) > 1]
     print(f"  GPU faults with the action on their node, and no other: "
           f"{len(hardware) - len(wrong_node)}/{len(hardware)}")
+    kinds = sum(j.truth.action in j.kinds for j in hardware)
+    print(f"  ... of them with the truth's kind (drain or reset) among their node's actions: "
+          f"{kinds}/{len(hardware)}")
     print(f"  other faults with no drain or reset: {len(software) - len(on_software)}/"
           f"{len(software)}")
     if delays:

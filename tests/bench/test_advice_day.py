@@ -36,6 +36,7 @@ def test_the_slice_holds_faults_of_the_gpu_and_of_software(slice_judged):
 def test_every_fault_of_the_gpu_gets_its_action_on_its_node_and_no_other(slice_judged):
     for judged in slice_judged.judged:
         assert judged.right, (judged.truth.name, judged.acted, judged.wrong)
+        assert not judged.truth.hardware or judged.truth.action in judged.kinds
     assert not slice_judged.stray
 
 
