@@ -56,6 +56,7 @@ HARDWARE_KINDS = frozenset({"xid", "ecc", "memory", "remap_failure", "nvlink_err
                             "thermal", "nvlink"})
 DRAINING_RECOVERY = frozenset({RECOVERY_NODE_REBOOT, RECOVERY_DRAIN_P2P,
                                RECOVERY_DRAIN_AND_RESET})
+SPREAD_GPUS = 2  # NVLink errors on this many GPUs of a node: the node's fault, not a link's
 STOPPING_KINDS = ("hang", "missing")  # an incident holding one of these has stopped the job
 FLIGHT_WORDS = {  # a Flight Recorder verdict's kind, as the advice says it
     "mismatch": "collective mismatch",
@@ -187,9 +188,7 @@ def _for_root(root: Anomaly, seen: Seen) -> list[Action]:
     if root.kind in ("ecc", "memory", "remap_failure"):
         return [_memory(root, seen)]
     if root.kind == "nvlink_errors":
-        return [_by_recovery(root, seen, RESET, f"NVLink CRC errors {root.figure} in the last "
-                             f"{WINDOW_SECONDS / 60:.0f} min",
-                             "a flaky NVLink retrains at a GPU reset")]
+        return [_nvlink(root, seen)]
     return [_watch_hardware(root, seen)]
 
 
@@ -216,6 +215,30 @@ def _xid(root: Anomaly, seen: Seen) -> Action:
         return _by_recovery(root, seen, DRAIN, evidence, f"{resolution}, and the GPU stops "
                             "work until then: drain the node first")
     return _by_recovery(root, seen, RESET, evidence, resolution)
+
+
+def _nvlink(root: Anomaly, seen: Seen) -> Action:
+    """CRC errors past the ledger's bar on one GPU: its link, which retrains at a reset; on
+    ``SPREAD_GPUS`` or more GPUs of the node: what they share (NVSwitch, baseboard)."""
+    node, _ = seen.place(root.rank if root.rank is not None else -1)
+    gpus = _gpus_raised(root.kind, node, seen)
+    window = f"in the last {WINDOW_SECONDS / 60:.0f} min"
+    if gpus >= SPREAD_GPUS:
+        return _by_recovery(root, seen, DRAIN, f"NVLink CRC errors {root.figure} on {gpus} "
+                            f"GPUs of the node {window}",
+                            f"NVLink CRC errors on {SPREAD_GPUS} or more GPUs of a node point "
+                            "at what they share (NVSwitch, baseboard), not one link: drain "
+                            "the node")
+    return _by_recovery(root, seen, RESET, f"NVLink CRC errors {root.figure} {window}",
+                        "NVLink CRC errors on one GPU of the node: a flaky link retrains at "
+                        "a GPU reset")
+
+
+def _gpus_raised(kind: str, node: str, seen: Seen) -> int:
+    """How many GPUs of ``node`` have a ledger counter raising ``kind`` (past its bar, and
+    still up in the window: the count does not shrink as the errors age out)."""
+    return sum(1 for rank, entries in seen.ledger.items() if seen.place(rank)[0] == node
+               and any(e.counter.kind == kind and e.raised for e in entries))
 
 
 def _memory(root: Anomaly, seen: Seen) -> Action:

@@ -58,6 +58,7 @@ class LedgerEntry:
     counter: Counter
     total: float
     rise: float
+    raised: bool = False  # an anomaly now: past its bar, or past it before and still up
 
     def text(self) -> str:
         if self.counter.flag:
@@ -114,15 +115,27 @@ class Ledger:
             if is_missing(total) or total <= 0:
                 continue
             then = before[rank] if before is not None and rank < len(before) else total
-            rise = total - then if not is_missing(then) and total >= then else total
-            entry = LedgerEntry(counter, total, rise)
-            entries.setdefault(rank, []).append(entry)
+            if is_missing(then):  # down at the window's start: judged from when it was back
+                then = self._first_seen(counter.metric, rank, total)
+            rise = total - then if total >= then else total
             # Once past its bar, a counter stays an anomaly while it is still up in the
             # window: a slow rise hovering at the bar must not flicker.
             was = (counter.metric, rank) in self._alarmed
-            if counter.alarming(entry) or (was and rise > 0):
+            raised = counter.alarming(LedgerEntry(counter, total, rise)) or (was and rise > 0)
+            entry = LedgerEntry(counter, total, rise, raised)
+            entries.setdefault(rank, []).append(entry)
+            if raised:
                 rising[rank] = entry.text()
         return rising
+
+    def _first_seen(self, metric: str, rank: int, total: float) -> float:
+        """The rank's oldest value of ``metric`` in the window; ``total`` if it has none:
+        a rank back from the dead does not count its whole past as a rise."""
+        for _, snapshot in self._snapshots:
+            series = snapshot.get(metric)
+            if series is not None and rank < len(series) and not is_missing(series[rank]):
+                return series[rank]
+        return total
 
     def _snapshot(self, frame: Frame, counters: Sequence[Counter]) -> None:
         """Keep a copy of the counters every SNAPSHOT_SECONDS, for the window's span."""

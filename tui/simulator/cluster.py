@@ -85,9 +85,7 @@ class SimCluster:
         self.scenario = scenario if scenario is not None else load_scenario()
         self.job_name = self.scenario.name
         self._seed = seed
-        width = max(3, len(str(nodes - 1)))
-        hosts = [f"gpu-node-{n:0{width}d}" for n in range(nodes)]
-        grid = RankMap.grid(hosts, gpus_per_node, source="simulated")
+        grid = RankMap.grid(host_names(nodes), gpus_per_node, source="simulated")
         self.rank_map = replace(grid, ranks=tuple(
             replace(r, uuid=gpu_uuid(seed, r.rank)) for r in grid.ranks
         ))
@@ -382,6 +380,12 @@ class SimCluster:
         """Loop time at which the heating GPU passes the throttle temperature."""
         base = TEMPERATURE + self._temp_off[fault.rank]
         return fault.start + RAMP_SECONDS * (THROTTLE_TEMP - base) / (HOT_TEMP - base)
+
+
+def host_names(nodes: int) -> list[str]:
+    """The simulated nodes' host names: gpu-node-000, gpu-node-001, ..."""
+    width = max(3, len(str(nodes - 1)))
+    return [f"gpu-node-{n:0{width}d}" for n in range(nodes)]
 
 
 def gpu_uuid(seed: int, key: object) -> str:

@@ -14,7 +14,7 @@ from ranktop.tui.core.restart_cost import JobStop, restart_cost
 from tests.tui.cli.test_report import report_at
 
 # The demo's hardware faults, by the node the scenario put them on.
-FAULTY_NODES = {"gpu-node-016", "gpu-node-037", "gpu-node-056"}
+FAULTY_NODES = {"gpu-node-016", "gpu-node-037", "gpu-node-051", "gpu-node-056"}
 
 
 def actions_of(at: float, duration: float) -> tuple[str, list[dict]]:
@@ -74,6 +74,24 @@ def test_the_drain_names_the_other_job_on_its_node():
         "known": True, "error": None,
         "text": "also on gpu-node-056: job eval-sweep-7 (GPUs 8, 9): a drain stops it too",
         "tenants": [{"user": "job eval-sweep-7", "gpus": [8, 9]}]}
+
+
+def test_a_contained_ecc_xid_resets_its_gpu_when_idle_and_drains_nothing():
+    text, actions = actions_of(240.0, 4.0)
+    assert ("  reset GPU 2 on gpu-node-051 when idle (XID 94: contained ECC error; recovery "
+            "action: reset)\n    rule: NVIDIA's resolution for XID 94: restart the "
+            "application\n") in text
+    assert "gpu-node-051" not in {a["node"] for a in actions if a["kind"] == "drain"}
+
+
+def test_nvlink_errors_spread_over_the_node_drain_it():
+    _, early = actions_of(100.0, 30.0)  # the bad link's GPU alone past the bar
+    _, spread = actions_of(100.0, 60.0)  # then its neighbours too
+    node = [(a["kind"], a["gpu"]) for a in early if a["node"] == "gpu-node-037"]
+    assert node == [("reset", 4)]
+    drain = next(a for a in spread if a["node"] == "gpu-node-037")
+    assert drain["kind"] == "drain" and "NVSwitch" in drain["rule"]
+    assert " GPUs of the node in the last 10 min" in drain["evidence"]
 
 
 def test_software_faults_get_no_hardware_action_and_hardware_ones_name_their_node():

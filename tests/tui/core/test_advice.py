@@ -183,3 +183,50 @@ def test_hardware_and_software_kinds_cover_every_kind_the_detectors_raise():
 def test_a_critical_xid_on_a_live_rank_drains_its_node():
     actions = advice([anomaly("xid", 4, "79")], frame(xid={4: 79.0}, recovery_action={4: 1.0}))
     assert actions[0].kind == DRAIN and "drain the node first" in actions[0].rule
+
+
+def crc_ledger(rises: dict[int, float]) -> dict[int, tuple[LedgerEntry, ...]]:
+    crc = next(c for c in COUNTERS if c.kind == "nvlink_errors")
+    return {rank: (LedgerEntry(crc, 5000.0 + rise, rise, raised=rise >= crc.min_rise),)
+            for rank, rise in rises.items()}
+
+
+def test_nvlink_crc_errors_on_one_gpu_reset_it_when_idle():
+    # A few errors on a peer stay under the ledger's bar: still one GPU's link.
+    actions = advice([anomaly("nvlink_errors", 12, "+900")], ledger=crc_ledger({12: 900.0,
+                                                                               13: 40.0}))
+    assert [a.text for a in actions] == [
+        "reset GPU 4 on gpu-node-001 when idle (NVLink CRC errors +900 in the last 10 min)"]
+    assert "one GPU" in actions[0].rule
+
+
+def test_nvlink_crc_errors_on_two_gpus_of_a_node_drain_it():
+    # Rank 20 is on another node: it does not count for gpu-node-001.
+    ledger = crc_ledger({12: 900.0, 13: 150.0, 20: 500.0})
+    actions = advice([anomaly("nvlink_errors", 12, "+1050")], ledger=ledger)
+    assert [a.text for a in actions] == [
+        "drain gpu-node-001 (NVLink CRC errors +1050 on 2 GPUs of the node in the last 10 min)"]
+    assert "2 or more GPUs of a node" in actions[0].rule and "NVSwitch" in actions[0].rule
+
+
+def test_nvlink_crc_errors_with_the_recovery_action_drain_p2p_drain_the_node():
+    actions = advice([anomaly("nvlink_errors", 12, "+900")], frame(recovery_action={12: 3.0}),
+                     ledger=crc_ledger({12: 900.0}))
+    assert [(a.kind, a.node) for a in actions] == [(DRAIN, "gpu-node-001")]
+    assert actions[0].rule == "the GPU's recovery action is drain peer-to-peer"
+
+
+def test_an_nvlink_xid_drains_the_node_for_its_recovery_action():
+    actions = advice([anomaly("xid", 12, "74")], frame(xid={12: 74.0}, recovery_action={12: 3.0}))
+    assert actions[0].text == ("drain gpu-node-001 (XID 74: NVLink error; recovery action: "
+                               "drain peer-to-peer)")
+
+
+def test_a_drain_for_spread_nvlink_errors_holds_while_they_age_out_of_the_window():
+    # The neighbour's rise has sunk under the bar as the window slides past the fault, but
+    # the ledger still has it raised: the node's drain does not turn back into a reset.
+    ledger = crc_ledger({12: 900.0})
+    crc = ledger[12][0].counter
+    ledger[13] = (LedgerEntry(crc, 5060.0, 60.0, raised=True),)
+    actions = advice([anomaly("nvlink_errors", 12, "+960")], ledger=ledger)
+    assert [(a.kind, a.node) for a in actions] == [(DRAIN, "gpu-node-001")]

@@ -73,6 +73,32 @@ def test_a_counter_reset_counts_its_new_value_and_a_missing_value_is_no_data():
     assert "+300 in the last" in found[0].summary
 
 
+def test_a_rank_back_from_the_dead_does_not_count_its_old_total_as_a_rise():
+    ledger = Ledger()
+    raised = []
+    for t in range(0, int(WINDOW_SECONDS) * 2, 2):  # down from 20 s to 140 s, then back
+        frame = counters(t, nvlink_errors={2: 500.0}, pcie_replay={2: 200.0})
+        if 20 <= t < 140:
+            frame = Frame(time=t, values={m: [math.nan if r == 2 else v for r, v in
+                                              enumerate(vs)] for m, vs in frame.values.items()})
+        raised += [(t, a.kind) for a in ledger.update(frame)]
+    assert raised == []
+    assert sorted(ledger_lines(ledger.entries, 2)) == ["NVLink CRC error(s) 500, none new",
+                                                       "PCIe replay(s) 200, none new"]
+
+
+def test_errors_that_rose_while_a_rank_was_down_count_from_when_it_came_back():
+    ledger = Ledger()
+    for t in range(0, int(WINDOW_SECONDS) + 22, 2):  # down at the window's start
+        frame = counters(t, nvlink_errors={2: 500.0 if t < WINDOW_SECONDS + 10 else 900.0})
+        if t < 40:
+            frame = Frame(time=t, values={m: [math.nan if r == 2 else v for r, v in
+                                              enumerate(vs)] for m, vs in frame.values.items()})
+        found = ledger.update(frame)
+    assert [(a.kind, a.rank) for a in found] == [("nvlink_errors", 2)]
+    assert "+400 in the last" in found[0].summary
+
+
 def test_a_rank_that_dies_after_a_remapped_row_is_down_with_it_named():
     grid = RankMap.grid(["h0"], N, "test")
     detectors = Detectors(DetectSettings(), grid)
@@ -97,6 +123,20 @@ def test_a_dead_rank_is_named_with_its_worst_recent_fault_not_the_symptoms_after
             for m, vs in counters(6).values.items()}
     down = next(a for a in detectors.update(Frame(time=6, values=gone)) if a.rank == 6)
     assert down.summary.startswith("down: XID 79: GPU has fallen off the bus (4 s before)")
+
+
+def test_an_entry_stays_raised_while_its_rise_ages_out_of_the_window():
+    ledger = Ledger()
+    raised = {}
+    for t in range(0, int(WINDOW_SECONDS) * 2, 2):  # +150 errors from 100 s to 250 s
+        errors = float(min(150, max(0, t - 100)))
+        ledger.update(counters(t, nvlink_errors={2: errors}))
+        for entry in ledger.entries.get(2, ()):  # none before the first error
+            if entry.counter.kind == "nvlink_errors":
+                raised[t] = (entry.rise, entry.raised)
+    ageing = [t for t, (rise, _) in raised.items() if 0 < rise < 100 and t > 250]
+    assert ageing and all(raised[t][1] for t in ageing)
+    assert raised[int(WINDOW_SECONDS) * 2 - 2] == (0.0, False)
 
 
 def test_a_slow_rise_hovering_at_the_bar_does_not_flicker():

@@ -35,7 +35,10 @@ async def test_the_advice_key_lists_the_actions_and_copies_only_when_asked(tmp_p
         await pilot.pause()
         assert app.clipboard.startswith("scontrol update NodeName=gpu-node-056 State=DRAIN")
         assert "kubectl cordon gpu-node-056" in app.clipboard.splitlines()
-        await pilot.press("j")  # the next action: the ECC GPU's reset
+        await pilot.press("j")  # the next: the node whose NVLink errors spread over GPUs
+        await pilot.pause()
+        assert "▶ drain gpu-node-037 (NVLink CRC errors +" in screen_text(app)
+        await pilot.press("j")  # then the ECC GPU's reset
         await pilot.pause()
         assert "▶ reset GPU 0 on gpu-node-016 when idle" in screen_text(app)
         await pilot.press("y")

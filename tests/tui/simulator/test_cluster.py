@@ -260,7 +260,11 @@ def test_active_faults(sim: SimCluster) -> None:
     assert [(f.effect, f.rank) for f in sim.active_faults(60.0)] == [
         ("thermal_throttle", 37), ("straggler", 201),
     ]
-    assert [(f.effect, f.rank) for f in sim.active_faults(240.0)] == [("job_stall", None)]
+    assert [(f.effect, f.rank) for f in sim.active_faults(236.0)] == [("job_stall", None)]
+    # A contained ECC error on another GPU while the data loader still waits.
+    assert [(f.effect, f.rank) for f in sim.active_faults(240.0)] == [
+        ("job_stall", None), ("xid", 410),
+    ]
 
 
 def test_the_scenario_loops(sim: SimCluster) -> None:

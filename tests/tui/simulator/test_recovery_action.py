@@ -52,6 +52,14 @@ def test_an_uncorrectable_ecc_error_asks_for_a_reset(demo: SimCluster) -> None:
     assert recovery(demo, 175.0)[128] == RECOVERY_NONE  # the fault is over
 
 
+def test_a_contained_ecc_error_asks_for_a_reset_without_a_pcie_burst(demo) -> None:
+    frame = demo.frame_at(241.0).values
+    assert frame["xid"][410] == 94 and recovery(demo, 241.0)[410] == RECOVERY_GPU_RESET
+    assert frame["pcie_replay"][410] == demo.frame_at(239.0).values["pcie_replay"][410]
+    assert not math.isnan(frame["sm_active"][410])  # its rank lives on
+    assert recovery(demo, 271.0)[410] == RECOVERY_NONE
+
+
 @pytest.mark.parametrize(("effect", "params", "action"), [
     ("ecc_dbe", {"remap_failure": True}, RECOVERY_DRAIN_AND_RESET),
     ("xid", {"code": 74}, RECOVERY_DRAIN_P2P),
