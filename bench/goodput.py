@@ -3,13 +3,14 @@ a scenario, through the console's own pipeline (simulated cluster -> Analyser), 
 every 2 s of simulated time.
 
     .venv/bin/python bench/goodput.py [--loops 13] [--nodes 64] [--poll 2] [--seed 0]
-                                      [--others]
+                                      [--others] [--day HOURS]
 
 The scenario is the demo's (config/scenario.toml); ``--others``: faults the demo has not
 (a whole job slowed, a collective hang, data imbalance), on a ten-minute loop; a caller may
 hand ``run`` any other (a simulated day). Reported, at the end of each loop: ranktop's
 goodput over that loop and over the last hour (what it has of it) against the truth over
-the same window, and the seconds lost by cause over the last hour, both ways. The goal:
+the same window, and the seconds lost by cause over the last hour, both ways. ``--day
+HOURS``: a simulated day of faults (``bench/day.py``), compared hour by hour. The goal:
 within +-2 percentage points.
 """
 
@@ -31,6 +32,7 @@ from ranktop.tui.simulator.goodput_truth import GoodputTruth
 from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 from ranktop.tui.sources.demo import DemoSource
 
+from bench.day import day_scenario
 from tests.tui.conftest import START, FakeClock
 
 GOAL_POINTS = 2.0
@@ -118,7 +120,15 @@ def main() -> None:
     parser.add_argument("--poll", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--others", action="store_true", help="faults the demo has not")
+    parser.add_argument("--day", type=float, metavar="HOURS",
+                        help="a simulated day of faults (bench/day.py), this many hours")
     args = parser.parse_args()
+    if args.day:
+        scenario, _ = day_scenario(args.seed, args.nodes * 8, args.day)
+        windows = run(scenario, args.day * HOUR_SECONDS, HOUR_SECONDS, args.nodes,
+                      poll=args.poll, seed=args.seed)
+        print(report(windows))
+        return
     scenario = OTHERS if args.others else load_scenario()
     windows = run(scenario, args.loops * scenario.loop_seconds, scenario.loop_seconds,
                   args.nodes, poll=args.poll, seed=args.seed)
