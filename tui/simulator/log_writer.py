@@ -157,7 +157,9 @@ class LogWriter:
                 for peer in (r for r in self._ranks if r.node == node):
                     add(start + 0.2 + 0.01 * peer.gpu, peer.rank, "stderr", "ib", "port error")
                     add(end + 0.2 + 0.01 * peer.gpu, peer.rank, "stderr", "ib", "port active")
-            elif fault.effect == "xid":
+            elif fault.effect == "xid" and self._killed_by(fault):
+                # Its process ends on the CUDA error; a rank that outlives its XID (a
+                # contained error) logs no crash.
                 add(start + CUDA_FAILURE_AFTER, rank, "stderr", "cuda_failure")
             elif fault.effect in ("rank_death", "collective_hang"):
                 if fault.effect == "rank_death":
@@ -178,6 +180,13 @@ class LogWriter:
             elif fault.effect == "log_rotation":
                 self._add_rotations(add, fault)
         return sorted((e for e in events if e.time < self._loop), key=lambda e: e.time)
+
+    def _killed_by(self, xid: Fault) -> bool:
+        """Whether ``xid``'s rank dies of it: a death of that rank follows it soon."""
+        n = self._n
+        return any(f.effect == "rank_death" and f.rank % n == xid.rank % n
+                   and 0 <= f.start - xid.start <= DEATH_AFTER_XID
+                   for f in self.cluster.scenario.faults)
 
     def _silent_from(self, death: Fault, xids: list[Fault]) -> float:
         """When a dying rank stops writing: just after its CUDA error, if an XID killed it."""

@@ -93,6 +93,15 @@ def test_a_report_made_during_the_hang_names_the_culprit_from_the_logs(tmp_path)
     assert "hang:" in as_text(findings, settings)
 
 
+def test_a_gpu_error_its_rank_survives_names_no_dead_rank_in_the_stall_after_it(tmp_path):
+    # XID 94 on rank 410 at 240 s, inside the data-loader stall (232-257 s): the rank lives
+    # on, so its log says nothing of a crash, and the stall's triage names nobody dead
+    findings, _ = report_at(236.0, duration=20.0, log_root=tmp_path)
+    assert not [a for a in findings.active if a.kind == "hang"]
+    assert not [a for a in findings.active if a.kind == "missing"]
+    assert any(a.kind == "xid" and a.rank == 410 for a in findings.active)
+
+
 async def test_the_report_and_the_console_find_the_same_anomalies_in_the_same_frames():
     from tests.tui.conftest import make_app
 

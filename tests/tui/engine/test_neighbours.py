@@ -64,8 +64,12 @@ def demo_at(at: float, clock: FakeClock | None = None) -> DemoSource:
     return demo_source(DemoSettings(64, 8, seed=7), clock or FakeClock(START + at), START)
 
 
-def drain_of(analysis) -> Action:
-    return next(a for a in analysis.actions if a.kind == DRAIN)
+def drain_of(analysis, node: str = "gpu-node-056") -> Action:
+    return next(a for a in analysis.actions if a.kind == DRAIN and a.node == node)
+
+
+def asked_about(asked: list[list[str]], node: str) -> int:
+    return sum(node in nodes for nodes in asked)
 
 
 def test_a_poll_with_a_drain_carries_who_else_is_on_its_node_asked_once():
@@ -76,17 +80,20 @@ def test_a_poll_with_a_drain_carries_who_else_is_on_its_node_asked_once():
     source.tenants = lambda nodes: asked.append(list(nodes)) or answer(nodes)
     pipeline = Pipeline(load_settings(environ={}), source, clock=clock)
     first = asyncio.run(pipeline.poll())
-    assert not any(a.kind == DRAIN for a in first.actions) and asked == []
+    # node 37's NVLink drain is already there (asked about); node 56 is not drained yet
+    assert not any(a.kind == DRAIN and a.node == "gpu-node-056" for a in first.actions)
+    assert asked == [["gpu-node-037"]]
     polls = []
     for _ in range(10):  # every 2 s: XID 79 at 170 s, rank 455 dead at 172 s
         clock.now += 2.0
         polls.append(asyncio.run(pipeline.poll()))
-    drained = [p for p in polls if any(a.kind == DRAIN for a in p.actions)]
-    assert drained and asked == [["gpu-node-056"]]
+    drained = [p for p in polls
+               if any(a.kind == DRAIN and a.node == "gpu-node-056" for a in p.actions)]
+    assert drained and asked_about(asked, "gpu-node-056") == 1
     assert all(drain_of(p).others == EVAL for p in drained)
     clock.now += 20.0
     assert drain_of(asyncio.run(pipeline.poll())).others == EVAL  # kept: not asked again
-    assert asked == [["gpu-node-056"]]
+    assert asked_about(asked, "gpu-node-056") == 1 and asked_about(asked, "gpu-node-037") == 1
 
 
 def test_a_source_that_fails_to_say_leaves_the_poll_ok_and_the_drain_not_knowing():
@@ -109,7 +116,7 @@ def small_demo_at_180(settings: Settings) -> DemoSource:
 def test_the_drains_others_cross_from_an_engine_process():
     engine = ProcessEngine(load_settings(environ={}), small_demo_at_180)
     try:
-        drain = drain_of(asyncio.run(engine.poll()).analysis)
+        drain = drain_of(asyncio.run(engine.poll()).analysis, "gpu-node-000")
     finally:
         engine.close()
     assert drain.node == "gpu-node-000"
