@@ -83,49 +83,6 @@ def same_values(a: list[float], b: list[float]) -> bool:
                                     for x, y in zip(a, b, strict=True))
 
 
-# The tests below run in this order on purpose: the backends scrape from the module's first
-# test on, and a console or report started against one first replays the dead rank's history
-# back to where the backend began holding it (up to ten minutes): the ones that replay come
-# first, while the backends hold the least.
-
-
-async def test_the_console_opened_at_a_moment_shows_its_dead_rank_and_says_it_is_past(
-        backend, monkeypatch):
-    settings = settings_for(backend, JOB_DEATH)
-    source = PrometheusSource(settings)
-    live = source.poll_now()  # the dead rank is missing in the backend's history all along
-    app = RanktopApp(settings, source, poll=False)
-    app.opens_at = live.time - settings.refresh_seconds
-    async with app.run_test(size=(160, 45)) as pilot:
-        workers = [w for w in app.workers if w.group == "moment"]
-        await app.workers.wait_for_complete(workers)
-        await pilot.pause()
-        assert app.moment == aligned(live.time - settings.refresh_seconds,
-                                     settings.refresh_seconds)
-        header = "\n".join(screen_text(app).splitlines()[:2])
-        assert f"AT {shown(app.moment)}" in header and "press L for live" in header
-        shown_kinds = {(i.root.kind, i.rank) for i in app.cluster.incidents}
-        assert any(rank == DEAD for _, rank in shown_kinds), shown_kinds
-        assert app.moment_analysis is not None and DEAD in app.moment_analysis.down
-
-
-def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsys,
-                                                                  monkeypatch):
-    monkeypatch.setenv("RANKTOP_LATENCY_OFFSET", "1s")
-    source = ["--prometheus", backend.url, "--job", JOB_DEATH, "--json"]
-    assert main(["report", *source]) == 1
-    live = json.loads(capsys.readouterr().out)
-    code = main(["report", *source, "--at", f"{live['time']:.3f}"])
-    captured = capsys.readouterr()
-    past = json.loads(captured.out)
-    assert code == 1 and captured.err == ""
-    assert past["live"] is False and live["live"] is True
-    assert live["time"] - settings_for(backend, JOB_DEATH).refresh_seconds < past["time"]
-    assert past["ranks"] == live["ranks"] and past["ranks"]["missing"] == [DEAD]
-    seen = {(a["kind"], a["rank"]) for a in live["anomalies"]}
-    assert (seen and seen <= {(a["kind"], a["rank"]) for a in past["anomalies"]})
-
-
 def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
     settings = settings_for(backend, JOB_FAULTS)
     source = PrometheusSource(settings)
@@ -151,6 +108,23 @@ def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
         assert then.job.keys() == frame.job.keys()
         assert all(math.isclose(then.job[k], frame.job[k], rel_tol=1e-9)
                    or (math.isnan(then.job[k]) and math.isnan(frame.job[k])) for k in then.job)
+
+
+def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsys,
+                                                                  monkeypatch):
+    monkeypatch.setenv("RANKTOP_LATENCY_OFFSET", "1s")
+    source = ["--prometheus", backend.url, "--job", JOB_DEATH, "--json"]
+    assert main(["report", *source]) == 1
+    live = json.loads(capsys.readouterr().out)
+    code = main(["report", *source, "--at", f"{live['time']:.3f}"])
+    captured = capsys.readouterr()
+    past = json.loads(captured.out)
+    assert code == 1 and captured.err == ""
+    assert past["live"] is False and live["live"] is True
+    assert live["time"] - settings_for(backend, JOB_DEATH).refresh_seconds < past["time"]
+    assert past["ranks"] == live["ranks"] and past["ranks"]["missing"] == [DEAD]
+    seen = {(a["kind"], a["rank"]) for a in live["anomalies"]}
+    assert (seen and seen <= {(a["kind"], a["rank"]) for a in past["anomalies"]})
 
 
 def test_victoria_metrics_ranges_read_what_its_instant_queries_read(victoria, simulators,
@@ -179,3 +153,23 @@ def test_victoria_metrics_ranges_read_what_its_instant_queries_read(victoria, si
         assert frame.stale == asked.stale and frame.job.keys() == asked.job.keys()
         # VictoriaMetrics' ranges and instants may sum a job value in another order
         assert all(math.isclose(frame.job[k], asked.job[k], rel_tol=1e-9) for k in frame.job)
+
+
+async def test_the_console_opened_at_a_moment_shows_its_dead_rank_and_says_it_is_past(
+        backend, monkeypatch):
+    settings = settings_for(backend, JOB_DEATH)
+    source = PrometheusSource(settings)
+    live = source.poll_now()  # the dead rank is missing in the backend's history all along
+    app = RanktopApp(settings, source, poll=False)
+    app.opens_at = live.time - settings.refresh_seconds
+    async with app.run_test(size=(160, 45)) as pilot:
+        workers = [w for w in app.workers if w.group == "moment"]
+        await app.workers.wait_for_complete(workers)
+        await pilot.pause()
+        assert app.moment == aligned(live.time - settings.refresh_seconds,
+                                     settings.refresh_seconds)
+        header = "\n".join(screen_text(app).splitlines()[:2])
+        assert f"AT {shown(app.moment)}" in header and "press L for live" in header
+        shown_kinds = {(i.root.kind, i.rank) for i in app.cluster.incidents}
+        assert any(rank == DEAD for _, rank in shown_kinds), shown_kinds
+        assert app.moment_analysis is not None and DEAD in app.moment_analysis.down
