@@ -7,16 +7,30 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-# Each starts its backends once (package- or module-scoped fixtures): its tests go to one
-# xdist worker in one run (--dist loadgroup), so each backend starts once and stops when its
-# package or module is done, instead of starting on every worker and scraping until the
-# whole suite ends.
-SHARED_BACKENDS = ("faults", "integration")
+# Tests that share backends go to one xdist worker in one run (--dist loadgroup), so that
+# each backend starts once and stops when its tests are done, instead of starting on every
+# worker and scraping until the whole suite ends. The fault tests share one Prometheus
+# (package-scoped): one group for the package. Each integration module starts its own
+# (module-scoped): a group per module, so that the modules spread over the workers instead
+# of queueing on one for minutes.
+SHARED_BY_PACKAGE = ("faults",)
+SHARED_BY_MODULE = ("integration",)
+
+
+def shared_group(path: Path) -> str | None:
+    """The xdist group of the test file at ``path``: its package's or its own when they
+    share backends, else None."""
+    parts = path.relative_to(HERE).parts
+    if parts[0] in SHARED_BY_PACKAGE:
+        return parts[0]
+    if parts[0] in SHARED_BY_MODULE:
+        return "/".join(parts)
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        package = item.path.relative_to(HERE).parts[0]
-        if package in SHARED_BACKENDS:
-            item.add_marker(pytest.mark.xdist_group(package))
+        group = shared_group(item.path)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
