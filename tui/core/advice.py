@@ -40,6 +40,7 @@ from ranktop.tui.core.xid import (
     RECOVERY_GPU_RESET,
     RECOVERY_NODE_REBOOT,
     RECOVERY_NONE,
+    RESTART_APP,
     RESTART_NODE,
     recovery_name,
     xid,
@@ -214,6 +215,9 @@ def _xid(root: Anomaly, seen: Seen) -> Action:
     if known.code in CRITICAL_XIDS:
         return _by_recovery(root, seen, DRAIN, evidence, f"{resolution}, and the GPU stops "
                             "work until then: drain the node first")
+    if known.resolution == RESTART_APP:  # the application restarts; the GPU wants its reset
+        resolution = (f"{resolution} (the job's restart); the GPU itself is cleared by a "
+                      "reset once idle")
     return _by_recovery(root, seen, RESET, evidence, resolution)
 
 

@@ -98,7 +98,11 @@ class Analysis:
         if self.frame is None:
             return None
         since = self.progress.still_since
-        return JobStop(self.frame.time, self.progress.step, since, self.goodput.baseline_step,
+        # goodput's healthy step; until it knows one (a job hung before it saw calm minutes),
+        # the last completed step's time
+        healthy = self.goodput.baseline_step
+        step_seconds = self.step_seconds if is_missing(healthy) else healthy
+        return JobStop(self.frame.time, self.progress.step, since, step_seconds,
                        len(self.rank_map))
 
     @property

@@ -80,7 +80,8 @@ def test_a_contained_ecc_xid_resets_its_gpu_when_idle_and_drains_nothing():
     text, actions = actions_of(240.0, 4.0)
     assert ("  reset GPU 2 on gpu-node-051 when idle (XID 94: contained ECC error; recovery "
             "action: reset)\n    rule: NVIDIA's resolution for XID 94: restart the "
-            "application\n") in text
+            "application (the job's restart); the GPU itself is cleared by a reset once "
+            "idle\n") in text
     assert "gpu-node-051" not in {a["node"] for a in actions if a["kind"] == "drain"}
 
 
