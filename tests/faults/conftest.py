@@ -6,7 +6,7 @@ import pytest
 from ranktop.tui.settings.config import load_settings
 
 from tests.faults.proxy import FaultProxy
-from tests.integration.cluster import HERE, Prometheus, Simulator
+from tests.integration.cluster import HERE, served
 
 JOB = "integration-faults"
 RANKS = 32
@@ -14,14 +14,9 @@ RANKS = 32
 
 @pytest.fixture(scope="package")
 def upstream(tmp_path_factory):
-    simulator = Simulator(HERE / "scenario-faults.toml", seed=7, nodes=4)
-    server = Prometheus(tmp_path_factory.mktemp("fault-prometheus"), [simulator.port])
-    try:
-        server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', RANKS)
+    with served(tmp_path_factory.mktemp("fault-prometheus"), HERE / "scenario-faults.toml",
+                JOB, RANKS, seed=7, nodes=4) as server:
         yield server
-    finally:
-        server.stop()
-        simulator.stop()
 
 
 @pytest.fixture

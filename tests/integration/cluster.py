@@ -12,7 +12,8 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,18 @@ class VictoriaMetrics(Prometheus):
 
 
 BACKENDS = {"prometheus": Prometheus, "victoria-metrics": VictoriaMetrics}
+
+
+@contextmanager
+def served(folder: Path, scenario: Path, job: str, ranks: int, seed: int,
+           nodes: int) -> Iterator[Prometheus]:
+    """A Prometheus scraping one simulated job, once all its ranks are in; both stopped at
+    the end."""
+    simulator = Simulator(scenario, seed=seed, nodes=nodes)
+    server = Prometheus(folder, [simulator.port])
+    try:
+        server.wait_for_series(f'count(training_step_seconds{{training_job="{job}"}})', ranks)
+        yield server
+    finally:
+        server.stop()
+        simulator.stop()

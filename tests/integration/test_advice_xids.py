@@ -10,7 +10,7 @@ import json
 import pytest
 from ranktop.tui.cli.main import main
 
-from tests.integration.cluster import HERE, Prometheus, Simulator
+from tests.integration.cluster import HERE, Prometheus, served
 
 JOB = "integration-xids"
 RANKS = 24  # three nodes of eight: XID 94 on rank 3, XID 13 on rank 10, XID 74 on rank 20
@@ -18,14 +18,9 @@ RANKS = 24  # three nodes of eight: XID 94 on rank 3, XID 13 on rank 10, XID 74 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    simulator = Simulator(HERE / "scenario-xids.toml", seed=23, nodes=3)
-    server = Prometheus(tmp_path_factory.mktemp("xids"), [simulator.port])
-    try:
-        server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', RANKS)
+    with served(tmp_path_factory.mktemp("xids"), HERE / "scenario-xids.toml", JOB, RANKS,
+                seed=23, nodes=3) as server:
         yield server
-    finally:
-        server.stop()
-        simulator.stop()
 
 
 def report(server: Prometheus, capsys) -> list[dict]:
