@@ -8,18 +8,30 @@ died. Each action names the rule that chose it and the evidence, in words.
 
 A fault in software (a desync, a data-loader stall, loss divergence, a straggler with no
 hardware evidence) never gets a hardware action: only a watch, a restart, or "nothing to do
-on hardware". The hardware kinds are listed here; any other kind is software.
+on hardware". The kinds of the GPU and their rules are in ``core.hardware_advice``; any
+other kind is software. ``Action`` and ``Seen`` are in ``core.action``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from ranktop.tui.core.action import (
+    DRAIN,
+    HARDWARE_ACTIONS,
+    KINDS,
+    NOTHING,
+    RESET,
+    RESTART,
+    SHORT,
+    WATCH,
+    Action,
+    Seen,
+    held_for,
+)
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.checkpoint import from_metric
-from ranktop.tui.core.domain import CRITICAL_XIDS
-from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.drain_commands import (
     Scheduler,
     drain_commands,
@@ -27,121 +39,21 @@ from ranktop.tui.core.drain_commands import (
     scheduler_of,
 )
 from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.hardware import WINDOW_SECONDS, LedgerEntry
+from ranktop.tui.core.hardware_advice import HARDWARE_KINDS, for_hardware, gpu_faulted
 from ranktop.tui.core.incidents import Incident
-from ranktop.tui.core.model import Frame, RankMap, is_missing
-from ranktop.tui.core.restart_cost import JobStop, RestartCost, restart_cost
-from ranktop.tui.core.tenants import NodeTenants, others_text
-from ranktop.tui.core.xid import (
-    CONTACT_SUPPORT,
-    IGNORE,
-    RECOVERY_DRAIN_AND_RESET,
-    RECOVERY_DRAIN_P2P,
-    RECOVERY_GPU_RESET,
-    RECOVERY_NODE_REBOOT,
-    RECOVERY_NONE,
-    RESTART_APP,
-    RESTART_NODE,
-    recovery_name,
-    xid,
-    xid_text,
-)
+from ranktop.tui.core.model import RankMap, is_missing
+from ranktop.tui.core.restart_cost import RestartCost, restart_cost
+from ranktop.tui.core.tenants import NodeTenants
 
-DRAIN, RESET, WATCH, RESTART, NOTHING = "drain", "reset", "watch", "restart", "nothing"
-KINDS = (DRAIN, RESET, WATCH, RESTART, NOTHING)  # most disruptive first
-HARDWARE_ACTIONS = (DRAIN, RESET)
-SHORT = {DRAIN: "drain the node", RESET: "reset the GPU when idle", WATCH: "watch",
-         RESTART: "restart the job", NOTHING: "no hardware action"}
-# Anomaly kinds whose root is the GPU or its links; every other kind is software.
-HARDWARE_KINDS = frozenset({"xid", "ecc", "memory", "remap_failure", "nvlink_errors", "pcie",
-                            "thermal", "nvlink"})
-DRAINING_RECOVERY = frozenset({RECOVERY_NODE_REBOOT, RECOVERY_DRAIN_P2P,
-                               RECOVERY_DRAIN_AND_RESET})
-SPREAD_GPUS = 2  # NVLink errors on this many GPUs of a node: the node's fault, not a link's
+__all__ = ["DRAIN", "HARDWARE_ACTIONS", "KINDS", "NOTHING", "RESET", "RESTART", "SHORT",
+           "WATCH", "Action", "Seen", "action_on", "advise"]
+
 STOPPING_KINDS = ("hang", "missing")  # an incident holding one of these has stopped the job
 FLIGHT_WORDS = {  # a Flight Recorder verdict's kind, as the advice says it
     "mismatch": "collective mismatch",
     "missing": "a rank never joined the collective",
     "state": "a rank's collective in another state",
 }
-
-
-@dataclass(frozen=True)
-class Action:
-    """One thing to do, where, why (``rule``) and on what evidence."""
-
-    kind: str  # one of KINDS
-    rule: str
-    evidence: str
-    node: str = ""
-    gpu: int | None = None
-    rank: int | None = None
-    commands: tuple[str, ...] = ()  # to copy, never run (``core.drain_commands``)
-    others: NodeTenants | None = None  # a drain's: who else is on the node (None: not known)
-    cost: RestartCost | None = None  # a restart's: from which step, what it loses
-
-    @property
-    def hardware(self) -> bool:
-        return self.kind in HARDWARE_ACTIONS
-
-    @property
-    def on_gpu(self) -> bool:
-        """A drain, a reset or a watch: about one node or GPU, not the whole job."""
-        return self.kind in (DRAIN, RESET, WATCH)
-
-    @property
-    def text(self) -> str:
-        """"drain gpu-node-056 (XID 79: GPU has fallen off the bus; recovery action: reset)"."""
-        if self.kind == DRAIN:
-            return f"drain {self.node} ({self.evidence})"
-        if self.kind == RESET:
-            return f"reset GPU {self.gpu} on {self.node} when idle ({self.evidence})"
-        if self.kind == WATCH:
-            return f"watch rank {self.rank} ({self.evidence})"
-        if self.kind == RESTART:
-            cost = f": {self.cost.text}" if self.cost is not None else ""
-            return f"restart the job ({self.evidence}){cost}"
-        return f"nothing to do on hardware: {self.evidence}"
-
-    @property
-    def also(self) -> str:
-        """A drain's line on who else is on its node, which it stops too ("": not a drain)."""
-        return others_text(self.node, self.others) if self.kind == DRAIN else ""
-
-    @property
-    def short(self) -> str:
-        """A few words for an anomaly row, which names the rank and its place already."""
-        return SHORT[self.kind]
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What the advice reads beside the incidents: the frame, with a dead rank's last
-    values standing in for its vanished series."""
-
-    rank_map: RankMap
-    frame: Frame | None
-    down: Mapping[int, DownRank]
-    ledger: Mapping[int, tuple[LedgerEntry, ...]]
-    hang: HangVerdict | None
-    neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)  # by node
-    stop: JobStop | None = None  # the job's step and since when it stands still
-
-    def value(self, metric: str, rank: int) -> float:
-        found = self.frame.value(metric, rank) if self.frame is not None else float("nan")
-        if is_missing(found) and rank in self.down:
-            return self.down[rank].last_values.get(metric, float("nan"))
-        return found
-
-    def recovery(self, rank: int) -> int | None:
-        value = self.value("recovery_action", rank)
-        return None if is_missing(value) else int(value)
-
-    def place(self, rank: int) -> tuple[str, int | None]:
-        if 0 <= rank < len(self.rank_map.ranks):
-            found = self.rank_map.ranks[rank]
-            return found.host, (found.gpu if found.gpu >= 0 else None)
-        return "?", None
 
 
 def advise(incidents: Iterable[Incident], seen: Seen) -> tuple[Action, ...]:
@@ -184,113 +96,17 @@ def action_on(actions: Sequence[Action], rank: int, rank_map: RankMap) -> Action
 def _for_root(root: Anomaly, seen: Seen) -> list[Action]:
     if root.rank is None or root.kind not in HARDWARE_KINDS:
         return _software(root, seen)
-    if root.kind == "xid":
-        return [_xid(root, seen)]
-    if root.kind in ("ecc", "memory", "remap_failure"):
-        return [_memory(root, seen)]
-    if root.kind == "nvlink_errors":
-        return [_nvlink(root, seen)]
-    return [_watch_hardware(root, seen)]
-
-
-def _xid(root: Anomaly, seen: Seen) -> Action:
-    rank = root.rank if root.rank is not None else -1
-    code = seen.value("xid", rank)
-    if is_missing(code):
-        return _watch_hardware(root, seen)
-    known = xid(int(code))
-    if known is not None and not known.hardware:
-        return Action(NOTHING, f"NVIDIA's resolution for XID {known.code}: {known.resolution}",
-                      f"{xid_text(known.code)} is the application's, not the GPU's",
-                      rank=rank)
-    if known is None or known.resolution == IGNORE:
-        return _watch_hardware(root, seen)
-    evidence = xid_text(known.code)
-    resolution = f"NVIDIA's resolution for XID {known.code}: {known.resolution}"
-    if known.resolution in (CONTACT_SUPPORT, RESTART_NODE):
-        return _by_recovery(root, seen, DRAIN, evidence, resolution)
-    if rank in seen.down:
-        return _by_recovery(root, seen, DRAIN, evidence, "its rank died: the GPU is out of "
-                            "the job until the node is drained and the GPU reset")
-    if known.code in CRITICAL_XIDS:
-        return _by_recovery(root, seen, DRAIN, evidence, f"{resolution}, and the GPU stops "
-                            "work until then: drain the node first")
-    if known.resolution == RESTART_APP:  # the application restarts; the GPU wants its reset
-        resolution = (f"{resolution} (the job's restart); the GPU itself is cleared by a "
-                      "reset once idle")
-    return _by_recovery(root, seen, RESET, evidence, resolution)
-
-
-def _nvlink(root: Anomaly, seen: Seen) -> Action:
-    """CRC errors past the ledger's bar on one GPU: its link, which retrains at a reset; on
-    ``SPREAD_GPUS`` or more GPUs of the node: what they share (NVSwitch, baseboard)."""
-    node, _ = seen.place(root.rank if root.rank is not None else -1)
-    gpus = _gpus_raised(root.kind, node, seen)
-    window = f"in the last {WINDOW_SECONDS / 60:.0f} min"
-    if gpus >= SPREAD_GPUS:
-        return _by_recovery(root, seen, DRAIN, f"NVLink CRC errors {root.figure} on {gpus} "
-                            f"GPUs of the node {window}",
-                            f"NVLink CRC errors on {SPREAD_GPUS} or more GPUs of a node point "
-                            "at what they share (NVSwitch, baseboard), not one link: drain "
-                            "the node")
-    return _by_recovery(root, seen, RESET, f"NVLink CRC errors {root.figure} {window}",
-                        "NVLink CRC errors on one GPU of the node: a flaky link retrains at "
-                        "a GPU reset")
-
-
-def _gpus_raised(kind: str, node: str, seen: Seen) -> int:
-    """How many GPUs of ``node`` have a ledger counter raising ``kind`` (past its bar, and
-    still up in the window: the count does not shrink as the errors age out)."""
-    return sum(1 for rank, entries in seen.ledger.items() if seen.place(rank)[0] == node
-               and any(e.counter.kind == kind and e.raised for e in entries))
-
-
-def _memory(root: Anomaly, seen: Seen) -> Action:
-    rank = root.rank if root.rank is not None else -1
-    if root.kind == "remap_failure" or seen.value("row_remap_failure", rank) > 0:
-        return _by_recovery(root, seen, DRAIN, "row remap failed: no spare rows left",
-                            "a GPU out of spare rows needs a reset, and likely an RMA")
-    count = seen.value("ecc_dbe", rank)
-    errors = (f"{count:.0f} uncorrectable ECC error(s)" if not is_missing(count) and count > 0
-              else f"row(s) remapped {root.figure}".rstrip())
-    if seen.recovery(rank) == RECOVERY_GPU_RESET:  # the reset the remap is waiting for
-        return _by_recovery(root, seen, RESET, f"{errors}, row remap pending",
-                            "a remapped row takes effect at the GPU's next reset", said=True)
-    return _by_recovery(root, seen, RESET, errors,
-                        "a remapped row takes effect at the GPU's next reset")
-
-
-def _by_recovery(root: Anomaly, seen: Seen, kind: str, evidence: str, why: str,
-                 said: bool = False) -> Action:
-    """``kind`` unless the GPU's own recovery action asks for a drain; its action named in
-    the evidence where exported and not none (unless the evidence already ``said`` it)."""
-    rank = root.rank if root.rank is not None else -1
-    action = seen.recovery(rank)
-    if action is not None and action != RECOVERY_NONE and not said:
-        evidence = f"{evidence}; recovery action: {recovery_name(action)}"
-    if action in DRAINING_RECOVERY:
-        kind, why = DRAIN, f"the GPU's recovery action is {recovery_name(action)}"
-    node, gpu = seen.place(rank)
-    return Action(kind, why, evidence, node=node, gpu=gpu, rank=rank)
-
-
-def _watch_hardware(root: Anomaly, seen: Seen) -> Action:
-    """A GPU that misbehaves but is not broken (hot, a flaky PCIe link, a slow NVLink)."""
-    rank = root.rank if root.rank is not None else -1
-    node, gpu = seen.place(rank)
-    evidence = f"{root.label}, {_held(root)}; on {node} GPU {gpu}"
-    return Action(WATCH, "a GPU that slows the job but has not failed: watch it", evidence,
-                  node=node, gpu=gpu, rank=rank)
+    return [for_hardware(root, seen)]
 
 
 def _software(root: Anomaly, seen: Seen) -> list[Action]:
     if root.kind in ("straggler", "fail_slow") and root.rank is not None:
         node, gpu = seen.place(root.rank)
-        evidence = f"{root.label}, {_held(root)}; {_hardware_evidence(root.rank, seen)}"
+        evidence = f"{root.label}, {held_for(root)}; {_hardware_evidence(root.rank, seen)}"
         return [Action(WATCH, "a slow rank with no failed hardware: watch it", evidence,
                        node=node, gpu=gpu, rank=root.rank)]
     if root.kind == "hang":
-        if root.rank is not None and _gpu_faulted(root.rank, seen):
+        if root.rank is not None and gpu_faulted(root.rank, seen):
             return []  # its GPU's own fault gets its own action
         return [Action(NOTHING, "the hang's culprit is alive, its GPU reports no fault",
                        f"the hang is in software ({_hang_words(seen.hang)})", rank=root.rank)]
@@ -326,12 +142,6 @@ def _restart_cost(stopped: Sequence[Incident], seen: Seen) -> RestartCost | None
     return restart_cost(seen.stop.stopped_by(began), checkpoint)
 
 
-def _gpu_faulted(rank: int, seen: Seen) -> bool:
-    code = seen.value("xid", rank)
-    known = xid(int(code)) if not is_missing(code) and code > 0 else None
-    return (known is not None and known.hardware) or bool(seen.recovery(rank))
-
-
 def _hardware_evidence(rank: int, seen: Seen) -> str:
     risen = [e.text() for e in seen.ledger.get(rank, ()) if e.counter.flag or e.rise > 0]
     return risen[0] if risen else "no hardware evidence"
@@ -342,11 +152,6 @@ def _hang_words(hang: HangVerdict | None) -> str:
     if flight is not None and flight.kind in FLIGHT_WORDS:
         return f"Flight Recorder: {FLIGHT_WORDS[flight.kind]}"
     return "logs: the culprit rank is alive" if hang is not None else "no culprit named yet"
-
-
-def _held(anomaly: Anomaly) -> str:
-    minutes = anomaly.held / 60
-    return f"{minutes:.0f} min" if minutes >= 1 else f"{anomaly.held:.0f} s"
 
 
 def _one_per_place(actions: Sequence[Action]) -> tuple[Action, ...]:
