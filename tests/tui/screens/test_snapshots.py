@@ -80,9 +80,13 @@ def utc_clock():
 async def back_to_180_s(pilot) -> None:
     """Live to 200 s, then ten refreshes back: 8 s after rank 455 died."""
     await polls_to_200_s(pilot)
-    await pilot.press(*["comma"] * 10)
-    await pilot.app.workers.wait_for_complete()  # the replay
-    await pilot.pause()
+    # A step at a time: the maps' levels hold a value near a level's edge where it was
+    # (no flicker), so which moments were drawn on the way decides such a cell; keys that a
+    # busy machine replays as one would draw fewer of them.
+    for _ in range(10):
+        await pilot.press("comma")
+        await pilot.app.workers.wait_for_complete()  # the replay
+        await pilot.pause()
 
 
 class TestPastMoment:
