@@ -110,6 +110,32 @@ def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
                    or (math.isnan(then.job[k]) and math.isnan(frame.job[k])) for k in then.job)
 
 
+def first_scrape(server: Prometheus, port: int) -> float:
+    """When the backend first scraped the simulator at ``port`` (within the last hour)."""
+    query = urllib.parse.urlencode({"query": f'min_over_time(timestamp(up{{instance='
+                                             f'"127.0.0.1:{port}"}})[1h:100ms])'})
+    (series,) = get_json(f"{server.url}/api/v1/query?{query}")["data"]["result"]
+    return float(series["value"][1])
+
+
+def test_a_moment_before_the_job_reported_gives_no_frame_of_another_jobs_gpus(
+        prometheus, simulators):
+    # The two simulated jobs' GPUs share host names; the job scraped second had, for a
+    # moment, no series while the other's GPUs already reported. A past frame then must
+    # not guess the job's ranks from the other job's GPUs (its rank 455, dead all along,
+    # would have been up, and called dead, not never seen, from then on).
+    firsts = {job: first_scrape(prometheus, simulator.port)
+              for job, simulator in zip((JOB_FAULTS, JOB_DEATH), simulators, strict=True)}
+    later = max(firsts, key=firsts.__getitem__)
+    between = (min(firsts.values()) + firsts[later]) / 2
+    source = PrometheusSource(settings_for(prometheus, later))
+    source.poll_now()
+    assert len(source.rank_map) == 512
+    assert list(source.frames_at([between])) == []
+    ((then, rank_map),) = source.frames_at([firsts[later] + 0.5])
+    assert rank_map.source == source.rank_map.source and any(then.ranks_up(512))
+
+
 def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsys,
                                                                   monkeypatch):
     monkeypatch.setenv("RANKTOP_LATENCY_OFFSET", "1s")

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Sequence
 from statistics import median
 
+from ranktop.tui.core import ranks
 from ranktop.tui.core.anomaly import Anomaly, Hold
 from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
@@ -76,6 +77,8 @@ class Detectors:
         ``summaries``: the frame's, when already worked out."""
         summaries = summaries if summaries is not None else FrameSummaries(frame)
         if rank_map is not None:
+            if ranks.is_guessed(self.rank_map) and not ranks.is_guessed(rank_map):
+                self.liveness.forget_guesses()
             self.rank_map = rank_map
         n = len(self.rank_map)
         up = frame.ranks_up(n)

@@ -72,6 +72,13 @@ class Liveness:
         self._before, self._before_step = dict(last_seen), step
         self._looked_back = True
 
+    def forget_guesses(self) -> None:
+        """The ranks were guessed from DCGM's GPUs until now, and are the job's own from
+        here: what the guessed ranks showed said nothing of the job's ranks. Only what the
+        backend's lookback found under the job's rank label is kept."""
+        self.seen = set(self._before)
+        self.down = {rank: gone for rank, gone in self.down.items() if rank in self._before}
+
     def update(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
         """``missing`` for each rank gone after being seen, ``never_seen`` for the others."""
         now = frame.time

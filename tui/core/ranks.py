@@ -48,6 +48,11 @@ _UUID, _OLD_UUID = DCGM_UUID_LABELS  # dcgm-exporter's label, and its old name
 Found = Mapping[int, tuple[str, int, str, str]]  # rank -> (host, gpu, uuid, pod)
 
 
+def is_guessed(rank_map: RankMap) -> bool:
+    """Whether ``rank_map`` is a guess from DCGM's GPUs (any job's), not the job's own."""
+    return rank_map.source.startswith(FROM_DCGM)
+
+
 class RankMapError(ValueError):
     """A rank map that cannot be used; the message names the file and line."""
 

@@ -86,6 +86,7 @@ class PrometheusSource(Source):
         self.job_name = settings.prometheus.job or "all jobs"
         self.configured = settings  # as the user's config says (finds may add to it)
         self.rank_map = UNKNOWN
+        self.may_guess = True  # whether ranks may be guessed from DCGM's GPUs (any job's)
         self.counters = SlowCounters()
         self._use(settings)
         self.finder = Finder(self.client, clock)
@@ -363,8 +364,11 @@ class PrometheusSource(Source):
 
     def _past_copy(self, client: prom_past.RangeClient) -> PrometheusSource:
         """A source reading the job as this one does now (the settings its finds gave),
-        through ``client`` and on its clock, learning the ranks afresh."""
+        through ``client`` and on its clock, learning the ranks afresh. Where this one knows
+        the job's own ranks, a moment without the job's series has none: its GPUs are not
+        guessed from DCGM, whose GPUs then may be another job's."""
         copy = PrometheusSource(self.settings, client, client.now)
+        copy.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
         copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured
         copy.finder = prom_past.PastFinder(client, client.now)
         copy.finder.shows = dict(self.finder.shows)
@@ -402,7 +406,7 @@ class PrometheusSource(Source):
         keep it as it is."""
         step = [labels for labels, _ in _pairs(answers, STEP_METRIC)]
         rs = self.rank_settings
-        guessed = self.rank_map.source.startswith(ranks.FROM_DCGM)
+        guessed = ranks.is_guessed(self.rank_map)
         # Each rank's node comes from DCGM's series only where the job's series name a pod
         # and no host; the guessed map comes from DCGM's series alone.
         by_pod = any(rs.host_label not in labels and labels.get(rs.pod_label)
@@ -439,7 +443,7 @@ class PrometheusSource(Source):
                 return ranks.from_slurm(rs.slurm_nodelist, rs.gpus_per_node)
         except ranks.RankMapError as error:
             raise QueryError("rank map", str(error)) from None
-        return ranks.from_dcgm(dcgm)
+        return ranks.from_dcgm(dcgm) if self.may_guess else None
 
     # -- the frame ---------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import replace
 
 import pytest
+from ranktop.tui.core import ranks
 from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.model import Frame, RankMap
@@ -175,6 +176,22 @@ def test_a_rank_that_vanishes_is_missing_one_never_seen_is_not():
     assert ("missing", 6) in run(frames)
     never = run([healthy(0, **gone), healthy(2, **gone)])
     assert ("missing", 6) not in never and ("never_seen", 6) in never
+
+
+def test_ranks_seen_only_under_a_guessed_map_are_not_called_dead_once_the_job_names_them():
+    # Before the job's series appear, ranks are guessed from DCGM's GPUs, any job's: rank 6's
+    # place then answers for a GPU the job may never have had. Once the job's labels name
+    # the ranks, a rank that has never reported is not yet known, not lost.
+    guessed = RankMap.grid([f"h{i}" for i in range(N // G)], G, ranks.FROM_DCGM)
+    gone = {metric: {6: math.nan} for metric in healthy(0).values}
+    detectors = Detectors(SETTINGS, guessed)
+    detectors.update(healthy(0))
+    found = {(a.kind, a.rank) for a in detectors.update(healthy(2, **gone), RANK_MAP)}
+    assert ("missing", 6) not in found and ("never_seen", 6) in found
+    # a rank the job's own labels saw, and that then vanished, is missing as before
+    found = {(a.kind, a.rank) for a in detectors.update(healthy(4, **{
+        metric: {6: math.nan, 7: math.nan} for metric in healthy(0).values}))}
+    assert ("missing", 7) in found and ("never_seen", 6) in found
 
 
 def test_loss_divergence_needs_a_rise_beyond_the_threshold():
