@@ -22,3 +22,13 @@ def test_each_integration_module_is_a_group_of_its_own():
 def test_the_other_tests_are_in_no_group():
     assert shared_group(HERE / "tui" / "test_moments.py") is None
     assert shared_group(HERE / "test_readme.py") is None
+
+
+def test_auto_runs_a_worker_more_than_the_cores_unless_told_how_many(monkeypatch):
+    from tests.conftest import pytest_xdist_auto_num_workers
+
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: {0, 1})
+    assert pytest_xdist_auto_num_workers(None) == 3
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
+    assert pytest_xdist_auto_num_workers(None) is None  # xdist's own hook reads it
