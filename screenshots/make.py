@@ -103,7 +103,8 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
 
 
 async def logs_read(app: RanktopApp, pilot, deadline: float = 30.0) -> None:
-    """A moment to settle, and on the rank screen until its worker has read the logs."""
+    """A moment to settle, and on the rank screen until its workers have read the logs and
+    the GPU model."""
     await pilot.pause(0.5)
     waited = 0.0
     while isinstance(app.screen, RankScreen) and not app.screen.query_one(LogView).lines:
@@ -111,6 +112,9 @@ async def logs_read(app: RanktopApp, pilot, deadline: float = 30.0) -> None:
             raise SystemExit(f"the rank screen read no log line in {deadline:g} s")
         await pilot.pause(0.1)
         waited += 0.1
+    asking = [w for w in app.screen.workers if w.group == "rank-gpu-model"]
+    if asking:  # its GPU model, asked in a thread
+        await app.screen.workers.wait_for_complete(asking)
     await pilot.pause()
 
 

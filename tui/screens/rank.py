@@ -102,6 +102,11 @@ class RankScreen(Screen):
             super().__init__()
             self.rank, self.rows, self.note = rank, rows, note
 
+    class GpuModel(Message):
+        def __init__(self, rank: int, model: str | None) -> None:
+            super().__init__()
+            self.rank, self.model = rank, model  # None: the engine could not say
+
     def __init__(self, settings: Settings, rank_map: RankMap, rank: int,
                  engine: EngineClient) -> None:
         super().__init__()
@@ -115,6 +120,7 @@ class RankScreen(Screen):
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
         self.gpu_models: dict[int, str] = {}  # by rank, once the engine said (or failed to)
+        self._model_asked: int | None = None  # the rank whose model is being asked for
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -207,19 +213,14 @@ class RankScreen(Screen):
         self.query_one("#rank-others", Static).update(others)
 
     def _gpu_model(self) -> str:
-        """The rank's GPU model, asked for once (each draw would be a round trip to an engine
-        in its own process); "" while unknown, or when the engine could not say (it stopped,
-        or was silent: not asked again, the screen must not wait for it at each draw)."""
-        if self.rank not in self.gpu_models:
-            try:
-                model = self.engine.gpu_model(self.rank)
-            except ENGINE_FAILURES:
-                self.gpu_models[self.rank] = ""
-                return ""
-            if not model:
-                return ""  # unknown yet: asked again at the next draw
-            self.gpu_models[self.rank] = model
-        return self.gpu_models[self.rank]
+        """The rank's GPU model once the engine said; "" meanwhile, or when the engine could
+        not say (not asked again). Asked in a thread, once per rank while it answers: an
+        engine in its own process is a round trip away, and a busy or stuck one must not
+        hold the screen."""
+        if self.rank not in self.gpu_models and self._model_asked != self.rank:
+            self._model_asked = self.rank
+            self._ask_gpu_model(self.rank)
+        return self.gpu_models.get(self.rank, "")
 
     def _draw_trend(self, metric_id: str) -> None:
         metric = self.settings.metrics[metric_id]
@@ -289,6 +290,23 @@ class RankScreen(Screen):
         if note:
             self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
         self.post_message(self.Backfill(rank, points))
+
+    @work(thread=True, exclusive=True, group="rank-gpu-model", exit_on_error=False)
+    def _ask_gpu_model(self, rank: int) -> None:
+        try:
+            model: str | None = self.engine.gpu_model(rank)
+        except ENGINE_FAILURES:
+            model = None
+        self.post_message(self.GpuModel(rank, model))
+
+    @on(GpuModel)
+    def _gpu_model_said(self, message: GpuModel) -> None:
+        if self._model_asked == message.rank:
+            self._model_asked = None  # an unknown model is asked again at the next draw
+        if message.model is None or message.model:
+            self.gpu_models[message.rank] = message.model or ""
+            if message.rank == self.rank:
+                self._draw_values()
 
     @work(group="rank-moment", exit_on_error=False)
     async def _moment_history(self, rank: int, moment: float) -> None:

@@ -61,7 +61,41 @@ async def test_the_gpu_model_is_asked_for_once_per_rank_not_at_each_draw():
             await poll(app, pilot, at)
         assert "NVIDIA H100 80GB HBM3" in screen_text(app)
         await pilot.press("right_square_bracket")
+        await answered(app, pilot)
         assert asked == [3, 4]
+
+
+async def answered(app, pilot) -> None:
+    """Once the rank screen's GPU model question is answered and drawn."""
+    workers = [w for w in app.screen.workers if w.group == "rank-gpu-model"]
+    if workers:
+        await app.screen.workers.wait_for_complete(workers)
+    await pilot.pause()
+
+
+async def test_the_screen_opens_and_moves_while_the_engine_is_slow_to_name_the_gpu():
+    # An engine in its own process busy with a 16,384-rank poll is a round trip away: the
+    # model is asked off the screen's thread, and drawn when it comes.
+    app = make_app(at=40.0)
+    release = threading.Event()
+    callers: list[threading.Thread] = []
+
+    def slow(rank: int) -> str:
+        callers.append(threading.current_thread())
+        release.wait(60)
+        return "NVIDIA H200"
+
+    app.engine.gpu_model = slow
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll(app, pilot, 40.0)
+        await open_rank(app, pilot, 3)
+        assert "rank 3 " in screen_text(app) and "NVIDIA H200" not in screen_text(app)
+        await pilot.press("right_square_bracket")  # the screen answers keys meanwhile
+        assert "rank 4 " in screen_text(app)
+        release.set()
+        await answered(app, pilot)
+        assert "NVIDIA H200" in screen_text(app)
+        assert callers and threading.main_thread() not in callers
 
 
 class Counted:
