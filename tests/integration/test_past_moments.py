@@ -112,10 +112,10 @@ def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
 
 def first_scrape(server: Prometheus, port: int) -> float:
     """When the backend first scraped the simulator at ``port`` (within the last hour)."""
-    query = urllib.parse.urlencode({"query": f'min_over_time(timestamp(up{{instance='
-                                             f'"127.0.0.1:{port}"}})[1h:100ms])'})
+    query = urllib.parse.urlencode({"query": f'up{{instance="127.0.0.1:{port}"}}[1h]',
+                                    "nocache": "1", "latency_offset": "1s"})
     (series,) = get_json(f"{server.url}/api/v1/query?{query}")["data"]["result"]
-    return float(series["value"][1])
+    return min(float(t) for t, _ in series["values"])
 
 
 def test_a_moment_before_the_job_reported_gives_no_frame_of_another_jobs_gpus(
@@ -136,9 +136,14 @@ def test_a_moment_before_the_job_reported_gives_no_frame_of_another_jobs_gpus(
     assert rank_map.source == source.rank_map.source and any(then.ranks_up(512))
 
 
-def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, capsys,
-                                                                  monkeypatch):
+def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, simulators,
+                                                                  capsys, monkeypatch):
     monkeypatch.setenv("RANKTOP_LATENCY_OFFSET", "1s")
+    # a moment falls on the refresh grid, up to a refresh before the time asked for: the
+    # backend must hold the job from before that (run first, this test can come sooner)
+    held_since = first_scrape(backend, simulators[1].port)
+    refresh = settings_for(backend, JOB_DEATH).refresh_seconds
+    wait_for(lambda: time.time() > held_since + 2 * refresh + 1, "a backend older than a refresh")
     source = ["--prometheus", backend.url, "--job", JOB_DEATH, "--json"]
     assert main(["report", *source]) == 1
     live = json.loads(capsys.readouterr().out)
