@@ -9,7 +9,8 @@ A poll that fails keeps the last good frame on screen, marked stale, and says wh
 one whose answers turn out unreadable after they came. A server that is struggling (429,
 503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. A
 poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
-spent, the poll's remaining queries are not sent, and its status says so. While
+spent, the poll's remaining queries are not sent, and its status says so (what a poll's
+status says: prom_status). While
 the job's metrics or DCGM's come back empty, the finder looks for them and asks why
 (finder.py); an unambiguous find is used at once, and said so. A past moment's frame is
 what a copy of the source polls from the backend's history (prom_past); the source itself
@@ -22,7 +23,6 @@ import asyncio
 import math
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
 from ranktop.tui.core import ranks
@@ -44,7 +44,6 @@ from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
 from ranktop.tui.sources.prom_client import (
     TOO_LARGE,
-    VICTORIA_METRICS,
     PromClient,
     QueryError,
     Vector,
@@ -53,15 +52,13 @@ from ranktop.tui.sources.prom_client import (
 from ranktop.tui.sources.prom_counters import SlowCounters
 from ranktop.tui.sources.prom_join import Answers, Polled, clean
 from ranktop.tui.sources.prom_ranks import PROBE_METRIC, RANK_KEYS, STEP_METRIC, RankLearner
+from ranktop.tui.sources.prom_status import PollReport
 
-SLOW_SECONDS = 5.0
 # Failures after which the rest of a poll's queries are not sent: the server is not there,
 # or it asked to be left alone.
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
-AGES_KEPT = 10  # polls whose newest sample's age tells the sample interval
-OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 RECORDED_KEY = "recorded"
 
 
@@ -85,7 +82,7 @@ class PrometheusSource(Source):
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
-        self._ages: deque[float] = deque(maxlen=AGES_KEPT)  # the newest sample's, per poll
+        self._report = PollReport()
 
     def _use(self, settings: Settings) -> None:
         """Read the job as ``settings`` say (again when a find is used)."""
@@ -138,7 +135,8 @@ class PrometheusSource(Source):
             polled = self._gather(budget)
         frame = self._frame(polled, started)
         self._last = frame
-        self._report(frame, polled, self.clock() - started)
+        self._status = self._report.status(self, frame, polled, self.clock() - started,
+                                           len(self._queries))
         return frame
 
     def _gather(self, budget: ByteBudget) -> Polled:
@@ -400,55 +398,6 @@ class PrometheusSource(Source):
     def _stale(polled: Polled) -> frozenset[int]:
         """The ranks Prometheus found stale, by its own clock (promql.with_freshness)."""
         return frozenset(r for r, t in enumerate(polled.newest) if t > -math.inf)
-
-    def _report(self, frame: Frame, polled: Polled, took: float) -> None:
-        failures, warnings = polled.failures, polled.warnings
-        matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
-        now = self.clock()
-        notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
-                 self.rank_map.left_out,
-                 self._age_note(now - polled.latest), self.finder.status_note()]
-        detail = "; ".join(note for note in notes if note)
-        if failures:
-            health, message = Health.SLOW, (f"partial: {len(failures)} of "
-                                            f"{len(self._queries)} queries failed "
-                                            f"({failures[0]}); those maps keep their last values")
-        elif warnings:
-            health, message = Health.SLOW, (f"partial answer: the backend warns "
-                                            f"{warnings[0]!r}; some series may be missing")
-        elif not any(frame.values.values()):
-            why = "; ".join(w for w in (self.finder.why.job, self.finder.why.dcgm) if w)
-            health, message = Health.ERROR, f"no series for job {self.job_name!r}" + (
-                f": {why}" if why else "")
-        elif len(frame.stale) >= len(self.rank_map) > 0:  # answers, but nothing new in them
-            health, message = Health.STALE, (
-                f"no rank has a sample newer than {self.rank_settings.stale_after_seconds:.0f} s:"
-                f" are the exporters running?")
-        elif took > max(SLOW_SECONDS, self.settings.refresh_seconds):
-            health, message = Health.SLOW, f"slow: the poll took {took:.1f} s"
-        else:
-            health, message = Health.OK, ""
-        since = self._status.since if self._status.health is health else now
-        self._status = SourceStatus(self.name, health, since=since, message=message,
-                                    last_ok=now, detail=detail, poll_seconds=took,
-                                    sample_interval=self._sample_interval(now, polled.latest))
-
-    def _sample_interval(self, now: float, newest: float) -> float:
-        """About how often the data is sampled: the oldest the newest sample was found in
-        the last few polls (a poll lands anywhere between two scrapes)."""
-        if -math.inf < newest <= now:
-            self._ages.append(now - newest)
-        return max(self._ages, default=0.0)
-
-    def _age_note(self, age: float) -> str:
-        """How old the newest sample is, when it is older than the poll suggests."""
-        if not OLD_DATA_SECONDS < age < math.inf:
-            return ""
-        note = f"newest sample {age:.0f} s old"
-        if self.client.backend == VICTORIA_METRICS and not self.prom.latency_offset:
-            note += (" (VictoriaMetrics hides its newest samples, 30 s by default: set "
-                     "[prometheus] latency_offset = \"1s\")")
-        return note
 
 
 def _gives_up(error: QueryError) -> bool:
