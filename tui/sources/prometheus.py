@@ -9,12 +9,11 @@ A poll that fails keeps the last good frame on screen, marked stale, and says wh
 one whose answers turn out unreadable after they came. A server that is struggling (429,
 503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. A
 poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
-spent, the poll's remaining queries are not sent, and its status says so (what a poll's
-status says: prom_status). While
-the job's metrics or DCGM's come back empty, the finder looks for them and asks why
-(finder.py); an unambiguous find is used at once, and said so. A past moment's frame is
-what a copy of the source polls from the backend's history (prom_past); the source itself
-is left as it was.
+spent, the poll's remaining queries are not sent, and its status says so (what a status
+says after a poll: prom_status). While the job's metrics or DCGM's come back empty, the
+finder looks for them and asks why (finder.py); an unambiguous find is used at once, and
+said so. A past moment's frame is what a copy of the source polls from the backend's
+history (prom_past); the source itself is left as it was.
 """
 
 from __future__ import annotations
@@ -42,13 +41,7 @@ from ranktop.tui.sources import (
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
-from ranktop.tui.sources.prom_client import (
-    TOO_LARGE,
-    PromClient,
-    QueryError,
-    Vector,
-    shown_url,
-)
+from ranktop.tui.sources.prom_client import TOO_LARGE, PromClient, QueryError, Vector, shown_url
 from ranktop.tui.sources.prom_counters import SlowCounters
 from ranktop.tui.sources.prom_join import Answers, Polled, clean
 from ranktop.tui.sources.prom_ranks import PROBE_METRIC, RANK_KEYS, STEP_METRIC, RankLearner
@@ -211,8 +204,8 @@ class PrometheusSource(Source):
             ways: dict[str, int] = {}
             found = None
             if answer:
-                found, ways = prom_join.per_rank(
-                    answer, len(metric.queries) > 1, len(self.rank_map), self.learner.join.rank_of)
+                found, ways = prom_join.per_rank(answer, len(metric.queries) > 1,
+                                                 len(self.rank_map), self.learner.join.rank_of)
                 polled.shows[name] = prom_join.ways_shown(metric.queries, ways)
             found = self.counters.values(name, found, polled.values.get(PROBE_METRIC))
             if found is not None:
@@ -256,8 +249,8 @@ class PrometheusSource(Source):
         metrics = {
             f"metric:{m.id}": promql.keep(
                 self._metric_expression(m),
-                (*joined, *self.learner.learned_from(m.id), promql.WAY_LABEL if len(m.queries) > 1
-                 else ""))
+                (*joined, *self.learner.learned_from(m.id),
+                 promql.WAY_LABEL if len(m.queries) > 1 else ""))
             for m in self.settings.metrics.values() if m.queries
         }
         jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
