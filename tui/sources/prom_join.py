@@ -19,6 +19,7 @@ from ranktop.tui.sources.prom_client import QueryError, Sample, Vector
 DCGM_INT_BLANK = float(0x7FFFFFFFFFFFFFF0)  # past DCGM_FP_BLANK: one test finds both
 DCGM_FP_BLANK = 140737488355328.0
 RankOf = Callable[[Mapping[str, str]], "int | None"]
+Answers = dict[str, Vector]  # query key -> what it returned
 
 
 @dataclass

@@ -1,20 +1,19 @@
 """Prometheus as a source: one query per metric per poll returns every rank.
 
-The job's own per-rank metrics name the ranks (or a rank-map file, the Slurm node list, or
-the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else by host and
-GPU. Each answer carries only the labels the join reads; the rank map, and the join made
-from it, are kept until the labels they were learned from change, so a poll costs one lookup
-per series whatever the number of ranks.
+Each answer carries only the labels the join to the ranks reads. The rank map, and the join
+of DCGM's series to it, are learned from a poll's first answers (prom_ranks) and kept until
+the labels they were learned from change, so a poll costs one lookup per series whatever the
+number of ranks.
 
 A poll that fails keeps the last good frame on screen, marked stale, and says why; so does
 one whose answers turn out unreadable after they came. A server that is struggling (429,
 503) is asked nothing more that poll, and its Retry-After is kept in ``retry_after``. A
 poll's answers share one budget of bytes (``POLL_BYTES``, counted inflated): once it is
-spent, the poll's remaining queries are not sent, and its status says so. While
-the job's metrics or DCGM's come back empty, the finder looks for them and asks why
-(finder.py); an unambiguous find is used at once, and said so. A past moment's frame is
-what a copy of the source polls from the backend's history (prom_past); the source itself
-is left as it was.
+spent, the poll's remaining queries are not sent, and its status says so (what a status
+says after a poll: prom_status). While the job's metrics or DCGM's come back empty, the
+finder looks for them and asks why (finder.py); an unambiguous find is used at once, and
+said so. A past moment's frame is what a copy of the source polls from the backend's
+history (prom_past); the source itself is left as it was.
 """
 
 from __future__ import annotations
@@ -23,12 +22,9 @@ import asyncio
 import math
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
 
-from ranktop.tui.core import rank_merge, ranks
-from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL_LABELS
+from ranktop.tui.core import ranks
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
@@ -45,32 +41,18 @@ from ranktop.tui.sources import (
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
-from ranktop.tui.sources.prom_client import (
-    TOO_LARGE,
-    VICTORIA_METRICS,
-    PromClient,
-    QueryError,
-    Vector,
-    shown_url,
-)
+from ranktop.tui.sources.prom_client import TOO_LARGE, PromClient, QueryError, Vector, shown_url
 from ranktop.tui.sources.prom_counters import SlowCounters
-from ranktop.tui.sources.prom_join import Polled, clean
+from ranktop.tui.sources.prom_join import Answers, Polled, clean
+from ranktop.tui.sources.prom_ranks import PROBE_METRIC, RANK_KEYS, STEP_METRIC, RankLearner
+from ranktop.tui.sources.prom_status import PollReport
 
-SLOW_SECONDS = 5.0
 # Failures after which the rest of a poll's queries are not sent: the server is not there,
 # or it asked to be left alone.
 GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HTTP 429",
                  "HTTP 503")
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
-AGES_KEPT = 10  # polls whose newest sample's age tells the sample interval
-OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
-STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
-PROBE_METRIC = "temperature"  # the DCGM metric whose labels name hosts, pods and models
-_MODEL, _OLD_MODEL = DCGM_MODEL_LABELS
-Answers = dict[str, Vector]  # query key -> what it returned
 RECORDED_KEY = "recorded"
-RANK_KEYS = (f"metric:{STEP_METRIC}", f"metric:{PROBE_METRIC}")  # the rank map's answers
-UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")
 
 
 class PrometheusSource(Source):
@@ -85,19 +67,15 @@ class PrometheusSource(Source):
         self.name = f"Prometheus {shown_url(settings.prometheus.url)}"
         self.job_name = settings.prometheus.job or "all jobs"
         self.configured = settings  # as the user's config says (finds may add to it)
-        self.rank_map = UNKNOWN
-        self.may_guess = True  # whether ranks may be guessed from DCGM's GPUs (any job's)
+        self.learner = RankLearner()
         self.counters = SlowCounters()
         self._use(settings)
         self.finder = Finder(self.client, clock)
         self._last: Frame | None = None
-        self._models: dict[int, str] = {}  # rank -> DCGM's modelName
-        self._models_read = False  # whether DCGM's labels were read for them yet
-        self._originals: dict[str, str] = {}  # host or pod shown -> as its label holds it
         self._status = SourceStatus(self.name, Health.STALE, since=clock(),
                                     message="waiting for the first poll")
         self.retry_after: float | None = None  # what the server last asked us to wait
-        self._ages: deque[float] = deque(maxlen=AGES_KEPT)  # the newest sample's, per poll
+        self._report = PollReport()
 
     def _use(self, settings: Settings) -> None:
         """Read the job as ``settings`` say (again when a find is used)."""
@@ -106,20 +84,27 @@ class PrometheusSource(Source):
         self.rank_settings = settings.ranks
         self._dcgm = promql.dcgm_selector(self.prom.dcgm_selector)
         self._job = promql.job_selector(self.rank_settings.job_label, self.prom.job)
-        self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
         # metric -> the one way its GPUs answered, and how many did: asked alone from then on
         self._ways: dict[str, int] = {}
         self._recorded: frozenset[str] = frozenset()  # metrics Prometheus records by rank
         self._way_gpus: dict[str, int] = {}
-        self._join_ranks(self.rank_map)
+        self.learner.use(self.rank_settings)
+        self._joined_anew()
         self._queries = self._sending = self._make_queries()
 
-    def _join_ranks(self, rank_map: RankMap) -> None:
-        """Read series through ``rank_map`` from now on; the queries ask for its labels
-        from the next poll on (a poll's queries stay as they were sent)."""
-        self._join = ranks.DcgmJoin(rank_map, self.rank_settings.rank_label)
+    def _joined_anew(self) -> None:
+        """The queries ask for the new join's labels from the next poll on (a poll's
+        queries stay as they were sent)."""
         self._requery = True
         self.counters.read_in_full()
+
+    @property
+    def rank_map(self) -> RankMap:
+        return self.learner.rank_map
+
+    @rank_map.setter
+    def rank_map(self, rank_map: RankMap) -> None:
+        self.learner.rank_map = rank_map
 
     async def poll(self) -> Frame:
         return await asyncio.to_thread(self.poll_now)
@@ -129,7 +114,7 @@ class PrometheusSource(Source):
 
     def gpu_model(self, rank: int) -> str:
         """The rank's GPU model, where DCGM's labels named it."""
-        return self._models.get(rank, "")
+        return self.learner.gpu_model(rank)
 
     def poll_now(self) -> Frame:
         """One blocking poll; raises QueryError when nothing at all could be read."""
@@ -143,7 +128,8 @@ class PrometheusSource(Source):
             polled = self._gather(budget)
         frame = self._frame(polled, started)
         self._last = frame
-        self._report(frame, polled, self.clock() - started)
+        self._status = self._report.status(self, frame, polled, self.clock() - started,
+                                           len(self._queries))
         return frame
 
     def _gather(self, budget: ByteBudget) -> Polled:
@@ -164,7 +150,7 @@ class PrometheusSource(Source):
             self._learn(held, polled)
             del held
             for part in fresh:
-                prom_join.fresh_times(part, polled, self._join.rank_of)
+                prom_join.fresh_times(part, polled, self.learner.join.rank_of)
             for key, answer in self._answers(dict(queries[len(first):]), budget, polled, stop):
                 self._join_answer(polled, key, answer)
         except QueryError as error:  # an answer that came but cannot be read
@@ -198,8 +184,8 @@ class PrometheusSource(Source):
 
     def _learn(self, held: Answers, polled: Polled) -> None:
         """The rank map (and GPU models) from the answers in so far, then those joined."""
-        if self._learn_ranks(held) or not self._models_read:
-            self._learn_models(held)
+        if self.learner.learn(held):
+            self._joined_anew()
         polled.newest = [-math.inf] * len(self.rank_map)
         for key, answer in held.items():
             self._join_answer(polled, key, answer)
@@ -218,8 +204,8 @@ class PrometheusSource(Source):
             ways: dict[str, int] = {}
             found = None
             if answer:
-                found, ways = prom_join.per_rank(
-                    answer, len(metric.queries) > 1, len(self.rank_map), self._join.rank_of)
+                found, ways = prom_join.per_rank(answer, len(metric.queries) > 1,
+                                                 len(self.rank_map), self.learner.join.rank_of)
                 polled.shows[name] = prom_join.ways_shown(metric.queries, ways)
             found = self.counters.values(name, found, polled.values.get(PROBE_METRIC))
             if found is not None:
@@ -259,12 +245,12 @@ class PrometheusSource(Source):
     def _make_queries(self) -> dict[str, str]:
         """Each answer carries only the labels that place its series on a rank (and, for the
         two the rank map is learned from, the labels it is learned from)."""
-        joined = (self.rank_settings.rank_label, *self._join.labels)
+        joined = (self.rank_settings.rank_label, *self.learner.join.labels)
         metrics = {
             f"metric:{m.id}": promql.keep(
                 self._metric_expression(m),
-                (*joined, *self._learned_from(m.id), promql.WAY_LABEL if len(m.queries) > 1
-                 else ""))
+                (*joined, *self.learner.learned_from(m.id),
+                 promql.WAY_LABEL if len(m.queries) > 1 else ""))
             for m in self.settings.metrics.values() if m.queries
         }
         jobs = {f"job:{k}": promql.fill(q, self._dcgm, self._job)
@@ -287,17 +273,6 @@ class PrometheusSource(Source):
             return f"{prom_rules.recorded_name(metric.id)}{self._job}"
         return promql.metric_query(metric.queries, self._dcgm, self._job,
                                    self._ways.get(metric.id))
-
-    def _learned_from(self, metric_id: str) -> tuple[str, ...]:
-        """The labels the rank map (and each GPU's model) is read from, on the metrics
-        they are read from."""
-        rs = self.rank_settings
-        if metric_id == STEP_METRIC:
-            return (rs.rank_label, rs.host_label, rs.local_gpu_label, rs.uuid_label,
-                    rs.pod_label)
-        if metric_id == PROBE_METRIC:
-            return (DCGM_GPU_LABEL, *DCGM_HOST_LABELS, *DCGM_MODEL_LABELS)
-        return ()
 
     def _fail(self, error: QueryError) -> None:
         now = self.clock()
@@ -368,7 +343,7 @@ class PrometheusSource(Source):
         the job's own ranks, a moment without the job's series has none: its GPUs are not
         guessed from DCGM, whose GPUs then may be another job's."""
         copy = PrometheusSource(self.settings, client, client.now)
-        copy.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
+        copy.learner.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
         copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured
         copy.finder = prom_past.PastFinder(client, client.now)
         copy.finder.shows = dict(self.finder.shows)
@@ -383,67 +358,18 @@ class PrometheusSource(Source):
                                  self.prom.dcgm_selector, job)
 
     def held(self, rank: Rank) -> Rank:
-        """``rank`` with its host and pod as their labels hold them, for a query about it:
-        the map holds them plain, as the screen shows them."""
-        return replace(rank, host=self._originals.get(rank.host, rank.host),
-                       pod=self._originals.get(rank.pod, rank.pod))
+        """``rank`` with its host and pod as their labels hold them (prom_ranks)."""
+        return self.learner.held(rank)
 
     def tenants(self, nodes: Sequence[str]) -> dict[str, NodeTenants]:
         """Who else has GPUs on ``nodes``: one query (prom_tenants; blocking)."""
         return prom_tenants.tenants(self.client, nodes, self.rank_map, self.prom.dcgm_selector,
-                                    self._originals)
+                                    self.learner.originals)
 
     def _first_series(self, expression: str, start: float, end: float, step: float
                       ) -> list[tuple[float, float]]:
         series = self.client.query_range(expression, start, end, step)
         return series[0].points if series else []
-
-    # -- ranks -------------------------------------------------------------------------
-
-    def _learn_ranks(self, answers: Answers) -> bool:
-        """Resolve the rank map, again whenever the labels it is learned from change (a
-        better source for it appears, ranks come or go), and say whether they did; else
-        keep it as it is."""
-        step = [labels for labels, _ in _pairs(answers, STEP_METRIC)]
-        rs = self.rank_settings
-        guessed = ranks.is_guessed(self.rank_map)
-        # Each rank's node comes from DCGM's series only where the job's series name a pod
-        # and no host; the guessed map comes from DCGM's series alone.
-        by_pod = any(rs.host_label not in labels and labels.get(rs.pod_label)
-                     for labels in step) if rs.pod_label else False
-        dcgm = [labels for labels, _ in _pairs(answers, PROBE_METRIC)] if (
-            by_pod or guessed) else []
-        seen = (_label_sets(step), _label_sets(dcgm))
-        if seen == self._seen and self.rank_map.ranks:
-            return False
-        self._seen = seen
-        for metric_id in (STEP_METRIC, PROBE_METRIC):
-            answer = answers.get(f"metric:{metric_id}")
-            self._originals.update(getattr(answer, "originals", {}))
-        pods = ranks.nodes_of_pods(dcgm) if by_pod else {}
-        learned = ranks.from_job_series(step, rs.rank_label, rs.host_label,
-                                        rs.local_gpu_label, rs.uuid_label, rs.pod_label, pods,
-                                        known=len(self.rank_map))
-        if learned is None and (guessed or not self.rank_map.ranks):
-            learned = self._fallback_ranks(
-                dcgm or [labels for labels, _ in _pairs(answers, PROBE_METRIC)])
-        if learned is not None:
-            merged, _ = rank_merge.merge(self.rank_map, learned)
-            if merged is not self.rank_map:
-                self.rank_map = merged
-                self._join_ranks(merged)
-        return True
-
-    def _fallback_ranks(self, dcgm: list[ranks.Labels]) -> RankMap | None:
-        rs = self.rank_settings
-        try:
-            if rs.rank_map_file is not None:
-                return ranks.from_file(rs.rank_map_file)
-            if rs.slurm_nodelist:
-                return ranks.from_slurm(rs.slurm_nodelist, rs.gpus_per_node)
-        except ranks.RankMapError as error:
-            raise QueryError("rank map", str(error)) from None
-        return ranks.from_dcgm(dcgm) if self.may_guess else None
 
     # -- the frame ---------------------------------------------------------------------
 
@@ -461,82 +387,11 @@ class PrometheusSource(Source):
                      shows={k: v for k, v in shows.items() if v},
                      absent=self.finder.notes(self.settings, values))
 
-    def _learn_models(self, answers: Answers) -> None:
-        """Each rank's GPU model, as DCGM's labels name it (read again when they change)."""
-        for labels, _ in _pairs(answers, PROBE_METRIC):
-            self._models_read = True
-            model = labels.get(_MODEL) or labels.get(_OLD_MODEL)
-            if model:
-                rank = self._join.rank_of(labels)
-                if rank is not None:
-                    self._models[rank] = model
-
     @staticmethod
     def _stale(polled: Polled) -> frozenset[int]:
         """The ranks Prometheus found stale, by its own clock (promql.with_freshness)."""
         return frozenset(r for r, t in enumerate(polled.newest) if t > -math.inf)
 
-    def _report(self, frame: Frame, polled: Polled, took: float) -> None:
-        failures, warnings = polled.failures, polled.warnings
-        matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
-        now = self.clock()
-        notes = [f"ranks from {self.rank_map.source}, DCGM {matched}/{len(self.rank_map)}",
-                 self.rank_map.left_out,
-                 self._age_note(now - polled.latest), self.finder.status_note()]
-        detail = "; ".join(note for note in notes if note)
-        if failures:
-            health, message = Health.SLOW, (f"partial: {len(failures)} of "
-                                            f"{len(self._queries)} queries failed "
-                                            f"({failures[0]}); those maps keep their last values")
-        elif warnings:
-            health, message = Health.SLOW, (f"partial answer: the backend warns "
-                                            f"{warnings[0]!r}; some series may be missing")
-        elif not any(frame.values.values()):
-            why = "; ".join(w for w in (self.finder.why.job, self.finder.why.dcgm) if w)
-            health, message = Health.ERROR, f"no series for job {self.job_name!r}" + (
-                f": {why}" if why else "")
-        elif len(frame.stale) >= len(self.rank_map) > 0:  # answers, but nothing new in them
-            health, message = Health.STALE, (
-                f"no rank has a sample newer than {self.rank_settings.stale_after_seconds:.0f} s:"
-                f" are the exporters running?")
-        elif took > max(SLOW_SECONDS, self.settings.refresh_seconds):
-            health, message = Health.SLOW, f"slow: the poll took {took:.1f} s"
-        else:
-            health, message = Health.OK, ""
-        since = self._status.since if self._status.health is health else now
-        self._status = SourceStatus(self.name, health, since=since, message=message,
-                                    last_ok=now, detail=detail, poll_seconds=took,
-                                    sample_interval=self._sample_interval(now, polled.latest))
-
-    def _sample_interval(self, now: float, newest: float) -> float:
-        """About how often the data is sampled: the oldest the newest sample was found in
-        the last few polls (a poll lands anywhere between two scrapes)."""
-        if -math.inf < newest <= now:
-            self._ages.append(now - newest)
-        return max(self._ages, default=0.0)
-
-    def _age_note(self, age: float) -> str:
-        """How old the newest sample is, when it is older than the poll suggests."""
-        if not OLD_DATA_SECONDS < age < math.inf:
-            return ""
-        note = f"newest sample {age:.0f} s old"
-        if self.client.backend == VICTORIA_METRICS and not self.prom.latency_offset:
-            note += (" (VictoriaMetrics hides its newest samples, 30 s by default: set "
-                     "[prometheus] latency_offset = \"1s\")")
-        return note
-
 
 def _gives_up(error: QueryError) -> bool:
     return error.kind in GIVE_UP_KINDS
-
-
-def _pairs(answers: Answers, metric_id: str) -> Iterable[tuple[ranks.Labels, float]]:
-    """The labels and value of each series of a metric's answer (none if it failed)."""
-    answer = answers.get(f"metric:{metric_id}")
-    return answer.pairs() if answer is not None else ()
-
-
-def _label_sets(series: list[ranks.Labels]) -> frozenset[tuple[tuple[str, str], ...]]:
-    """The series' label sets, whatever the order of the series (the labels of each come
-    in the order the server keeps them: the same every poll)."""
-    return frozenset(tuple(labels.items()) for labels in series)
