@@ -12,6 +12,7 @@ import urllib.request
 
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.cli.main import main
+from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Frame
 from ranktop.tui.core.moment import aligned, shown
 from ranktop.tui.sources import prom_past
@@ -132,8 +133,18 @@ def test_a_moment_before_the_job_reported_gives_no_frame_of_another_jobs_gpus(
     source.poll_now()
     assert len(source.rank_map) == 512
     assert list(source.frames_at([between])) == []
-    ((then, rank_map),) = source.frames_at([firsts[later] + 0.5])
+    after = firsts[later] + 0.5
+    ((then, rank_map),) = source.frames_at([after])
     assert rank_map.source == source.rank_map.source and any(then.ranks_up(512))
+    # A source that knows no ranks yet guesses them from every GPU at first; when the
+    # job's own series come, its answers are read as the job's labels join them, not as
+    # asked for the guess (by host and GPU index: the other job's GPU of the same name
+    # stood for the rank, the dead rank 455 among them).
+    fresh = PrometheusSource(settings_for(prometheus, later))
+    (_, guessed), (first, learned) = fresh.frames_at([between, after])
+    assert ranks.is_guessed(guessed) and learned.source == rank_map.source
+    assert first.ranks_up(512) == then.ranks_up(512)
+    assert same_values(first.values["temperature"], then.values["temperature"])
 
 
 def test_a_report_at_a_moment_says_what_the_live_report_said_then(backend, simulators,

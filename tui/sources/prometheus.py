@@ -120,7 +120,13 @@ class PrometheusSource(Source):
         """One blocking poll; raises QueryError when nothing at all could be read."""
         started = self.clock()
         budget = ByteBudget(POLL_BYTES)
+        asked_for = set(self.learner.join.labels)
         polled = self._gather(budget)
+        if not asked_for.issuperset(self.learner.join.labels):
+            # The ranks were learned anew (the job's own, where they were guessed) and the
+            # answers were grouped without the labels their join reads: another job's GPU
+            # of the same host and index could stand for a rank. Asked again, as now joined.
+            polled = self._gather(budget)
         found = self.finder.after_poll(self.settings, f"metric:{STEP_METRIC}" in polled.empty,
                                        f"metric:{PROBE_METRIC}" in polled.empty)
         if found is not None:  # an unambiguous find: read the job through it from now on
