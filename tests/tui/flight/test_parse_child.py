@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 from ranktop.tui.flight.reader import ReadBudget, read_dumps
 from ranktop.tui.simulator.flight_writer import dump_document
@@ -90,7 +92,20 @@ def test_sigterm_ends_a_process_whose_reader_meets_the_hashing_bomb(tmp_path) ->
                                text=True)
     try:
         assert process.stdout.readline() == "reading\n"
+        # the reader in the bomb: its parser started (a signal while the reader's thread was
+        # still starting would test the interpreter's shutdown, not ranktop)
+        assert parser_started(process.pid), "the reader never started its parser"
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 143  # a deadline, not a measure
     finally:
         process.kill()
+
+
+def parser_started(pid: int, tries: int = 600) -> bool:
+    """Whether process ``pid`` has a child process, looked for every 0.1 s (a deadline)."""
+    tasks = Path(f"/proc/{pid}/task")
+    for _ in range(tries):
+        if any((task / "children").read_text().split() for task in tasks.iterdir()):
+            return True
+        time.sleep(0.1)
+    return False
