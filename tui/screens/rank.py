@@ -303,7 +303,7 @@ class RankScreen(Screen):
     def _gpu_model_said(self, message: GpuModel) -> None:
         if self._model_asked == message.rank:
             self._model_asked = None  # an unknown model is asked again at the next draw
-        if message.model is None or message.model:
+        if message.model != "":  # said, or failed to: kept ("" for a failure)
             self.gpu_models[message.rank] = message.model or ""
             if message.rank == self.rank:
                 self._draw_values()
