@@ -1,0 +1,144 @@
+"""ranktop's verdicts on a recorded real incident, held against the rig's truth.
+
+Each check runs ``ranktop report --at <fault + offset> --json`` against the replayed
+Prometheus, with the incident's logs (``torchrun:``) and Flight Recorder dumps, and judges
+the answer. A check that names an ``issue`` is a verdict that is known wrong today and that
+issue is to make right: ``check`` prints it as such, the tests expect it to fail until then.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.realjob.replay import Replay, replayed
+
+Report = dict
+Judge = Callable[[Report, dict], tuple[bool, str]]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    offset: float  # seconds after the fault
+    judge: Judge
+    issue: int | None = None  # the open issue that makes it right; None: right today
+
+
+def report_at(replay: Replay, at: float, timeout: float = 240) -> Report:
+    """``ranktop report --json`` at ``at`` (Unix seconds) on the replayed incident."""
+    command = [sys.executable, "-m", "ranktop", "report", "--json",
+               "--prometheus", replay.url, "--job", replay.truth["job"], "--at", f"{at:.3f}",
+               "--logs", f"torchrun:{replay.logs}",
+               "--flight-recorder", f"{replay.dumps}/rank_"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                          env={"XDG_CONFIG_HOME": str(replay.folder / "xdg"),
+                               "PATH": "/usr/bin:/bin", "HOME": str(replay.folder)})
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"report exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return json.loads(done.stdout)
+
+
+def _missing(report: Report, truth: dict) -> tuple[bool, str]:
+    missing = report["ranks"]["missing"]
+    return truth["rank"] in missing, f"missing {missing}"
+
+
+def _alone_as_root(report: Report, truth: dict) -> tuple[bool, str]:
+    roots = sorted({a["rank"] for a in report["anomalies"] if a["explained_by"] is None
+                    and a["rank"] is not None})
+    return roots == [truth["rank"]], f"roots {roots}"
+
+
+def _all_up(report: Report, truth: dict) -> tuple[bool, str]:
+    ranks = report["ranks"]
+    return ranks["up"] == truth["world"], f"{ranks['up']} of {ranks['total']} up"
+
+
+def _restart_on_record(report: Report, truth: dict) -> tuple[bool, str]:
+    said = " ".join(a["summary"] for a in report["anomalies"] + report["resolved"])
+    return "restart" in said and str(truth["rank"]) in said, said[:120] or "nothing"
+
+
+def _hang_culprit(report: Report, truth: dict) -> tuple[bool, str]:
+    hang = report["hang"]
+    if hang is None:
+        return False, "no hang verdict"
+    return hang["culprits"] == [truth["rank"]], f"culprits {hang['culprits']}: " \
+        f"{hang['summary'][:100]}"
+
+
+def _flight_recorder_culprit(report: Report, truth: dict) -> tuple[bool, str]:
+    hang = report["hang"] or {}
+    flight = hang.get("flight_recorder") or {}
+    culprits = flight.get("culprits", [])
+    return culprits == [truth["rank"]], f"Flight Recorder: {json.dumps(flight)[:160]}"
+
+
+def _anomaly_on_rank(kind: str) -> Judge:
+    def judge(report: Report, truth: dict) -> tuple[bool, str]:
+        kinds = [(a["kind"], a["rank"], a["state"]) for a in report["anomalies"]]
+        return (kind, truth["rank"], "confirmed") in kinds, f"anomalies {kinds[:6]}"
+
+    return judge
+
+
+def _job_anomaly(kind: str, wanted: bool) -> Judge:
+    def judge(report: Report, truth: dict) -> tuple[bool, str]:
+        found = [a["summary"] for a in report["anomalies"] if a["kind"] == kind]
+        return bool(found) == wanted, f"{kind}: {found[:2] or 'none'}"
+
+    return judge
+
+
+CHECKS: dict[str, list[Check]] = {
+    "death": [
+        Check("the dead rank is missing", 8, _missing),
+        Check("the dead rank alone is the root", 8, _alone_as_root, issue=32),
+        Check("every rank steps again after the restart", 60, _all_up),
+        Check("the restart is on record", 60, _restart_on_record, issue=32),
+    ],
+    "frozen": [
+        Check("the frozen rank is the hang's only culprit", 20, _hang_culprit),
+        Check("still the only culprit after its peers' timeouts", 90, _hang_culprit, issue=32),
+        Check("the Flight Recorder names the frozen rank", 90, _flight_recorder_culprit),
+    ],
+    "straggler": [
+        Check("the slow rank is a confirmed straggler", 40, _anomaly_on_rank("straggler")),
+    ],
+    "spike": [
+        Check("no loss alarm in the healthy minute before", -5, _job_anomaly("loss", False),
+              issue=32),
+        Check("the loss spike is an anomaly", 20, _job_anomaly("loss", True)),
+        Check("the plateau still is", 50, _job_anomaly("loss", True), issue=32),
+    ],
+}
+
+
+def judge_recording(replay: Replay) -> list[tuple[Check, bool, str]]:
+    """Each check of the incident's fault, with its outcome and what ranktop said."""
+    outcomes = []
+    for check in CHECKS[replay.truth["fault"]]:
+        report = report_at(replay, replay.truth["at"] + check.offset)
+        right, said = check.judge(report, replay.truth)
+        outcomes.append((check, right, said))
+    return outcomes
+
+
+def check_recording(recording: Path) -> bool:
+    """Print each check's outcome; true when every check expected right today is."""
+    with tempfile.TemporaryDirectory(prefix="realjob-replay-") as scratch, \
+            replayed(recording, Path(scratch)) as replay:
+        outcomes = judge_recording(replay)
+    truth = replay.truth
+    print(f"{recording.name}: {truth['fault']} on rank {truth['rank']} ({truth['host']})")
+    for check, right, said in outcomes:
+        mark = "right" if right else (f"WRONG (issue {check.issue})" if check.issue
+                                      else "WRONG")
+        print(f"  {check.offset:+5.0f} s  {mark:<16} {check.name}: {said}")
+    return all(right for check, right, _ in outcomes if check.issue is None)
