@@ -73,6 +73,14 @@ def _hang_culprit(report: Report, truth: dict) -> tuple[bool, str]:
         f"{hang['summary'][:100]}"
 
 
+def _timeouts_read(report: Report, truth: dict) -> tuple[bool, str]:
+    """The peers' gloo timeouts, logged in the attempt the hang happened in, are evidence."""
+    evidence = (report["hang"] or {}).get("evidence", {})
+    timed_out = sorted(int(rank) for rank, lines in evidence.items()
+                       if any("Timed out waiting" in line for line in lines))
+    return len(timed_out) >= truth["world"] // 2, f"timeouts read for ranks {timed_out}"
+
+
 def _flight_recorder_culprit(report: Report, truth: dict) -> tuple[bool, str]:
     hang = report["hang"] or {}
     flight = hang.get("flight_recorder") or {}
@@ -106,16 +114,16 @@ CHECKS: dict[str, list[Check]] = {
     "frozen": [
         Check("the frozen rank is the hang's only culprit", 20, _hang_culprit),
         Check("still the only culprit after its peers' timeouts", 90, _hang_culprit, issue=32),
+        Check("the peers' timeouts are read from their logs", 90, _timeouts_read),
         Check("the Flight Recorder names the frozen rank", 90, _flight_recorder_culprit),
     ],
     "straggler": [
         Check("the slow rank is a confirmed straggler", 40, _anomaly_on_rank("straggler")),
     ],
     "spike": [
-        Check("no loss alarm in the healthy minute before", -5, _job_anomaly("loss", False),
-              issue=32),
-        Check("the loss spike is an anomaly", 20, _job_anomaly("loss", True)),
-        Check("the plateau still is", 50, _job_anomaly("loss", True), issue=32),
+        Check("no loss alarm in the healthy minute before", -5, _job_anomaly("loss", False)),
+        Check("the loss spike is an anomaly", 20, _job_anomaly("loss", True), issue=32),
+        Check("the plateau still is", 50, _job_anomaly("loss", True)),
     ],
 }
 
