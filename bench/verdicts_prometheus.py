@@ -113,8 +113,9 @@ def evidence(fault: Fault, place: Place | None, job: str, detect: DetectSettings
         "xid": f"DCGM_FI_DEV_XID_ERRORS{mine} > 0",
         "job_stall": (f"count(100 * DCGM_FI_PROF_SM_ACTIVE < {detect.sm_active_pct:g}) > "
                       f"{detect.job_stall_share:g} * count(DCGM_FI_PROF_SM_ACTIVE)"),
+        # the level only (the rule's spread bar needs the ordinary values, not a PromQL)
         "loss_divergence": (f"avg(training_loss{jobs}) > {1 + detect.loss_rise:g} * "
-                            f"min_over_time(avg(training_loss{jobs})"
+                            f"quantile_over_time(0.5, avg(training_loss{jobs})"
                             f"[{detect.loss_window_seconds:g}s:1s])"),
     }
     if fault.effect in plain:

@@ -54,7 +54,9 @@ class DetectSettings:
     nvlink_fraction: float = 0.5
     nvlink_seconds: float = 20
     loss_rise: float = 0.25
+    loss_spreads: float = 6
     loss_window_seconds: float = 120
+    loss_seconds: float = 10
     throughput_fraction: float = 0.5
     throughput_seconds: float = 20
     throughput_window_seconds: float = 300

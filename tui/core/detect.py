@@ -24,6 +24,7 @@ from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.hotspots import MOVING_SECONDS
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.lookback import Lookback
+from ranktop.tui.core.loss_rule import LossRule
 from ranktop.tui.core.metrics import FrameSummaries, present_median
 from ranktop.tui.core.model import Frame, RankMap, is_missing
 from ranktop.tui.core.parallelism import Parallelism
@@ -54,7 +55,7 @@ class Detectors:
             "job_stall": Hold("job_stall", "critical", s.job_stall_seconds),
             "nvlink": Hold("nvlink", "major", s.nvlink_seconds),
             "throughput": Hold("throughput", "major", s.throughput_seconds),
-            "loss": Hold("loss", "critical", 0),
+            "loss": Hold("loss", "critical", s.loss_seconds),
             "ecc": Hold("ecc", "critical", 0),
             "xid": Hold("xid", "major", 0),
             "xid_critical": Hold("xid", "critical", 0),
@@ -66,7 +67,7 @@ class Detectors:
         self._nodes: tuple[RankMap | None, dict[int, list[int]]] = (None, {})
         self._faults: dict[str, dict[object, str]] = {}  # last poll's hardware faults
         self.polls = 0
-        self._loss: deque[tuple[float, float]] = deque()
+        self.loss = LossRule(s.loss_window_seconds, s.loss_rise, s.loss_spreads)
         self._tokens: deque[tuple[float, float]] = deque()
 
     def update(self, frame: Frame, rank_map: RankMap | None = None,
@@ -126,7 +127,7 @@ class Detectors:
         """Start from what the backend held before the first poll: the job's loss and
         throughput windows, and the ranks seen (one gone since is missing, not never seen)."""
         for when, loss in lookback.job.get("loss", ()):
-            _push(self._loss, when, loss, self.s.loss_window_seconds)
+            self.loss.learn(when, loss)
         for when, tokens in lookback.job.get("tokens_per_s", ()):
             _push(self._tokens, when, tokens, self.s.throughput_window_seconds)
         self.liveness.seen_before(lookback.last_seen, lookback.seen_step)
@@ -247,14 +248,8 @@ class Detectors:
         loss = frame.job.get("loss", float("nan"))
         if is_missing(loss):
             return self.holds["loss"].update(frame.time, {})
-        _push(self._loss, frame.time, loss, self.s.loss_window_seconds)
-        lowest = min(v for _, v in self._loss)
-        rising = len(self._loss) >= 3 and loss >= self._loss[-3][1]
-        holding: dict[object, str] = {}
-        if lowest > 0 and loss > lowest * (1 + self.s.loss_rise) and rising:
-            holding[None] = (f"loss {loss:.3f}, {loss / lowest:.2f}x its lowest "
-                             f"({lowest:.3f}) in the last {self.s.loss_window_seconds:.0f} s")
-        return self.holds["loss"].update(frame.time, holding)
+        outside = self.loss.judge(frame.time, loss)
+        return self.holds["loss"].update(frame.time, {None: outside} if outside else {})
 
     def _throughput(self, frame: Frame) -> list[Anomaly]:
         tokens = frame.job.get("tokens_per_s", float("nan"))

@@ -2,7 +2,7 @@
 console or report started late judges as one that had been watching would.
 
 Two things cannot be judged from a late start's own polls: the job's values whose detectors
-compare with a window of the past (the loss against its lowest, the throughput against its
+compare with a window of the past (the loss against its usual level, the throughput against its
 recent median: started after a divergence, the lowest seen would be the diverged loss), and
 which ranks were up before (a rank dead before the start is *missing*, not *never seen*).
 A source that can look back offers ``lookback``; the first analysis starts from it.

@@ -1,5 +1,5 @@
 """A report started late says what a console that had been watching says: the job's loss
-judged against its lowest before the report began, a rank dead before it as missing."""
+judged against its usual level before the report began, a rank dead before it as missing."""
 
 from __future__ import annotations
 
