@@ -74,8 +74,9 @@ def scan(rank: int, lines: list[str], logs: dict[int, RankLog]) -> None:
     if not any(marker in blob for marker in MARKERS):
         return
     found: list[WatchdogReport] = []
+    work, progress, wait = MARKERS
     for index, line in enumerate(lines):
-        if not any(marker in line for marker in MARKERS):
+        if work not in line and progress not in line and wait not in line:
             continue
         parsed = parse_report(line)
         if parsed is None:

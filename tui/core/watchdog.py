@@ -57,8 +57,9 @@ WAIT_TIMEOUT = re.compile(
     r"|Operation timed out after (?P<ran>\d{1,18}) ms"
 )
 _WAIT_WORDS = ("Timed out waiting ", "Operation timed out after ")
-# Substrings every report line contains: a cheap scan before any regex runs.
-MARKERS = ("WorkNCCL(", "NCCL work: ", *_WAIT_WORDS)
+# Substrings every report line contains: a cheap scan before any regex runs ("med out " is
+# in both of _WAIT_WORDS: three substrings are checked on each line, not four).
+MARKERS = ("WorkNCCL(", "NCCL work: ", "med out ")
 # The Flight Recorder's word that a rank's dump is on disk (nccl2 logs it after a timeout).
 DUMP_WRITTEN = re.compile(r"Finished writing Flight Recorder debug info to (?P<path>\S+)")
 

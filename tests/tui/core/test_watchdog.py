@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from ranktop.tui.core.watchdog import (
     DUMP_WRITTEN,
+    MARKERS,
     PEER_GONE,
     STOPPED,
     TIMED_OUT,
@@ -140,6 +141,13 @@ def test_nccl2s_dump_line_names_the_file():
     found = DUMP_WRITTEN.search("[rank3]: " + NCCL2_DUMP)
     assert found is not None and found.group("path") == "/var/tmp/nccl_trace_rank_3"
     assert parse_report(NCCL2_DUMP) is None  # a dump written is no timeout
+
+
+def test_every_timeout_line_holds_a_marker_the_scan_looks_for():
+    lines = [last_error(lines) for lines in gloo_logs("frozen").values() if len(lines) > 10]
+    lines += [prefix + NCCL2_TIMEOUT for prefix in NCCL2_PREFIXES]
+    assert len(lines) == 7 + len(NCCL2_PREFIXES)
+    assert all(parse_report(line) and any(m in line for m in MARKERS) for line in lines)
 
 
 @pytest.mark.parametrize("line", [
