@@ -78,7 +78,7 @@ class FrozenRanks:
             return _named(verdict, [_idle_words(idle[rank]) for rank in awaited])
         waited = read_at - self._awaited[1]
         if waited >= FROZEN_AFTER_SECONDS:
-            return _named(verdict, [f"still none {waited:.0f} s after the others'"])
+            return _named(verdict, [f"still none {waited:.0f} s after the others'"] * len(awaited))
         return verdict
 
 
@@ -109,6 +109,9 @@ def _named(verdict: HangVerdict, reasons: list[str]) -> HangVerdict:
     if len(ranks) == 1:
         who = f"rank {ranks[0]} is frozen, the others wait for it: it"
         why = reasons[0]
+    elif len(set(reasons)) == 1:
+        who = f"ranks {', '.join(map(str, ranks))} are frozen, the others wait for them: they"
+        why = f"each {reasons[0]}"
     else:
         who = f"ranks {', '.join(map(str, ranks))} are frozen, the others wait for them: they"
         why = "; ".join(f"rank {rank}: {reason}" for rank, reason in zip(ranks, reasons,

@@ -78,3 +78,17 @@ def test_nccl2_timeouts_make_waiters_and_their_dumps_are_evidence():
     assert verdict.reporting == [0, 1, 3]
     assert verdict.evidence[1] == [logs[1][-2], logs[1][-1]]  # the timeout, then the dump
     assert verdict.evidence[1][-1].endswith("/var/tmp/nccl_trace_rank_1")
+
+
+def test_two_frozen_ranks_are_named_together_once_time_has_passed():
+    logs = gloo_logs("frozen")
+    logs[5] = logs[5][:10]  # its steps only: as silent as rank 6
+    verdict = triage(logs, world_size=8)
+    assert verdict is not None and verdict.awaited == [5, 6]
+    frozen = FrozenRanks()
+    frozen.judge(replace(verdict, as_of=100.0))
+    named = frozen.judge(replace(verdict, as_of=100.0 + FROZEN_AFTER_SECONDS))
+    assert named.sure and named.behind == [5, 6]
+    assert named.summary == ("ranks 5, 6 are frozen, the others wait for them: they logged no"
+                             " timeout, the other 6 live ranks did; each still none 10 s after"
+                             " the others'")
