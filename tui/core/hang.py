@@ -85,6 +85,8 @@ class HangVerdict:
     # reader (ranktop.tui.logs.triage_worker), never a fact about the job.
     log_gaps: LogGaps | None = None
     checkpoint: Checkpoint | None = None  # the newest "saved checkpoint" line read
+    gave_up: list[int] = field(default_factory=list)  # reporting ranks that gave up on a
+    # peer gone without a timeout of their own: a peer died, none is frozen
 
     @property
     def complete(self) -> bool:
@@ -175,6 +177,8 @@ class HangScan:
             ranks_read=world_size - len(unreached),
             ranks_total=world_size,
             checkpoint=self.checkpoint,
+            gave_up=[r for r in reporting
+                     if logs[r].end.kind == "peer" and not logs[r].timed_out()],
         )
 
 

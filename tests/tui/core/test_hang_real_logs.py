@@ -80,11 +80,22 @@ def test_nccl2_timeouts_make_waiters_and_their_dumps_are_evidence():
     assert verdict.evidence[1][-1].endswith("/var/tmp/nccl_trace_rank_1")
 
 
+def test_ranks_silent_after_a_kill_are_not_named_frozen():
+    # torchrun ended the killed rank's node-mates before they said anything: only ranks 5
+    # and 7 gave up on it, none timed out; the silent six are not frozen.
+    verdict = triage(gloo_logs("killed"), world_size=8)
+    assert verdict is not None and verdict.gave_up == [5, 7] and len(verdict.awaited) == 6
+    frozen = FrozenRanks()
+    frozen.judge(replace(verdict, as_of=100.0))
+    later = frozen.judge(replace(verdict, as_of=100.0 + 5 * FROZEN_AFTER_SECONDS))
+    assert not later.sure and later.behind == []
+
+
 def test_two_frozen_ranks_are_named_together_once_time_has_passed():
     logs = gloo_logs("frozen")
     logs[5] = logs[5][:10]  # its steps only: as silent as rank 6
     verdict = triage(logs, world_size=8)
-    assert verdict is not None and verdict.awaited == [5, 6]
+    assert verdict is not None and verdict.awaited == [5, 6] and verdict.gave_up == []
     frozen = FrozenRanks()
     frozen.judge(replace(verdict, as_of=100.0))
     named = frozen.judge(replace(verdict, as_of=100.0 + FROZEN_AFTER_SECONDS))
