@@ -60,7 +60,8 @@ _WAIT_WORDS = ("Timed out waiting ", "Operation timed out after ")
 # Substrings every report line contains: a cheap scan before any regex runs ("med out " is
 # in both of _WAIT_WORDS: three substrings are checked on each line, not four).
 MARKERS = ("WorkNCCL(", "NCCL work: ", "med out ")
-# The Flight Recorder's word that a rank's dump is on disk (nccl2 logs it after a timeout).
+# The Flight Recorder's word that a rank's dump is on disk, after a timeout (an INFO line of
+# PyTorch's C++ log: shown only with TORCH_CPP_LOG_LEVEL=INFO).
 DUMP_WRITTEN = re.compile(r"Finished writing Flight Recorder debug info to (?P<path>\S+)")
 
 # A fault of the rank's own GPU: its process cannot go on.
