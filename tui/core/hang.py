@@ -8,13 +8,15 @@ verdict that names a culprit only on evidence:
 
 - A rank is **dead** when its own log shows it died of its own fault (an XID or CUDA error
   before any timeout of its own, or a crash that neither repeats a timeout nor tells of a
-  peer gone), or when its series vanished (``gone``) and its log does not show its watchdog
-  ending it after a timeout. A dead rank is sure evidence at once: it is named first, with
-  its cause, and not counted among the ranks that timed out, even when its watchdog timed
-  out too. When more than half the ranks vanished, the job itself is going down (every
-  watchdog ends its process after a timeout) and ``gone`` proves nothing.
-- The other ranks are **live**. A live rank **reported** when it logged a timeout, or gave
-  up when a peer went away (NCCL's remote error). The **work** is the collective (process
+  peer gone), or when its series vanished (``gone``) and its log does not show it ended by
+  a timeout or by giving up on a peer gone (consequences of the hang: it waited on
+  another). A dead rank is sure evidence at once: it is named first, with its cause, and
+  not counted among the ranks that timed out, even when its watchdog timed out too. When
+  more than half the ranks vanished, the job itself is going down (every watchdog ends its
+  process after a timeout) and ``gone`` proves nothing.
+- The other ranks are **live**. A live rank **reported** when it logged a timeout (NCCL's
+  watchdog, gloo's or nccl2's), or gave up when a peer went away (NCCL's remote error,
+  gloo's connection closed or reset by a peer). The **work** is the collective (process
   group and SeqNum) most of them timed out in.
 - A live rank is shown **behind** when it timed out in an earlier collective of that group,
   or logged no timeout but a progress line (the dump signal) whose last enqueued work comes
@@ -83,6 +85,8 @@ class HangVerdict:
     # reader (ranktop.tui.logs.triage_worker), never a fact about the job.
     log_gaps: LogGaps | None = None
     checkpoint: Checkpoint | None = None  # the newest "saved checkpoint" line read
+    gave_up: list[int] = field(default_factory=list)  # reporting ranks that gave up on a
+    # peer gone without a timeout of their own: a peer died, none is frozen
 
     @property
     def complete(self) -> bool:
@@ -140,12 +144,11 @@ class HangScan:
         unreached = {rank for rank in skipped if 0 <= rank < world_size}
         vanished = sorted({rank for rank in gone if 0 <= rank < world_size})
         trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
-        dead = sorted({r for r in trusted if logs[r].end.kind != "timeout" and r not in unreached}
+        dead = sorted({r for r in trusted if not logs[r].end.consequence and r not in unreached}
                       | {r for r, log in logs.items() if log.end.kind == "fault"})
         dead_set = set(dead)
         live = [rank for rank in range(world_size) if rank not in dead_set]
-        reporting = [r for r in live
-                     if logs[r].timed_out() or logs[r].end.kind in ("peer", "timeout")]
+        reporting = [r for r in live if logs[r].timed_out() or logs[r].end.consequence]
         if not reporting and not dead:
             return None
         work = _work(reporting, logs)
@@ -174,6 +177,8 @@ class HangScan:
             ranks_read=world_size - len(unreached),
             ranks_total=world_size,
             checkpoint=self.checkpoint,
+            gave_up=[r for r in reporting
+                     if logs[r].end.kind == "peer" and not logs[r].timed_out()],
         )
 
 

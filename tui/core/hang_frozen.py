@@ -15,7 +15,10 @@ has nothing to time out in. Two things tell the frozen rank, each named with the
   never entered it. This needs no GPU metric.
 
 Only a few ranks (``AT_MOST``) are ever named this way: more than that idle or silent is
-something else (a stall of the whole job, logs not configured for them).
+something else (a stall of the whole job, logs not configured for them). Nor when no rank
+timed out, every one that spoke having given up on a peer gone: a rank died (a frozen one
+keeps its connections open, so its peers time out), and the silent ones may be bystanders
+their launcher ended before they could say anything.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ class FrozenRanks:
             return _named(verdict, [_idle_words(idle[rank]) for rank in awaited])
         waited = read_at - self._awaited[1]
         if waited >= FROZEN_AFTER_SECONDS:
-            return _named(verdict, [f"still none {waited:.0f} s after the others'"])
+            return _named(verdict, [f"still none {waited:.0f} s after the others'"] * len(awaited))
         return verdict
 
 
@@ -96,11 +99,15 @@ def idle_gpus(sm: Sequence[float], now: float) -> list[IdleGpu]:
 
 
 def _awaits_few_read(verdict: HangVerdict) -> bool:
-    """Every other live rank reported, and the few it awaits have logs that were read."""
+    """Every other live rank reported, some of them a timeout, and the few it awaits have
+    logs that were read. When every one that reported gave up on a peer gone, a rank died:
+    the others' sockets closed at once, and the silent ones may have been ended by their
+    launcher before they could say anything (torchrun ends a node's workers on a failure)."""
     silent = set(verdict.silent)
     awaited = verdict.awaited
     return (bool(awaited) and len(awaited) <= AT_MOST and verdict.complete
-            and all(rank in silent for rank in awaited) and bool(verdict.reporting))
+            and all(rank in silent for rank in awaited)
+            and len(verdict.gave_up) < len(verdict.reporting))
 
 
 def _named(verdict: HangVerdict, reasons: list[str]) -> HangVerdict:
@@ -109,6 +116,9 @@ def _named(verdict: HangVerdict, reasons: list[str]) -> HangVerdict:
     if len(ranks) == 1:
         who = f"rank {ranks[0]} is frozen, the others wait for it: it"
         why = reasons[0]
+    elif len(set(reasons)) == 1:
+        who = f"ranks {', '.join(map(str, ranks))} are frozen, the others wait for them: they"
+        why = f"each {reasons[0]}"
     else:
         who = f"ranks {', '.join(map(str, ranks))} are frozen, the others wait for them: they"
         why = "; ".join(f"rank {rank}: {reason}" for rank, reason in zip(ranks, reasons,

@@ -1,11 +1,18 @@
 """What hang triage gathers from one rank's log lines: its watchdog reports, where it first
-timed out, and how its log ends (``ranktop.tui.core.hang`` turns that into a verdict)."""
+timed out, where its Flight Recorder dump was written, and how its log ends
+(``ranktop.tui.core.hang`` turns that into a verdict)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ranktop.tui.core.watchdog import MARKERS, Ending, WatchdogReport, parse_report
+from ranktop.tui.core.watchdog import (
+    DUMP_WRITTEN,
+    MARKERS,
+    Ending,
+    WatchdogReport,
+    parse_report,
+)
 
 # A rank whose log shows NCCL starting again after a timeout has been restarted.
 RESTART = "Init COMPLETE"
@@ -25,7 +32,7 @@ class Work:
 class RankLog:
     """What triage gathered about one rank."""
 
-    __slots__ = ("end", "first_timeout", "lines", "read", "reports")
+    __slots__ = ("dump", "end", "first_timeout", "lines", "read", "reports")
 
     def __init__(self) -> None:
         self.read = False  # it had a non-blank line, before any restart cut
@@ -33,6 +40,7 @@ class RankLog:
         self.reports: list[WatchdogReport] = []
         self.first_timeout: int | None = None  # index in lines
         self.end = Ending("", "", "")
+        self.dump = ""  # the line that says where its Flight Recorder dump was written
 
     def timed_out(self) -> bool:
         return any(r.timed_out for r in self.reports)
@@ -60,12 +68,15 @@ def scan(rank: int, lines: list[str], logs: dict[int, RankLog]) -> None:
     if restart >= 0:
         lines = lines[blob.count("\n", 0, restart) + 1:]
     own.lines = lines
+    if "Flight Recorder debug info" in blob:
+        own.dump = next((line.rstrip("\r\n") for line in reversed(lines)
+                         if DUMP_WRITTEN.search(line)), own.dump)
     if not any(marker in blob for marker in MARKERS):
         return
     found: list[WatchdogReport] = []
-    first, second = MARKERS
+    work, progress, wait = MARKERS
     for index, line in enumerate(lines):
-        if first not in line and second not in line:
+        if work not in line and progress not in line and wait not in line:
             continue
         parsed = parse_report(line)
         if parsed is None:

@@ -126,6 +126,10 @@ def evidence(facts: Facts) -> dict[int, list[str]]:
     for rank in [*facts.dead, *facts.why, *facts.awaited]:
         if logs[rank].read or rank in facts.dead:
             evidence[rank] = _own_words(logs[rank])
+    for rank, lines in evidence.items():
+        dump = logs[rank].dump
+        if dump and dump not in lines:
+            lines.append(dump)  # where to look next: its Flight Recorder dump
     return evidence
 
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import re
 
+from ranktop.tui.core.watchdog import DUMP_WRITTEN, WAIT_TIMEOUT
+
 _UNSAFE_BYTES = re.compile(rb"[^\x20-\x7e]")
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _ESCAPES = re.compile(
@@ -60,11 +62,13 @@ _HEAD = re.compile(
     r"|(?P<glog>[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w./-]+:\d+\]))"
 )
 # "Some NCCL operations have failed or timed out" is not among them: it is what PyTorch
-# says after a failure or a timeout, before taking the process down ("error").
+# says after a failure or a timeout, before taking the process down ("error"). gloo's and
+# nccl2's timeouts are, and so is the Flight Recorder's dump written after one.
 _WATCHDOG = (
     r"Watchdog caught collective operation timeout|timed out in blocking wait"
     r"|Timeout at NCCL work|watchdog got stuck|Heartbeat monitor timed out"
     r"|failed collective not found|detected by watchdog"
+    rf"|{WAIT_TIMEOUT.pattern}|{DUMP_WRITTEN.pattern}"
 )
 # Network trouble whatever the line; the transports named on their own are news only
 # outside NCCL INFO lines, which name NET/IB for every channel at start-up.
@@ -112,6 +116,9 @@ def classify(text: str) -> str:
     "[Service thread] Connection closed" at teardown is no trouble. A process's crash lines
     (``terminate called ...``, ``what(): ...``, ``Exception raised from ...``) are "error"
     even when they repeat a watchdog message: the watchdog line itself came before them.
+    PyTorch's ``[rankN]: `` repeat of a traceback's last line is what its error says: gloo's
+    ``Timed out waiting ...`` is "watchdog", its ``Connection closed by peer`` "net", a
+    ``ValueError`` of the job's own "error".
     """
     if _CRASH_RE.search(text):
         return "error"

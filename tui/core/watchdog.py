@@ -16,9 +16,21 @@ The watchdog lines, by vintage (any launcher prefix before them is ignored)::
 PyTorch <= 2.1 logs only the first kind, then takes the process down with
 ``terminate called after throwing ...`` and a ``what():`` line that repeats it.
 
+The other backends' timeouts are reports too, with no SeqNum: gloo's, raised while a rank
+waits on a peer and repeated in its traceback with PyTorch's ``[rankN]: `` prefix (the
+number is the timeout), and the new NCCL backend's, ``nccl2`` (shipped in PyTorch 2.14, the
+default from 2.15; the number is how long the operation ran)::
+
+    [rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/
+        unbound_buffer.cc:78] Timed out waiting 60000ms for recv operation to complete
+    Operation timed out after 30794 ms
+
 How a log ends (``ending``) tells a rank that died of its own fault (a GPU fault: an XID, a
 CUDA error; or a crash that is no consequence of a hang) from one that was taken down by
-its own watchdog after a timeout, or that gave up when a peer went away.
+its own watchdog after a timeout, or that gave up when a peer went away (gloo's
+``Connection closed by peer [addr]:port`` or ``Read error [addr]:port: Connection reset by
+peer``, NCCL's remote error). Those two are consequences of a hang: the rank waited on
+another, it caused nothing.
 """
 
 from __future__ import annotations
@@ -39,8 +51,18 @@ _PROGRESS = re.compile(
 )
 _LOG_PREFIX = re.compile(r"\[(?:PG (?:ID )?(?P<pg>\d{1,18})[^\]]*? )?Rank (?P<rank>\d{1,18})\]")
 _GLOBAL_PREFIX = re.compile(r"\[rank(\d{1,18})\]:")
-# Substrings every report line contains: a cheap scan before any regex runs.
-MARKERS = ("WorkNCCL(", "NCCL work: ")
+# gloo's timeout while a rank waits on a peer, and nccl2's.
+WAIT_TIMEOUT = re.compile(
+    r"Timed out waiting (?P<timeout>\d{1,18}) ?ms for (?:recv|send) operation"
+    r"|Operation timed out after (?P<ran>\d{1,18}) ms"
+)
+_WAIT_WORDS = ("Timed out waiting ", "Operation timed out after ")
+# Substrings every report line contains: a cheap scan before any regex runs ("med out " is
+# in both of _WAIT_WORDS: three substrings are checked on each line, not four).
+MARKERS = ("WorkNCCL(", "NCCL work: ", "med out ")
+# The Flight Recorder's word that a rank's dump is on disk, after a timeout (an INFO line of
+# PyTorch's C++ log: shown only with TORCH_CPP_LOG_LEVEL=INFO).
+DUMP_WRITTEN = re.compile(r"Finished writing Flight Recorder debug info to (?P<path>\S+)")
 
 # A fault of the rank's own GPU: its process cannot go on.
 _GPU_FAULT = re.compile(
@@ -63,6 +85,7 @@ _EXIT = re.compile(
 _TIMEOUT_END = re.compile(
     r"Watchdog caught collective operation timeout|timed out in blocking wait"
     r"|Timeout at NCCL work|Some NCCL operations have failed or timed out|checkTimeout"
+    r"|" + WAIT_TIMEOUT.pattern
 )
 _PEER_END = re.compile(
     r"remote process exited|network error|ncclRemoteError"
@@ -72,6 +95,11 @@ _PEER_END = re.compile(
 _EXCEPTION = re.compile(r"\bwhat\(\):\s*(?P<what>.*)|(?P<exc>\b[\w.]*(?:Error|Exception)\b:.*)")
 EXIT_WINDOW = 80  # non-blank lines at the end of a log where its process's end is looked for
 CAUSE_CHARS = 80
+# How a log ends, in words, when not of the rank's own fault.
+TIMED_OUT = "timed out waiting"
+PEER_GONE = "peer gone"
+STOPPED = "stopped without an error"
+CONSEQUENCES = ("timeout", "peer")  # endings a hang causes: the rank waited on another
 
 
 @dataclass(frozen=True)
@@ -91,7 +119,7 @@ class WatchdogReport:
     @property
     def timed_out(self) -> bool:
         """False for a dump signal received from another rank that timed out."""
-        return self.seq is not None or self.timeout_ms is not None
+        return self.seq is not None or self.timeout_ms is not None or self.ran_ms is not None
 
 
 @dataclass(frozen=True)
@@ -99,8 +127,13 @@ class Ending:
     """How a rank's log ends, as far as a hang is concerned."""
 
     kind: str  # "fault" (its own), "timeout" (ended after one), "peer" (gave up on one), ""
-    cause: str  # for a fault: "XID 79 in its log", "exited: ValueError: ..."
+    cause: str  # "XID 79 in its log", "exited: ValueError: ...", TIMED_OUT, PEER_GONE, STOPPED
     line: str  # the line that shows it
+
+    @property
+    def consequence(self) -> bool:
+        """The rank ended because it waited on another: it is no cause of the hang."""
+        return self.kind in CONSEQUENCES
 
 
 def parse_watchdog(line: str) -> WatchdogReport | None:
@@ -115,6 +148,8 @@ def parse_report(line: str) -> tuple[WatchdogReport, bool] | None:
         report = _parse_work(line)
     elif "NCCL work: " in line:
         report = _parse_progress(line)
+    elif any(word in line for word in _WAIT_WORDS):
+        report = _parse_wait(line)
     else:
         return None
     if report is None:
@@ -157,31 +192,52 @@ def _parse_progress(line: str) -> WatchdogReport | None:
     )
 
 
+def _parse_wait(line: str) -> WatchdogReport | None:
+    wait = WAIT_TIMEOUT.search(line)
+    if wait is None:
+        return None
+    timeout, ran = wait.group("timeout"), wait.group("ran")
+    return WatchdogReport(
+        rank=-1, seq=None, op="", timeout_ms=int(timeout) if timeout else None,
+        ran_ms=int(ran) if ran else None, last_enqueued=None, last_completed=None,
+        line=line.rstrip("\r\n"),
+    )
+
+
 def ending(lines: list[str], first_timeout: int | None) -> Ending:
     """How a rank's log ends, given the index of its first timeout report (None: none).
 
     A GPU fault logged before the rank's first timeout (or with none) is its own: the rank
     is the cause, even when its watchdog timed out afterwards ("fault"). A rank whose
-    process ended after its own timeout was ended by its watchdog, as PyTorch does
-    ("timeout"). A rank that did not time out and whose log ends with its process's end
-    gave up on a peer when that end tells of one ("peer"), was ended by a timeout when the
-    end repeats one, and else died of its own fault. "" when the log shows no end.
+    process ended after its own timeout, or with it (a traceback whose exception is the
+    timeout), was ended by the timeout ("timeout"). A rank that did not time out and whose
+    log ends with its process's end gave up on a peer when that end tells of one ("peer"),
+    was ended by a timeout when the end repeats one, and else died of its own fault. ""
+    when the log shows no end: it stopped without an error (killed, or frozen).
     """
     fault = _first_fault(lines, len(lines) if first_timeout is None else first_timeout)
     if fault is not None:
         return fault
-    block = _exit_block(lines if first_timeout is None else lines[first_timeout:])
+    block = _exit_block(lines) if first_timeout is None else _end_with(lines, first_timeout)
     if not block:
-        return Ending("", "", "")
+        return Ending("", STOPPED if any(line.strip() for line in lines) else "", "")
     line = _cause_line(block)
-    if first_timeout is not None:
-        return Ending("timeout", "", line)
     text = "\n".join(block)
-    if _TIMEOUT_END.search(text):
-        return Ending("timeout", "", line)
+    if first_timeout is not None or _TIMEOUT_END.search(text):
+        return Ending("timeout", TIMED_OUT, line)
     if _PEER_END.search(text):
-        return Ending("peer", "", line)
+        return Ending("peer", PEER_GONE, line)
     return Ending("fault", f"exited: {_short(_exception(line))}", line)
+
+
+def _end_with(lines: list[str], timeout: int) -> list[str]:
+    """The process's end after the timeout at ``lines[timeout]``, or the traceback it ends:
+    Python prints an exception after the frames that led to it."""
+    block = _exit_block(lines[timeout:])
+    if block or timeout >= len(lines):
+        return block
+    block = _exit_block(lines)
+    return block if lines[timeout].rstrip("\r\n") in block else []
 
 
 def _first_fault(lines: list[str], end: int) -> Ending | None:

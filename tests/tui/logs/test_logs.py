@@ -380,6 +380,15 @@ KINDS = {
         "[rank5]:[E1206 18:44:13.100000000 ProcessGroupNCCL.cpp:1316] [PG ID 0 PG GUID "
         "0(default_pg) Rank 5] Exception (either an error or timeout) detected by watchdog at "
         "work: 48113, last enqueued NCCL work: 48113, last completed NCCL work: 48112.",
+        # gloo's timeouts as PyTorch 2.14.1 repeats them, from a real job's torchrun console.
+        "[default2]:[rank2]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/"
+        "transport/tcp/unbound_buffer.cc:78] Timed out waiting 10000ms for recv operation to "
+        "complete",
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+        "unbound_buffer.cc:129] Timed out waiting 10000ms for send operation to complete",
+        # nccl2's, in the words of the 2.14.1 wheel's strings.
+        "[rank3]: Operation timed out after 600412 ms",
+        "Finished writing Flight Recorder debug info to /var/tmp/nccl_trace_rank_3",
     ],
     "net": [
         "[2026-01-02 03:04:05] gpu-node-001:48211:48301 [3] transport/net_ib.cc:1295 NCCL WARN "
@@ -394,6 +403,15 @@ KINDS = {
         "[gpu-node-000]:29500 (errno: 111 - Connection refused).",
         "gpu-node-001:48211:48301 [3] NCCL INFO transport/net_ib.cc:890 ibv_modify_qp failed "
         "with 110 Connection timed out",
+        # gloo's peer gone, from a real job's torchrun console (PyTorch 2.14.1).
+        "[default7]:[rank7]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/"
+        "transport/tcp/pair.cc:561] Connection closed by peer [127.0.0.1]:21641. This is "
+        "typically caused by a remote worker crashing. Check the logs of the remote worker "
+        "before reporting an error. GLHF! \U0001f3d6\ufe0f",
+        "[rank5]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+        "pair.cc:545] Read error [127.0.0.1]:55979: Connection reset by peer. This is "
+        "typically caused by a remote worker hanging or bugs in the application. Check the "
+        "logs of the remote worker before reporting an error. GLHF! \U0001f3d6\ufe0f",
     ],
     "error": [
         "Traceback (most recent call last):",
@@ -423,6 +441,11 @@ KINDS = {
         "[E ProcessGroupNCCL.cpp:489] Some NCCL operations have failed or timed out. Due to the"
         " asynchronous nature of CUDA kernels, subsequent GPU operations might run on "
         "corrupted/incomplete data.",
+        # A rank's own error in PyTorch's repeat of its traceback (the first two from a real
+        # job, PyTorch 2.14.1; a CPU job has no CUDA error).
+        "[default2]:[rank2]: ValueError: bad batch shape (3, 224) for model input",
+        "[rank0]: Traceback (most recent call last):",
+        "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
     ],
     "plain": [
         "",

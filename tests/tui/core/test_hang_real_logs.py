@@ -1,0 +1,105 @@
+"""The hang verdict on the logs a real gloo job wrote: the ranks that timed out waiting or
+gave up on a peer gone are the consequence, never the culprits; the rank they waited for is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang_frozen import FROZEN_AFTER_SECONDS, FrozenRanks
+
+from tests.tui.core.real_logs import gloo_logs
+from tests.tui.core.test_watchdog import NCCL2_DUMP, NCCL2_TIMEOUT
+
+WAITERS = [0, 1, 2, 3, 4, 5, 7]
+
+
+def test_seven_gloo_timeouts_and_a_frozen_rank_blame_no_waiter():
+    verdict = triage(gloo_logs("frozen"), world_size=8)
+    assert verdict is not None
+    assert verdict.dead == [] and verdict.behind == []
+    assert verdict.reporting == WAITERS and verdict.silent == [6] and verdict.awaited == [6]
+    assert verdict.summary == ("not sure yet: 7 of 8 live ranks logged a timeout; waiting for"
+                               " 1 more (rank 6)")
+    assert "Timed out waiting 10000ms" in verdict.evidence[0][0]
+
+
+def test_the_frozen_rank_is_named_once_it_stays_the_only_one_without_a_timeout():
+    verdict = triage(gloo_logs("frozen"), world_size=8)
+    assert verdict is not None
+    frozen = FrozenRanks()
+    assert not frozen.judge(replace(verdict, as_of=100.0)).sure
+    named = frozen.judge(replace(verdict, as_of=100.0 + FROZEN_AFTER_SECONDS))
+    assert named.sure and named.behind == [6] and named.dead == []
+    assert named.summary.startswith("rank 6 is frozen, the others wait for it: it logged no"
+                                    " timeout, the other 7 live ranks did")
+
+
+def test_a_frozen_rank_whose_series_vanished_is_the_one_culprit():
+    verdict = triage(gloo_logs("frozen"), world_size=8, gone=[6])
+    assert verdict is not None and verdict.sure
+    assert verdict.dead == [6] and verdict.behind == [6] and verdict.reporting == WAITERS
+    assert verdict.summary.startswith("rank 6 is dead (its series vanished): 7 of 7 live ranks"
+                                      " timed out")
+
+
+def test_ranks_that_timed_out_and_exited_are_no_culprits_when_their_series_vanish():
+    # The waiters' processes end after their timeout: their series vanish before the
+    # frozen rank's is noticed. Three of eight is few enough to trust what vanished.
+    verdict = triage(gloo_logs("frozen"), world_size=8, gone=[0, 1, 2])
+    assert verdict is not None and verdict.dead == [] and verdict.behind == []
+    assert verdict.awaited == [6]
+
+
+def test_ranks_that_gave_up_on_a_killed_peer_are_no_culprits_when_their_series_vanish():
+    verdict = triage(gloo_logs("killed"), world_size=8, gone=[5, 6, 7])
+    assert verdict is not None and verdict.sure
+    assert verdict.dead == [6] and verdict.behind == [6]
+    assert verdict.reporting == [5, 7]
+    assert verdict.summary.endswith("ranks 5, 7 gave up on a peer (remote error)")
+
+
+def test_a_ranks_own_error_names_it_and_its_peers_gone_are_not_blamed():
+    verdict = triage(gloo_logs("user_error"), world_size=4)
+    assert verdict is not None and verdict.sure
+    assert verdict.dead == [2] and verdict.behind == [2] and verdict.reporting == [1, 3]
+    assert verdict.summary.startswith(
+        "rank 2 is dead (exited: ValueError: bad batch shape (3, 224) for model input)")
+
+
+def test_nccl2_timeouts_make_waiters_and_their_dumps_are_evidence():
+    steps = [f"step {n} loss 2.1370" for n in range(4170, 4181)]
+    logs = {rank: [*steps, f"[rank{rank}]: {NCCL2_TIMEOUT}",
+                   f"[rank{rank}]: {NCCL2_DUMP.replace('rank_3', f'rank_{rank}')}"]
+            for rank in (0, 1, 3)}
+    logs[2] = steps
+    verdict = triage(logs, world_size=4)
+    assert verdict is not None and verdict.dead == [] and verdict.awaited == [2]
+    assert verdict.reporting == [0, 1, 3]
+    assert verdict.evidence[1] == [logs[1][-2], logs[1][-1]]  # the timeout, then the dump
+    assert verdict.evidence[1][-1].endswith("/var/tmp/nccl_trace_rank_1")
+
+
+def test_ranks_silent_after_a_kill_are_not_named_frozen():
+    # torchrun ended the killed rank's node-mates before they said anything: only ranks 5
+    # and 7 gave up on it, none timed out; the silent six are not frozen.
+    verdict = triage(gloo_logs("killed"), world_size=8)
+    assert verdict is not None and verdict.gave_up == [5, 7] and len(verdict.awaited) == 6
+    frozen = FrozenRanks()
+    frozen.judge(replace(verdict, as_of=100.0))
+    later = frozen.judge(replace(verdict, as_of=100.0 + 5 * FROZEN_AFTER_SECONDS))
+    assert not later.sure and later.behind == []
+
+
+def test_two_frozen_ranks_are_named_together_once_time_has_passed():
+    logs = gloo_logs("frozen")
+    logs[5] = logs[5][:10]  # its steps only: as silent as rank 6
+    verdict = triage(logs, world_size=8)
+    assert verdict is not None and verdict.awaited == [5, 6] and verdict.gave_up == []
+    frozen = FrozenRanks()
+    frozen.judge(replace(verdict, as_of=100.0))
+    named = frozen.judge(replace(verdict, as_of=100.0 + FROZEN_AFTER_SECONDS))
+    assert named.sure and named.behind == [5, 6]
+    assert named.summary == ("ranks 5, 6 are frozen, the others wait for them: they logged no"
+                             " timeout, the other 6 live ranks did; each still none 10 s after"
+                             " the others'")
