@@ -157,7 +157,8 @@ class _Judged:
         waiting = sorted(self.at_seq)
         count = f"{len(waiting)} of {len(self.members)} ranks"
         # A collective retired (gloo: timed out, or a peer gone) is no longer waited in.
-        wait = "stopped at" if self.typical.state == "completed" else "wait in"
+        retired = any(e.state == "completed" for e in self.at_seq.values())
+        wait = "stopped at" if retired else "wait in"
         missing = self.missing()
         odd, odd_what = self.mismatched()
         evidence: dict[int, tuple[str, ...]] = {}

@@ -19,10 +19,10 @@ Formats: any dump version 2.x - ``collective_seq_id`` or the older ``seq_id``, `
 as a string or a list, ``pg_status`` numbers as ints (pickle) or strings (JSON), no
 ``input_dtypes`` before 2.3, ``frames`` only in pickled dumps; completion said by each
 entry's ``state`` (NCCL's watchdog) or only by ``retired`` (PyTorch 2.14's gloo, whose
-entries all stay "scheduled"), see ``flight.BY_STATE``; the groups as ``groups`` matches
-them. Every string kept is made
-safe to display (``plain``) and cut short. A rank whose file cannot be read gets a one-line
-error; nothing else escapes but ``PatternError`` for a bad pattern.
+entries all stay "scheduled"), see ``flight.BY_STATE``; the groups under the entries' names
+(``groups``). Every string kept is made safe to display (``plain``) and cut short. A rank
+whose file cannot be read gets a one-line error; nothing else escapes but ``PatternError``
+for a bad pattern.
 """
 
 from __future__ import annotations

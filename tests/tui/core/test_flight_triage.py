@@ -222,3 +222,15 @@ def test_where_a_rank_stopped_by_how_its_dump_says_completion() -> None:
     assert pending.stopped_at().seq == 10
     unsaid = replace(pending, completion=NOT_SAID)
     assert unsaid.stopped_at().seq == 11  # nothing says completion: its newest
+
+
+def test_real_gloo_dumps_some_retired_some_not_at_the_same_collective_agree(
+        tmp_path: Path) -> None:
+    # Rank 0 dumped before its timed-out all-reduce was retired; ranks 1 and 3 after.
+    shutil.copy(REAL / "frozen_race" / "fr_0", tmp_path / "fr_0")
+    for rank in (1, 3):
+        shutil.copy(REAL / "frozen" / f"fr_{rank}", tmp_path / f"fr_{rank}")
+    verdict = analyse_dumps(read_dumps(str(tmp_path / "fr_"), 4))
+    assert verdict.kind == "no_dump" and verdict.culprits == (2,)
+    assert verdict.seq == 282 and verdict.waiting == (0, 1, 3)
+    assert verdict.summary.startswith("3 of 4 ranks stopped at gloo:all_reduce SeqNum 282")

@@ -257,3 +257,10 @@ def test_the_json_variant_of_a_real_dump_reads_as_its_pickle() -> None:
     assert as_json.frontier("0") == as_pickle.frontier("0") == Frontier(282, None, 282)
     assert as_json.stopped_at().seq == as_pickle.stopped_at().seq == 282
     assert as_json.completion == BY_RETIRED
+
+
+def test_a_real_gloo_dump_written_before_the_timeout_was_retired_waits_in_it() -> None:
+    dump = read_dumps(str(REAL / "frozen_race" / "fr_"), 4).dumps[0]
+    assert dump.frontier("0") == Frontier(282, None, 281)
+    stopped = dump.stopped_at()
+    assert (stopped.seq, stopped.state) == (282, "scheduled")
