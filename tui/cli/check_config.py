@@ -1,6 +1,7 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
 every query with how many ranks it returned; the log spec tested against the rank map
-(``check_logs``); where the job's metrics or DCGM's are empty, why (targets down, another
+(``check_logs``); the Flight Recorder dumps the pattern finds, and how old
+(``check_flight``); where the job's metrics or DCGM's are empty, why (targets down, another
 job label, a selector that matches nothing) and, for the job's, the series that look like
 them with the config lines to use, ready to paste. Exit 0 when
 all answered and every rank found a log file (or none is configured), 1 when not.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from ranktop.tui.cli.check_flight import check_flight
 from ranktop.tui.cli.check_logs import check_logs, configured_rank_map
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
@@ -29,9 +31,11 @@ def check_config(settings: Settings, out: TextIO) -> int:
     if not settings.prometheus.url:
         print("\nno Prometheus configured (--prometheus URL or RANKTOP_PROMETHEUS_URL); "
               "nothing to check", file=out)
+        rank_map, why = configured_rank_map(settings)
         if settings.log_spec:
-            rank_map, why = configured_rank_map(settings)
             check_logs(settings.log_spec, rank_map, out, why)
+        if settings.flight_recorder:
+            check_flight(settings.flight_recorder, len(rank_map) if rank_map else None, out)
         return 1
     source = PrometheusSource(settings)
     print("\nconnection", file=out)
@@ -43,7 +47,7 @@ def check_config(settings: Settings, out: TextIO) -> int:
     backend = f" ({source.client.backend})" if source.client.backend else ""
     print(f"  ok: {shown_url(settings.prometheus.url)}{backend} answered in "
           f"{took * 1000:.0f} ms", file=out)
-    return _check_queries(source, settings.log_spec, out)
+    return _check_queries(source, settings, out)
 
 
 def _print_settings(settings: Settings, out: TextIO) -> None:
@@ -116,7 +120,7 @@ def query_line(key: str, series: int, took: float, expression: str) -> str:
             f"({took * 1000:.0f} ms)   {expression}")
 
 
-def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
+def _check_queries(source: PrometheusSource, settings: Settings, out: TextIO) -> int:
     print("\nqueries", file=out)
     failed = 0
     for key, expression in source.queries().items():
@@ -141,7 +145,8 @@ def _check_queries(source: PrometheusSource, log_spec: str, out: TextIO) -> int:
     for metric, values in frame.values.items():
         count = sum(1 for v in values if v == v)
         print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
-    logs_found = check_logs(log_spec, source.rank_map, out)
+    logs_found = check_logs(settings.log_spec, source.rank_map, out)
+    check_flight(settings.flight_recorder, len(source.rank_map) or None, out)
     _why(source, out)
     _found(source, out)  # last: what it prints ends with the lines to paste
     return 1 if failed or not len(source.rank_map) or not logs_found else 0

@@ -214,9 +214,10 @@ class Analyser:
         step = frame.job.get("step", float("nan"))
         self._moved_now = False
         if is_missing(step):
-            self._step = None
             return Progress()
-        # A step back after a gap in its series has moved only if its value changed.
+        # A step back after a gap in its series has moved only if its value changed, and
+        # has stood still since it was first seen at that value: the hang began then, and
+        # dumps written since are its evidence.
         self._moved_now = self._last_step is not None and step != self._last_step
         self._moved = self._moved or self._moved_now
         self._last_step = step

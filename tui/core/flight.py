@@ -1,8 +1,9 @@
 """PyTorch Flight Recorder dumps, as the hang triage needs them.
 
-A dump (one per rank, written when the NCCL watchdog fires or on demand) holds the rank's
-last collectives of every process group; the reader (``ranktop.tui.flight.reader``) turns
-each file into a compact ``RankDump`` and the set of them into a ``DumpSet``, which
+A dump (one per rank, written when the NCCL watchdog fires, or by the job itself: gloo never
+dumps on its own) holds the rank's last collectives of every process group; the reader
+(``ranktop.tui.flight.reader``) turns each file into a compact ``RankDump`` and the set of
+them into a ``DumpSet``, which
 ``ranktop.tui.core.flight_triage`` judges. Only what the triage uses is kept: the group
 membership (``pg_config``), each group's sequence-id frontier (``pg_status``), and a bounded
 number of entries per group around where the rank stopped.
@@ -17,6 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 STATES = ("scheduled", "started", "completed")
+# How a dump says that a collective completed: by its ``state`` (NCCL's watchdog moves it to
+# started, then completed); only by ``retired`` (a hook records the collective and retires
+# it once it ends, failed or not: every entry of PyTorch 2.14's gloo stays "scheduled"); or
+# not at all.
+BY_STATE, BY_RETIRED, NOT_SAID = "state", "retired", "not said"
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ class RankDump:
     entries: tuple[Entry, ...]  # the kept ones, in the rank's recording order
     total_entries: int  # in the file
     mtime: float = 0.0
+    completion: str = BY_STATE  # how the dump says a collective completed
 
     def in_group(self, group: str) -> list[Entry]:
         return [e for e in self.entries if e.group == group and not e.is_p2p]
@@ -100,10 +107,17 @@ class RankDump:
         return Frontier(max(e.seq for e in entries), max(begun, default=None),
                         max(done, default=None))
 
-    def first_pending(self) -> Entry | None:
-        """The oldest collective it recorded and did not see complete: where it is stuck."""
-        return next((e for e in self.entries if e.state != "completed" and not e.is_p2p),
-                    None)
+    def stopped_at(self) -> Entry | None:
+        """Where the rank stopped: the oldest collective it recorded and did not see
+        complete. Where only ``retired`` says completion, a collective that failed (a
+        timeout, a peer gone) is retired too: with none pending, the rank stopped at its
+        newest; so it did where nothing says completion. None: nothing pending in a dump
+        whose states say so (no hang in it)."""
+        collectives = [e for e in self.entries if not e.is_p2p]
+        pending = next((e for e in collectives if e.state != "completed"), None)
+        if self.completion == BY_STATE or (pending and self.completion == BY_RETIRED):
+            return pending
+        return collectives[-1] if collectives else None
 
 
 @dataclass(frozen=True)

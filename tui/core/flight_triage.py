@@ -4,7 +4,9 @@ which collective, and from which line of Python.
 ``analyse_dumps`` follows the official analyzer's rules (incident-signals §1) on the compact
 dumps of ``ranktop.tui.core.flight``:
 
-- Each rank is stuck at its oldest collective not seen complete (its first pending entry).
+- Each rank is stuck at its oldest collective not seen complete (its first pending entry);
+  where a dump says completion only by ``retired`` (gloo in PyTorch 2.14: a collective that
+  timed out is retired too) and none is pending, at its newest (``RankDump.stopped_at``).
 - **Wavefront**: the process group most ranks are stuck in decides whom to blame; ranks
   stuck in other groups wait downstream of it and are listed, not blamed.
 - In that group the collective most of them wait in (its ``collective_seq_id``) is the one
@@ -14,8 +16,11 @@ dumps of ``ranktop.tui.core.flight``:
   **mismatched** - they enqueued it with another operation, sizes or dtypes than most:
   culprits, with their call site; **behind in state** - their entry was only scheduled
   while the others' started (their GPU never reached it);
-  **without a dump** - blamed only when every member with a dump waits and agrees;
+  **without a dump** - blamed only when every member with a dump waits (or stopped) there
+  and agrees: a frozen or dead rank writes none;
   otherwise all wait in the same collective and no rank stands out.
+The communication library is named from the operation (``gloo:all_reduce``): a gloo job is
+not told to suspect NCCL.
 Point-to-point operations are left out: they match by ``p2p_seq_id`` between two ranks.
 """
 
@@ -31,6 +36,9 @@ NAMED = 5  # ranks named in a summary
 # Ranks without a dump are blamed only when this few: a dead or frozen rank writes none, but
 # many ranks without one are dumps still landing, and blaming them would name the wrong ranks.
 NO_DUMP_BLAMED_AT_MOST = 8
+# The communication libraries by their operations' prefix, as a summary names them.
+LIBRARIES = {"nccl": "NCCL", "gloo": "gloo's TCP transport", "ucc": "UCC", "mpi": "MPI",
+             "xccl": "XCCL"}
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ def analyse_dumps(dumps: DumpSet) -> FlightVerdict | None:
         return None
     groups, notes = _membership(dumps)
     notes += list(dumps.notes)
-    stuck = {r: e for r, d in sorted(dumps.dumps.items()) if (e := d.first_pending())}
+    stuck = {r: e for r, d in sorted(dumps.dumps.items()) if (e := d.stopped_at())}
     missing = tuple(dumps.absent)
     unreadable = dict(dumps.errors)
     if not stuck:
@@ -148,13 +156,16 @@ class _Judged:
         where = (f"{self.typical.op} SeqNum {self.seq} of {self.group.label}")
         waiting = sorted(self.at_seq)
         count = f"{len(waiting)} of {len(self.members)} ranks"
+        # A collective retired (gloo: timed out, or a peer gone) is no longer waited in.
+        retired = any(e.state == "completed" for e in self.at_seq.values())
+        wait = "stopped at" if retired else "wait in"
         missing = self.missing()
         odd, odd_what = self.mismatched()
         evidence: dict[int, tuple[str, ...]] = {}
         if missing:
             kind, culprits = "missing", missing
-            text = (f"{_ranks(missing)} never joined {where}, which {count} wait in;"
-                    f" {self._elsewhere(missing[0])}")
+            text = (f"{_ranks(missing)} never joined {where}, at which {count}"
+                    f" {wait.split()[0]}; {self._elsewhere(missing[0])}")
         elif odd:
             kind, culprits = "mismatch", odd
             text = (f"{_ranks(odd)} entered {where} with another {odd_what}"
@@ -165,15 +176,16 @@ class _Judged:
                     "while the others started it")
         elif len(no_dump) > NO_DUMP_BLAMED_AT_MOST:
             kind, culprits = "landing", []
-            text = (f"{count} wait in {where}; {len(no_dump)} ranks' dumps are not read yet"
+            text = (f"{count} {wait} {where}; {len(no_dump)} ranks' dumps are not read yet"
                     " (still landing?): too many to blame")
         elif no_dump:
             kind, culprits = "no_dump", no_dump
-            text = (f"{count} wait in {where}; {_ranks(no_dump)} wrote no dump"
-                    " (dead, or its dump has not landed)")
+            text = (f"{count} {wait} {where}; {_ranks(no_dump)} wrote no dump"
+                    " (frozen or dead, or its dump has not landed)")
         else:
             kind, culprits = "all_stuck", []
-            text = f"all {count} wait in {where}: no rank stands out (network or NCCL?)"
+            text = (f"all {count} {wait} {where}: no rank stands out"
+                    f" (network or {_library(self.typical.op)}?)")
         for rank in culprits[:NAMED * 4]:
             evidence[rank] = self._evidence(rank)
         for rank in waiting[:2]:
@@ -228,6 +240,12 @@ class _Judged:
             lines.append(f"{entry.state} {entry.op} SeqNum {entry.seq} of pg {entry.group}:"
                          f" {entry.sizes_text()}{site}")
         return tuple(lines)
+
+
+def _library(op: str) -> str:
+    """The communication library of an operation (``gloo:all_reduce``), as said to a user."""
+    prefix = op.split(":", 1)[0].lower() if ":" in op else ""
+    return LIBRARIES.get(prefix, prefix or "the communication library")
 
 
 def _n(value: int | None) -> str:

@@ -12,36 +12,48 @@ The budget bounds the work, and what it cut is said in ``DumpSet.notes``:
 - a file larger than ``max_file_bytes`` is not read (an error for that rank);
 - files are read until ``max_total_bytes`` have been; the rest are errors;
 - at most ``max_entries`` entries of a dump are looked at (the newest: the buffer is a ring);
-- per group, ``kept_per_group`` entries are kept: the oldest not seen complete, and the
-  last two completed.
+- per group, ``kept_per_group`` entries are kept: the oldest not seen complete, the
+  last two completed and the newest.
 
 Formats: any dump version 2.x - ``collective_seq_id`` or the older ``seq_id``, ``ranks``
 as a string or a list, ``pg_status`` numbers as ints (pickle) or strings (JSON), no
-``input_dtypes`` before 2.3, ``frames`` only in pickled dumps. Every string kept is made
-safe to display (``plain``) and cut short. A rank whose file cannot be read gets a one-line
-error; nothing else escapes but ``PatternError`` for a bad pattern.
+``input_dtypes`` before 2.3, ``frames`` only in pickled dumps; completion said by each
+entry's ``state`` (NCCL's watchdog) or only by ``retired`` (PyTorch 2.14's gloo, whose
+entries all stay "scheduled"), see ``flight.BY_STATE``; the groups under the entries' names
+(``groups``). Every string kept is made safe to display (``plain``) and cut short. A rank
+whose file cannot be read gets a one-line error; nothing else escapes but ``PatternError``
+for a bad pattern.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import stat as file_stat
 from collections.abc import Collection, Mapping, MutableMapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ranktop.tui.core.flight import STATES, DumpSet, Entry, Frontier, Group, RankDump
+from ranktop.tui.core.flight import (
+    BY_RETIRED,
+    BY_STATE,
+    NOT_SAID,
+    STATES,
+    DumpSet,
+    Entry,
+    Group,
+    RankDump,
+)
 from ranktop.tui.core.outside_file import FileTooLarge, read_regular
 from ranktop.tui.core.text import plain
 from ranktop.tui.flight.dump_paths import find_dumps
+from ranktop.tui.flight.groups import dump_groups, frontiers, shared_groups
 from ranktop.tui.flight.parse_child import DumpParser
 from ranktop.tui.flight.unpickle import DumpError, load_plain
+from ranktop.tui.flight.values import number, text
 
 MIB = 1 << 20
-SHORT = 200  # characters kept of any string from a dump
 TORCH_FILES = re.compile(r"(?:^|/)torch/|^<")  # frames inside PyTorch, or not from a file
 
 
@@ -113,7 +125,7 @@ def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
                     read += stat.st_size
                     known = parser.read(path, rank, stat.st_mtime)
                     if not isinstance(known, str):
-                        known = _shared_groups(known, groups)
+                        known = shared_groups(known, groups)
                 if cache is not None:
                     cache[key] = known
             if isinstance(known, str):
@@ -175,16 +187,24 @@ def reduce_dump(raw: Mapping, rank: int, path: str, budget: ReadBudget = BUDGET,
     if not isinstance(items, list):
         raise DumpError("'entries' is not a list")
     looked = [item for item in items[-budget.max_entries:] if isinstance(item, dict)]
-    pg_ids = {}
+    pg_ids: dict[str, str] = {}
+    named: dict[str, str] = {}  # each group name the entries use: its description
     for item in looked:
         pg_id, name = item.get("pg_id"), _group_of(item)
-        if isinstance(pg_id, int | str) and name is not None:
-            pg_ids[str(pg_id)] = _text(name)
-    kept = (_entry(item, budget) for item in _keep(looked, budget.kept_per_group))
+        if name is None:
+            continue
+        named.setdefault(text(name), _desc_of(item))
+        if isinstance(pg_id, int | str):
+            pg_ids[str(pg_id)] = text(name)
+    completion = _completion(looked)
+    kept = (_entry(item, completion, budget)
+            for item in _keep(looked, completion, budget.kept_per_group))
     return RankDump(
-        rank=rank, path=path, version=_text(raw.get("version", "")),
-        groups=_groups(raw.get("pg_config")), frontiers=_frontiers(raw.get("pg_status"), pg_ids),
-        entries=tuple(e for e in kept if e is not None), total_entries=len(items), mtime=mtime)
+        rank=rank, path=path, version=text(raw.get("version", "")),
+        groups=dump_groups(raw.get("pg_config"), named),
+        frontiers=frontiers(raw.get("pg_status"), pg_ids, named),
+        entries=tuple(e for e in kept if e is not None), total_entries=len(items), mtime=mtime,
+        completion=completion)
 
 
 def _group_of(item: dict) -> object:
@@ -193,7 +213,23 @@ def _group_of(item: dict) -> object:
     return name if isinstance(name, str | int) and not isinstance(name, bool) else None
 
 
-def _state(item: dict) -> str:
+def _desc_of(item: dict) -> str:
+    group = item.get("process_group")
+    return text(group[1]) if isinstance(group, list | tuple) and len(group) > 1 else ""
+
+
+def _completion(items: list[dict]) -> str:
+    """How the dump says a collective completed (``flight.BY_STATE`` and its kin)."""
+    if any(item.get("state") in ("started", "completed")
+           or item.get("time_discovered_started_ns") or item.get("time_discovered_completed_ns")
+           for item in items):
+        return BY_STATE
+    return BY_RETIRED if any("retired" in item for item in items) else NOT_SAID
+
+
+def _state(item: dict, completion: str) -> str:
+    if completion == BY_RETIRED:
+        return "completed" if item.get("retired") is True else "scheduled"
     state = item.get("state")
     if state in STATES:
         return state
@@ -201,14 +237,14 @@ def _state(item: dict) -> str:
         "started" if item.get("time_discovered_started_ns") else "scheduled")
 
 
-def _entry(item: dict, budget: ReadBudget) -> Entry | None:
-    seq = _int(item.get("collective_seq_id", item.get("seq_id")))
+def _entry(item: dict, completion: str, budget: ReadBudget) -> Entry | None:
+    seq = number(item.get("collective_seq_id", item.get("seq_id")))
     name, op = _group_of(item), item.get("profiling_name")
     if seq is None or name is None or not isinstance(op, str):
         return None
     return Entry(
-        record_id=_int(item.get("record_id")) or 0, group=_text(name), seq=seq,
-        op=_text(op), state=_state(item),
+        record_id=number(item.get("record_id")) or 0, group=text(name), seq=seq,
+        op=text(op), state=_state(item, completion),
         input_sizes=_sizes(item.get("input_sizes")), output_sizes=_sizes(item.get("output_sizes")),
         input_dtypes=_texts(item.get("input_dtypes")),
         output_dtypes=_texts(item.get("output_dtypes")),
@@ -216,72 +252,27 @@ def _entry(item: dict, budget: ReadBudget) -> Entry | None:
         call_site=_call_site(item.get("frames"), budget.max_frames))
 
 
-def _keep(items: list[dict], per_group: int) -> list[dict]:
-    """Per group, the oldest entries not seen complete and the last two completed, in the
-    rank's recording order (the rest are never turned into Entries)."""
+def _keep(items: list[dict], completion: str, per_group: int) -> list[dict]:
+    """Per group, the oldest entries not seen complete, the last two completed and the
+    newest, in the rank's recording order (the rest are never turned into Entries)."""
     pending: dict[object, int] = {}
     done: dict[object, int] = {}
+    newest: set[object] = set()
     chosen: set[int] = set()
     for index, item in enumerate(items):
         group = _group_of(item)
-        if _state(item) != "completed" and pending.get(group, 0) < per_group:
+        if _state(item, completion) != "completed" and pending.get(group, 0) < per_group:
             pending[group] = pending.get(group, 0) + 1
             chosen.add(index)
     for index in range(len(items) - 1, -1, -1):
         group = _group_of(items[index])
-        if _state(items[index]) == "completed" and done.get(group, 0) < 2:
+        if group not in newest:
+            newest.add(group)
+            chosen.add(index)
+        if _state(items[index], completion) == "completed" and done.get(group, 0) < 2:
             done[group] = done.get(group, 0) + 1
             chosen.add(index)
     return [items[i] for i in sorted(chosen)]
-
-
-def _groups(config: Any) -> dict[str, Group]:
-    groups: dict[str, Group] = {}
-    if not isinstance(config, dict):
-        return groups
-    for key, info in list(config.items())[:10_000]:
-        if isinstance(info, dict):
-            name, desc, ranks = info.get("name", key), info.get("desc", ""), info.get("ranks")
-        else:
-            name, desc, ranks = key, "", info
-        groups[_text(name)] = Group(_text(name), _text(desc), _ranks(ranks))
-    return groups
-
-
-def _ranks(ranks: Any) -> tuple[int, ...]:
-    if isinstance(ranks, str):
-        return _ranks_in(ranks[:2_000_000])
-    if isinstance(ranks, list | tuple):
-        return tuple(sorted({r for r in ranks if isinstance(r, int) and 0 <= r < 1 << 31}))
-    return ()
-
-
-@functools.lru_cache(maxsize=16)
-def _ranks_in(text: str) -> tuple[int, ...]:
-    """A group's ranks as a dump lists them ("[0, 1, ...]"): every rank of a job names the
-    same groups, and the default group of 100,000 ranks takes a tenth of a second to read,
-    so each list is read once."""
-    return tuple(sorted({int(n) for n in re.findall(r"\d{1,9}", text)}))
-
-
-def _shared_groups(dump: RankDump, known: dict[Group, Group]) -> RankDump:
-    """``dump`` holding the same Group objects as the dumps read before it: each rank's dump
-    lists every group's ranks, which at 100,000 ranks is 3.6 MB a dump held once."""
-    groups = {name: known.setdefault(group, group) for name, group in dump.groups.items()}
-    return replace(dump, groups=groups)
-
-
-def _frontiers(status: Any, pg_ids: dict[str, str]) -> dict[str, Frontier]:
-    found: dict[str, Frontier] = {}
-    if not isinstance(status, dict):
-        return found
-    for pg_id, values in list(status.items())[:10_000]:
-        name = pg_ids.get(str(pg_id))
-        if name is None or not isinstance(values, dict):
-            continue  # a group with no entry in the buffer: nothing to match it by
-        found[name] = Frontier(*(_int(values.get(f"last_{k}_collective"))
-                                 for k in ("enqueued", "started", "completed")))
-    return found
 
 
 def _call_site(frames: Any, limit: int) -> str:
@@ -289,13 +280,13 @@ def _call_site(frames: Any, limit: int) -> str:
     if not isinstance(frames, list):
         return ""
     usable = [f for f in frames[:limit] if isinstance(f, dict)]
-    chosen = next((f for f in usable if not TORCH_FILES.search(_text(f.get("filename", "")))),
+    chosen = next((f for f in usable if not TORCH_FILES.search(text(f.get("filename", "")))),
                   usable[0] if usable else None)
     if chosen is None:
         return ""
-    where = f"{_text(chosen.get('filename', '?'))}:{_int(chosen.get('line')) or '?'}"
+    where = f"{text(chosen.get('filename', '?'))}:{number(chosen.get('line')) or '?'}"
     name = chosen.get("name")
-    return f"{where} in {_text(name)}" if name else where
+    return f"{where} in {text(name)}" if name else where
 
 
 def _sizes(value: Any) -> tuple[tuple[int, ...], ...]:
@@ -306,23 +297,7 @@ def _sizes(value: Any) -> tuple[tuple[int, ...], ...]:
 
 
 def _texts(value: Any) -> tuple[str, ...]:
-    return tuple(_text(v) for v in value[:64]) if isinstance(value, list | tuple) else ()
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        value = str(value) if isinstance(value, int | float) else ""
-    return plain(value[:SHORT * 2], SHORT)
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"-?\d{1,18}", value.strip()):
-        return int(value)
-    return None
+    return tuple(text(v) for v in value[:64]) if isinstance(value, list | tuple) else ()
 
 
 def _mib(budget: ReadBudget) -> str:

@@ -60,9 +60,8 @@ class FlightDumps:
 
     def _read(self, key: _Key) -> None:
         world_size, since, until = key
-        if since is not None and since != self._read_since:  # another hang than last read's
-            self._earlier = set(self.cache) if len(self._earlier) > EARLIER_KEPT \
-                else self._earlier | set(self.cache)
+        if since is not None and since != self._read_since:  # another start than last read's
+            self._remember_earlier(since)
         self._read_since = since
         try:
             oldest = None if since is None else since - CLOCK_SKEW_SECONDS
@@ -73,3 +72,12 @@ class FlightDumps:
             found = None
         with self._lock:
             self._last = (key, found)
+
+    def _remember_earlier(self, since: float) -> None:
+        """The files read so far that were written before the hang that began at ``since``:
+        an earlier hang's, even where the clock skew allowed for would admit them. A file
+        written since then is this hang's, whatever start the reads before assumed: a
+        console started late judges a first stretch without the start (``since`` None),
+        then a longer one that sees it."""
+        before = {key for key in self.cache if key[2] < since * 1e9}
+        self._earlier = before if len(self._earlier) > EARLIER_KEPT else self._earlier | before

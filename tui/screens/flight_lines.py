@@ -22,7 +22,7 @@ KINDS = {
     "missing": "never joined the collective the others wait in",
     "mismatch": "joined it with another operation, sizes or dtypes",
     "state": "never started it on the GPU",
-    "no_dump": "wrote no dump while every other member waits",
+    "no_dump": "wrote no dump while the other members wait in, or stopped at, one collective",
     "landing": "too many dumps not read yet to blame anyone (still landing?)",
     "all_stuck": "no rank stands out",
     "clear": "no collective pending",

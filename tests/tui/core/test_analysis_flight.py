@@ -121,3 +121,26 @@ def test_a_gap_in_the_step_series_does_not_end_the_hang(tmp_path: Path) -> None:
 def hang_since(analysis) -> float:
     [hang] = [a for a in analysis.anomalies if a.kind == "hang"]
     return hang.since
+
+
+def test_the_hang_began_at_the_steps_last_advance_even_after_a_gap(tmp_path: Path) -> None:
+    # The step's series is gone from 22 s to 100 s and comes back where it stood: the hang
+    # began at ~20 s, and the dumps that landed at ~50 s are its evidence.
+    fault = Fault("collective_hang", CULPRIT, 20.0, 200.0, {"cause": "mismatch",
+                                                            "dumps": "pickle"})
+    cluster = SimCluster(2, 4, seed=1, scenario=Scenario("fr", 300.0, 1.12, 1, (fault,)))
+    writer = FlightWriter(cluster, tmp_path, epoch=0.0)
+    analyser = Analyser(load_settings(environ={}), "fr", triage=dumps_only(writer.spec))
+    status = SourceStatus("sim", Health.OK, since=0.0)
+    t = 0.0
+    while t <= 100.0:
+        writer.advance(t)
+        frame = cluster.frame_at(t)
+        if t > 20.0:
+            frame = replace(frame, job={k: v for k, v in frame.job.items() if k != "step"})
+        analyser.analyse(frame, status, cluster.rank_map)
+        t += 2.0
+    assert any(tmp_path.iterdir())
+    after = analyse_until(cluster, analyser, writer, 102.0, 140.0)
+    assert after.progress.still_since <= 22.0
+    assert after.hang is not None and after.hang.behind == [CULPRIT]

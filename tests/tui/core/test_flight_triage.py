@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from ranktop.tui.core.flight import DumpSet, Entry, Frontier, Group, RankDump
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+from ranktop.tui.core.flight import BY_RETIRED, NOT_SAID, DumpSet, Entry, Frontier, Group, RankDump
 from ranktop.tui.core.flight_triage import analyse_dumps
+from ranktop.tui.flight.reader import read_dumps
 
 SITE = "train.py:143 in sync_gradients"
 
@@ -170,3 +175,62 @@ def test_members_disagreeing_on_a_group_is_noted() -> None:
         return dump(rank, {"0": members}, [entry("0", 10)])
     verdict = analyse_dumps(world(4, made))
     assert any("other members" in note for note in verdict.notes)
+
+
+# --- dumps as PyTorch 2.14.1 wrote them (gloo, 4 ranks, rank 2 frozen or killed) ----------
+
+REAL = Path(__file__).parents[1] / "flight" / "real_2_14"
+
+
+def test_real_gloo_dumps_blame_the_member_without_one_at_the_real_frontier() -> None:
+    verdict = analyse_dumps(read_dumps(str(REAL / "frozen" / "fr_"), 4))
+    assert verdict.kind == "no_dump" and verdict.culprits == (2,)
+    assert (verdict.seq, verdict.op, verdict.group) == (282, "gloo:all_reduce",
+                                                       "pg 0 (default_pg)")
+    assert verdict.group_size == 4 and verdict.waiting == (0, 1, 3)
+    assert verdict.waiting_call_site == "/workspace/train.py:23 in train_step"
+    assert verdict.summary.startswith("3 of 4 ranks stopped at gloo:all_reduce SeqNum 282")
+    assert "rank 2 wrote no dump" in verdict.summary and "NCCL" not in verdict.summary
+
+
+def test_real_gloo_dumps_of_a_death_blame_every_member_without_one() -> None:
+    # Rank 2 was killed; the agent stopped rank 0 before it could dump.
+    verdict = analyse_dumps(read_dumps(str(REAL / "killed" / "fr_"), 4))
+    assert verdict.kind == "no_dump" and verdict.culprits == (0, 2)
+    assert verdict.seq == 282 and verdict.group_size == 4
+
+
+def test_real_gloo_dumps_all_at_one_collective_suspect_the_network_not_nccl(
+        tmp_path: Path) -> None:
+    for rank in range(4):  # every member dumped: rank 0's dump stands in for rank 2's
+        shutil.copy(REAL / "frozen" / f"fr_{rank if rank != 2 else 0}", tmp_path / f"fr_{rank}")
+    verdict = analyse_dumps(read_dumps(str(tmp_path / "fr_"), 4))
+    assert verdict.kind == "all_stuck" and verdict.culprits == ()
+    assert verdict.summary == ("all 4 of 4 ranks stopped at gloo:all_reduce SeqNum 282 of pg 0"
+                               " (default_pg): no rank stands out (network or gloo's TCP"
+                               " transport?)")
+
+
+def test_where_a_rank_stopped_by_how_its_dump_says_completion() -> None:
+    entries = [entry("0", 8, "completed"), entry("0", 9, "completed")]
+    by_state = dump(0, ALL4, entries)
+    assert by_state.stopped_at() is None  # its states say nothing is pending: no hang
+    retired = replace(by_state, completion=BY_RETIRED)
+    assert retired.stopped_at().seq == 9  # a failed collective is retired too
+    pending = replace(retired, entries=(*entries, entry("0", 10, "scheduled"),
+                                        entry("0", 11, "scheduled")))
+    assert pending.stopped_at().seq == 10
+    unsaid = replace(pending, completion=NOT_SAID)
+    assert unsaid.stopped_at().seq == 11  # nothing says completion: its newest
+
+
+def test_real_gloo_dumps_some_retired_some_not_at_the_same_collective_agree(
+        tmp_path: Path) -> None:
+    # Rank 0 dumped before its timed-out all-reduce was retired; ranks 1 and 3 after.
+    shutil.copy(REAL / "frozen_race" / "fr_0", tmp_path / "fr_0")
+    for rank in (1, 3):
+        shutil.copy(REAL / "frozen" / f"fr_{rank}", tmp_path / f"fr_{rank}")
+    verdict = analyse_dumps(read_dumps(str(tmp_path / "fr_"), 4))
+    assert verdict.kind == "no_dump" and verdict.culprits == (2,)
+    assert verdict.seq == 282 and verdict.waiting == (0, 1, 3)
+    assert verdict.summary.startswith("3 of 4 ranks stopped at gloo:all_reduce SeqNum 282")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from ranktop.tui.core.flight import BY_RETIRED, Frontier
 from ranktop.tui.flight import reader
 from ranktop.tui.flight.reader import ReadBudget, parse_dump, read_dumps, reduce_dump
 from ranktop.tui.flight.unpickle import DumpError
@@ -38,7 +39,7 @@ def test_both_formats_give_the_same_frontier_and_entries(tmp_path: Path, form: s
     assert dump.groups["0"].ranks == (0, 1) and dump.groups["0"].desc == "default_pg"
     front = dump.frontier("0")
     assert (front.enqueued, front.started, front.completed) == (SEQ, SEQ, SEQ - 1)
-    pending = dump.first_pending()
+    pending = dump.stopped_at()
     assert (pending.seq, pending.op, pending.state) == (SEQ, "nccl:all_reduce", "started")
     assert pending.input_dtypes == ("Float",)
     # Only the pickled dump has stack frames; the call site skips PyTorch's own.
@@ -60,8 +61,8 @@ def test_older_versions_field_names_and_shapes(tmp_path: Path) -> None:
     assert dump.groups["0"].ranks == (0, 1, 2, 3)
     front = dump.frontier("0")
     assert (front.enqueued, front.completed) == (SEQ, SEQ - 1)
-    assert dump.first_pending().state == "started"
-    assert dump.first_pending().input_dtypes == ()
+    assert dump.stopped_at().state == "started"
+    assert dump.stopped_at().input_dtypes == ()
 
 
 def test_unreadable_files_are_one_line_each_and_others_still_read(tmp_path: Path) -> None:
@@ -171,7 +172,7 @@ def test_any_structure_reduces_or_raises_dump_error(data: st.DataObject) -> None
         dump = reduce_dump(doc, 0, "x")
     except DumpError:
         return
-    dump.first_pending()
+    dump.stopped_at()
     for group in dump.groups:
         dump.frontier(group)
 
@@ -227,3 +228,39 @@ def test_every_dump_shares_one_copy_of_each_group(tmp_path: Path) -> None:
     groups = {id(dump.groups["0"].ranks) for dump in dumps.values()}
     assert len(dumps) == 4 and len(groups) == 1
     assert dumps[3].groups["0"].ranks == (0, 1, 2, 3)
+
+
+# --- dumps as PyTorch 2.14.1 wrote them (gloo, 4 ranks, rank 2 frozen or killed) ----------
+
+REAL = Path(__file__).parent / "real_2_14"
+
+
+def test_a_real_gloo_dump_says_completion_by_retired_and_stops_at_the_newest() -> None:
+    found = read_dumps(str(REAL / "frozen" / "fr_"), 4)
+    assert sorted(found.dumps) == [0, 1, 3] and found.absent == [2]
+    dump = found.dumps[0]
+    assert dump.version == "2.10" and dump.completion == BY_RETIRED
+    # pg_config is keyed '' while the entries name the group ('0', 'default_pg').
+    assert list(dump.groups) == ["0"]
+    assert dump.groups["0"].ranks == (0, 1, 2, 3) and dump.groups["0"].desc == "default_pg"
+    front = dump.frontier("0")
+    assert (front.enqueued, front.started, front.completed) == (282, None, 282)  # -1: unknown
+    stopped = dump.stopped_at()
+    assert (stopped.seq, stopped.op) == (282, "gloo:all_reduce")  # not the buffer's first
+    assert stopped.call_site == "/workspace/train.py:23 in train_step"
+
+
+def test_the_json_variant_of_a_real_dump_reads_as_its_pickle() -> None:
+    as_json = read_dumps(str(REAL / "killed" / "fr_{rank}.json"), 4).dumps[1]
+    as_pickle = read_dumps(str(REAL / "killed" / "fr_"), 4).dumps[1]
+    assert as_json.groups == as_pickle.groups
+    assert as_json.frontier("0") == as_pickle.frontier("0") == Frontier(282, None, 282)
+    assert as_json.stopped_at().seq == as_pickle.stopped_at().seq == 282
+    assert as_json.completion == BY_RETIRED
+
+
+def test_a_real_gloo_dump_written_before_the_timeout_was_retired_waits_in_it() -> None:
+    dump = read_dumps(str(REAL / "frozen_race" / "fr_"), 4).dumps[0]
+    assert dump.frontier("0") == Frontier(282, None, 281)
+    stopped = dump.stopped_at()
+    assert (stopped.seq, stopped.state) == (282, "scheduled")
