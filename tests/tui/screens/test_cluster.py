@@ -4,34 +4,12 @@ first GPU value."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
-
-from ranktop.tui.settings.config import load_settings
-from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.widgets.panel import MetricPanel
 
-from tests.tui.conftest import START, make_app, screen_text
+from tests.tui.conftest import START, CpuCluster, make_app, screen_text
 
-GPU_METRICS = frozenset(m.id for m in load_settings().metrics.values() if m.from_gpu)
 FOLDED_NOTE = ("no GPU metrics (DCGM) for this job: SM activity, GPU temperature, "
                "NVLink bandwidth not shown — see check-config")
-
-
-class CpuCluster(SimCluster):
-    """The simulated job with the job's own series only until ``gpus_from`` seconds (never,
-    by default): nobody exports its GPUs before then."""
-
-    def __init__(self, gpus_from: float = math.inf) -> None:
-        super().__init__(64, 8, seed=7)
-        self.gpus_from = gpus_from
-
-    def frame_at(self, t: float):
-        frame = super().frame_at(t)
-        if t >= self.gpus_from:
-            return frame
-        return replace(frame, values={metric: values for metric, values in frame.values.items()
-                                      if metric not in GPU_METRICS})
 
 
 def panel(app, index: int) -> MetricPanel:
