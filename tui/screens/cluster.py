@@ -298,8 +298,7 @@ class ClusterScreen(Screen):
         self._refresh_rank_status()
 
     def _lead_heatmap(self) -> Heatmap:
-        shown = [index for index, panel in enumerate(self.panels) if panel.display]
-        index = self.solo if self.solo is not None else (shown or [0])[0]
+        index = (self._shown() or [0])[0]
         return self.query_one(f"#map-{index}", MetricPanel).heatmap
 
     def action_move(self, dx: int, dy: int) -> None:
@@ -500,11 +499,15 @@ class ClusterScreen(Screen):
             self._folded = folded
             self._lay_out_maps()
 
+    def _shown(self) -> list[int]:
+        """The maps on screen: the solo map, else every map not folded."""
+        return [index for index in range(len(self.map_metrics))
+                if index == self.solo or (self.solo is None and index not in self._folded)]
+
     def _lay_out_maps(self) -> None:
-        """Show the solo map, else every map not folded, the grid sized to what is shown,
-        and say under them which maps are folded."""
-        shown = [index for index in range(len(self.map_metrics))
-                 if index == self.solo or (self.solo is None and index not in self._folded)]
+        """Show the maps that are shown, the grid sized to them, and say under them which
+        maps are folded."""
+        shown = self._shown()
         grid = self.query_one("#maps")
         for count in (1, 2, 3):
             grid.set_class(len(shown) == count, f"-maps-{count}")

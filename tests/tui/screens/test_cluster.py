@@ -36,6 +36,10 @@ async def test_a_job_without_gpu_data_names_local_ranks_and_folds_the_gpu_maps()
         maps = app.screen.query_one("#maps").region
         assert panel(app, 3).region.width == maps.width
         assert panel(app, 3).region.height == maps.height
+        # the cursor moves on the map that is shown
+        await pilot.press("right", "down")
+        assert "rank 9 gpu-node-001 local rank 1" in screen_text(app)
+        await pilot.press("left", "up")
         # the straggler is still found, and named by its local rank
         assert "local rank" in app.screen.query_one("#anomalies").render_line(1).text
         await pilot.press("enter")
