@@ -276,7 +276,7 @@ class ClusterScreen(Screen):
             status.update(f"no ranks known yet ({self.rank_map.source})")
             return
         rank = self.rank_map.ranks[self.cursor]
-        width = status.size.width - 2 or self.app.size.width - 2
+        width = (status.size.width or self.app.size.width) - 2  # 0: not laid out yet
         text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics,
                                          styles_of(self), width)
         lines = text.plain.count("\n") + 1

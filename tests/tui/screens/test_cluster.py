@@ -4,6 +4,8 @@ first GPU value."""
 
 from __future__ import annotations
 
+import re
+
 from ranktop.widgets.panel import MetricPanel
 
 from tests.tui.conftest import START, CpuCluster, make_app, screen_text
@@ -29,6 +31,8 @@ async def test_a_job_without_gpu_data_names_local_ranks_and_folds_the_gpu_maps()
         text = screen_text(app)
         assert "rank 0 gpu-node-000 local rank 0" in text
         assert "GPU 0" not in text
+        # the rank's values on its line, though the maps were laid out anew for the names
+        assert re.search(r"local rank 0 +step [0-9.]+ s +compute [0-9.]+ s", text)
         assert [panel(app, i).display for i in range(4)] == [False, False, False, True]
         assert text.count(FOLDED_NOTE) == 1
         assert "not exported —" not in text
