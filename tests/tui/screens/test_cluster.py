@@ -5,7 +5,9 @@ first GPU value."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.widgets.panel import MetricPanel
 
 from tests.tui.conftest import START, CpuCluster, make_app, screen_text
@@ -87,3 +89,28 @@ async def test_a_folded_map_shows_full_size_on_its_key_and_says_why():
         assert "not exported" in screen_text(app)
         await pilot.press("0")
         assert [panel(app, i).display for i in range(4)] == [False, False, False, True]
+
+
+class WithoutNvlink(SimCluster):
+    """The demo's job on GPUs without NVLink (PCIe cards): every GPU metric but that one."""
+
+    def __init__(self) -> None:
+        super().__init__(64, 8, seed=7)
+
+    def frame_at(self, t: float):
+        frame = super().frame_at(t)
+        return replace(frame, values={metric: values for metric, values in frame.values.items()
+                                      if metric != "nvlink"})
+
+
+async def test_one_gpu_metric_never_exported_folds_alone_and_the_last_map_spans_the_row():
+    app = make_app(at=60.0, cluster=WithoutNvlink())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await poll_at(app, pilot, 60.0)
+        text = screen_text(app)
+        assert [panel(app, i).display for i in range(4)] == [True, True, False, True]
+        assert text.count("not exported for this job: NVLink bandwidth not shown") == 1
+        assert "no GPU metrics" not in text and "rank 0 gpu-node-000 GPU 0" in text
+        maps = app.screen.query_one("#maps").region
+        assert panel(app, 0).region.width + panel(app, 1).region.width == maps.width
+        assert panel(app, 3).region.width == maps.width
