@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import math
+from dataclasses import replace
 from functools import partial
 
 import pytest
@@ -18,6 +20,7 @@ from tests.tui.scripted_http import server  # noqa: F401 - a fixture for the cli
 from tests.tui.terminal_svg import terminal_svg
 
 START = 1_800_000_000.0
+GPU_METRICS = frozenset(m.id for m in load_settings().metrics.values() if m.from_gpu)
 
 
 class FakeClock:
@@ -28,6 +31,22 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class CpuCluster(SimCluster):
+    """The demo's job (64 nodes of 8) with the job's own series only until ``gpus_from``
+    seconds (never, by default): a CPU job, or GPUs nobody exports, until then."""
+
+    def __init__(self, gpus_from: float = math.inf) -> None:
+        super().__init__(64, 8, seed=7)
+        self.gpus_from = gpus_from
+
+    def frame_at(self, t: float):
+        frame = super().frame_at(t)
+        if t >= self.gpus_from:
+            return frame
+        return replace(frame, values={metric: values for metric, values in frame.values.items()
+                                      if metric not in GPU_METRICS})
 
 
 def make_app(at: float = 20.0, nodes: int = 64, gpus: int = 8, log_root=None,

@@ -23,6 +23,7 @@ from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.goodput import Goodput, GoodputLedger
+from ranktop.tui.core.gpu_data import GpuCoverage, GpuData
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
 from ranktop.tui.core.hardware import LedgerEntry
@@ -81,6 +82,7 @@ class Analysis:
     # Who else is on the nodes the advice drains, as the engine last learned (by node).
     neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)
     goodput: Goodput = field(default_factory=Goodput)
+    gpu: GpuCoverage = field(default_factory=GpuCoverage)  # maps fold where it covers none
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -165,9 +167,13 @@ class Analyser:
         self._moves = 0  # moves of the step since it last stood still for a stall
         self._last_move: float | None = None
         self.neighbours: Mapping[str, NodeTenants] = {}  # who else is on drained nodes
+        self.gpu = GpuData(m.id for m in settings.metrics.values() if m.from_gpu)
 
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
-        """The analysis of a new frame (blocking: run it off the UI's thread)."""
+        """The analysis of a new frame (blocking: run it off the UI's thread). Its rank map
+        is ``rank_map`` with each rank's GPU named where GPU data has named it."""
+        gpu = self.gpu.see(frame, len(rank_map))
+        rank_map = self.gpu.marked(rank_map)
         up = tuple(frame.ranks_up(len(rank_map)))
         summaries = FrameSummaries(frame)
         self.history.append(frame, len(rank_map), summaries)
@@ -189,7 +195,7 @@ class Analyser:
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down), neighbours=self.neighbours,
-            goodput=self.goodput.value(frame.time),
+            goodput=self.goodput.value(frame.time), gpu=gpu,
         )
         return self.last
 

@@ -68,8 +68,10 @@ def causes(frame: Frame, rank: int, ledger: Sequence[LedgerEntry] = (),
     return found
 
 
-def said(found: Sequence[str]) -> str:
-    return ", ".join(found) if found else "nothing on its GPU or links"
+def said(found: Sequence[str], gpu: bool = True) -> str:
+    """The signs found, or that there were none where they were looked for (``gpu``:
+    whether the rank has GPU data to look at)."""
+    return ", ".join(found) if found else f"nothing on its {'GPU or ' if gpu else ''}links"
 
 
 def _value(frame: Frame, metric: str, rank: int) -> float:

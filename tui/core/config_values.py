@@ -13,6 +13,9 @@ from typing import Protocol
 
 from ranktop.tui.core.parallelism import Parallelism
 
+DCGM_SELECTOR = "{dcgm}"  # in a metric's PromQL: where the DCGM selector goes
+JOB_SELECTOR = "{job}"  # ... and the training job's
+
 
 @dataclass(frozen=True)
 class MetricQuery:
@@ -35,6 +38,12 @@ class MetricDef:
     warn: float | None
     digits: int
     queries: tuple[MetricQuery, ...] = ()  # PromQL, tried per GPU in order
+
+    @property
+    def from_gpu(self) -> bool:
+        """Whether it is read from the GPUs alone (DCGM, NVML), not the job's own series."""
+        return bool(self.queries) and all(
+            DCGM_SELECTOR in q.promql and JOB_SELECTOR not in q.promql for q in self.queries)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_prog
 from ranktop.tui.core.goodput import Goodput
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.incidents import explained_by
-from ranktop.tui.core.model import Frame, RankMap, is_missing
+from ranktop.tui.core.model import Frame, Rank, RankMap, is_missing
 from ranktop.tui.core.moment import shown_full
 from ranktop.tui.core.restart_cost import RestartCost
 
@@ -87,13 +87,20 @@ def worst(frame: Frame | None, metric: MetricDef) -> list[tuple[int, float]]:
 def anomaly_entry(anomaly: Anomaly, rank_map: RankMap) -> dict:
     rank = rank_map.ranks[anomaly.rank] if anomaly.rank is not None else None
     return {"kind": anomaly.kind, "severity": anomaly.severity, "rank": anomaly.rank,
-            "host": rank.host if rank else None, "gpu": rank.gpu if rank else None,
+            "host": rank.host if rank else None, **_device(rank),
             "inferred": rank.inferred if rank else None,
             "summary": anomaly.summary, "since": anomaly.since,
             "state": "pending" if anomaly.pending else "confirmed",
             "held_seconds": round(anomaly.held, 1),
             "confirm_after_seconds": anomaly.confirm_after,
             "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None}
+
+
+def _device(rank: Rank | None) -> dict:
+    """The rank's GPU where GPU data named it, else the local rank its labels give."""
+    index = rank.gpu if rank is not None and rank.gpu >= 0 else None
+    named = rank is not None and rank.gpu_named
+    return {"gpu": index if named else None, "local_rank": None if named else index}
 
 
 def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:

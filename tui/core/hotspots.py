@@ -33,16 +33,18 @@ class Shape:
 
     def says(self, grid: Grid) -> tuple[str, str]:
         """What the ranks are and what that shape usually means: ("one GPU", "a bad
-        worker"), ("stage 3 of 4: 128 ranks", "an imbalanced pipeline stage"), ..."""
+        worker"), ("stage 3 of 4: 128 ranks", "an imbalanced pipeline stage"), ...; "rank"
+        for "GPU" where no GPU data named their GPUs."""
         n = len(self.ranks)
+        device = grid.device(self.ranks)
         if self.kind == "cell":
-            return "one GPU", "a bad worker"
+            return f"one {device}", "a bad worker"
         if self.kind == "row":
             return f"stage {self.index} of {grid.rows}: {n} ranks", "an imbalanced pipeline stage"
         if self.kind == "column":
             meaning = "often one node or link" if grid.parallel else "one node"
             return f"{grid.column_name} {self.index}: {n} ranks", meaning
-        return f"one of {n} slow GPUs", ""
+        return f"one of {n} slow {device}s", ""
 
 
 class Grid:
@@ -60,6 +62,7 @@ class Grid:
             self.row_of = [0] * n
             self.column_of = [rank.node for rank in rank_map.ranks]
             self.rows, self.column_name = 1, "node"
+        self.gpu_named = [rank.gpu_named for rank in rank_map.ranks]
         self._first: dict[tuple[str, int], int] = {}
         self.lines: dict[tuple[str, int], list[int]] = {}  # each row's and column's ranks
         for rank in range(n):
@@ -68,6 +71,15 @@ class Grid:
                 self.lines.setdefault(key, []).append(rank)
         if not self.parallel:  # without the job's parallelism the map has no rows
             self.lines = {k: v for k, v in self.lines.items() if k[0] == "column"}
+
+    def named(self, ranks: Collection[int]) -> bool:
+        """Whether GPU data named the GPU of each of ``ranks``."""
+        return all(self.gpu_named[r] for r in ranks if r < len(self.gpu_named))
+
+    def device(self, ranks: Collection[int]) -> str:
+        """What ``ranks`` run on, as a text names them: "GPU" where GPU data named each
+        one's GPU, else "rank" (a CPU job, GPUs nobody exports)."""
+        return "GPU" if self.named(ranks) else "rank"
 
     def shapes(self, hot: Collection[int]) -> list[Shape]:
         """What ``hot`` forms: each row (with the job's parallelism) and each column at least

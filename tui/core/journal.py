@@ -62,7 +62,7 @@ class Journal:
         host, gpu = "", None
         if anomaly.rank is not None and anomaly.rank < len(rank_map):
             rank = rank_map.ranks[anomaly.rank]
-            host, gpu = rank.host, rank.gpu
+            host, gpu = rank.host, rank.gpu if rank.gpu_named else None  # no GPU seen: none
         return Event(time=when, state=state, kind=anomaly.kind, severity=anomaly.severity,
                      rank=anomaly.rank, host=host, gpu=gpu, job=self.job,
                      summary=prefix + anomaly.summary)

@@ -31,15 +31,20 @@ class Rank:
     uuid: str = ""
     inferred: bool = False  # never seen: its place is inferred from its neighbours
     pod: str = ""  # on Kubernetes, the pod it runs in ("" where not known)
+    # Whether GPU data (DCGM, NVML) has named its GPU: where none has (a CPU job, GPUs
+    # nobody exports), ``gpu`` is only the local rank the job's labels give.
+    gpu_named: bool = True
 
     @property
     def place(self) -> str:
         """Where the rank runs, as every screen names it: "gpu-node-004 GPU 5", and on
-        Kubernetes "gpu-node-004 GPU 5 pod llama-worker-4" (node and pod)."""
+        Kubernetes "gpu-node-004 GPU 5 pod llama-worker-4" (node and pod); "node-a local
+        rank 1" where no GPU data named its GPU."""
         host = self.host if self.host and self.host != "?" else "host unknown"
         if len(host) > SHOWN_HOST_CHARS:
             host = host[:SHOWN_HOST_CHARS - 1] + "…"
-        where = f"{host} GPU {self.gpu}" if self.gpu >= 0 else f"{host}, GPU unknown"
+        device = "GPU" if self.gpu_named else "local rank"
+        where = f"{host} {device} {self.gpu}" if self.gpu >= 0 else f"{host}, {device} unknown"
         if self.pod and self.pod != self.host:
             where = f"{where} pod {self.pod}"
         return f"{where}, inferred" if self.inferred else where

@@ -146,7 +146,7 @@ class Stragglers:
             found = causes(frame, rank, ledger.of(rank) if ledger else (), medians)
             line = (f"{name} {value / middle:.2f}x the median (+{value / middle - 1:.0%}), "
                     f"{_spread_words(distance, self.s.straggler_mads)} · {what}{meaning}, {same} · "
-                    f"{said(found)}")
+                    f"{said(found, grid.named([rank]))}")
             self._details[key] = (
                 f"{name} of rank {rank} {value:.3g} against the median {middle:.3g}: "
                 f"{_mads(distance)} above it (median absolute deviations, scaled to a "
@@ -160,8 +160,9 @@ class Stragglers:
         if len(shape.ranks) > MANY_SCATTERED:  # one line, not a panel full of them
             places = len({grid.column_of[r] for r in shape.ranks})
             hint = "" if grid.parallel else "a stage or a replica? [layout] parallelism tells"
-            return {None: text(worst, None, f"{len(shape.ranks)} slow GPUs in {places} "
-                                            f"{grid.column_name}s, worst {worst}", hint)}
+            slow = f"{len(shape.ranks)} slow {grid.device(shape.ranks)}s"
+            return {None: text(worst, None, f"{slow} in {places} {grid.column_name}s, worst "
+                                            f"{worst}", hint)}
         return {rank: text(rank, rank, what, meaning) for rank in shape.ranks}
 
     def _wandering(self, hot: dict[int, float], name: str, middle: float) -> tuple[str, float]:

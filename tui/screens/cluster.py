@@ -1,4 +1,8 @@
-"""The cluster screen: four per-rank heatmaps, the job header and the selected rank."""
+"""The cluster screen: four per-rank heatmaps, the job header and the selected rank.
+
+A map of a GPU metric that no GPU has exported since the job was first polled (a CPU job,
+GPUs nobody exports) folds away, the other maps take its room, and one line under the maps
+says what is not shown; it comes back with its first value."""
 
 from __future__ import annotations
 
@@ -120,6 +124,7 @@ class ClusterScreen(Screen):
         self._status_lines = 0
         self.layout_view = settings.layout.view  # "node" or "parallelism"
         self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
+        self._folded: frozenset[int] = frozenset()  # maps of GPU metrics never exported
         self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
@@ -136,6 +141,7 @@ class ClusterScreen(Screen):
             panel.heatmap.arrange(arrangement)
         with Grid(id="maps"):
             yield from self._maps
+        yield Static(id="maps-folded", markup=False)
         yield AnomalyList(id="anomalies")
         yield Static(id="rank-status", markup=False)
         yield TooSmall("cluster screen", MIN_SIZE)
@@ -205,6 +211,7 @@ class ClusterScreen(Screen):
             if analysis.frame is not None:
                 for panel in self.panels:
                     self._draw_panel(panel, analysis, (planned or {}).get(panel.id))
+            self._fold_maps()
             self._refresh_header()
             self._refresh_rank_status()
 
@@ -269,7 +276,7 @@ class ClusterScreen(Screen):
             status.update(f"no ranks known yet ({self.rank_map.source})")
             return
         rank = self.rank_map.ranks[self.cursor]
-        width = status.size.width - 2 or self.app.size.width - 2
+        width = (status.size.width or self.app.size.width) - 2  # 0: not laid out yet
         text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics,
                                          styles_of(self), width)
         lines = text.plain.count("\n") + 1
@@ -291,7 +298,7 @@ class ClusterScreen(Screen):
         self._refresh_rank_status()
 
     def _lead_heatmap(self) -> Heatmap:
-        index = self.solo if self.solo is not None else 0
+        index = (self._shown() or [0])[0]
         return self.query_one(f"#map-{index}", MetricPanel).heatmap
 
     def action_move(self, dx: int, dy: int) -> None:
@@ -478,9 +485,39 @@ class ClusterScreen(Screen):
         self.solo = None
 
     def watch_solo(self) -> None:
-        self.query_one("#maps").set_class(self.solo is not None, "-solo")
+        self._lay_out_maps()
+
+    def _fold_maps(self) -> None:
+        """Fold the maps of GPU metrics never exported, unless no map would be left; lay
+        the maps out anew only when that changes."""
+        never = self.analysis.gpu.never
+        folded = frozenset(index for index, metric_id in enumerate(self.map_metrics)
+                           if metric_id in never)
+        if len(folded) == len(self.map_metrics):
+            folded = frozenset()
+        if folded != self._folded:
+            self._folded = folded
+            self._lay_out_maps()
+
+    def _shown(self) -> list[int]:
+        """The maps on screen: the solo map, else every map not folded."""
+        return [index for index in range(len(self.map_metrics))
+                if index == self.solo or (self.solo is None and index not in self._folded)]
+
+    def _lay_out_maps(self) -> None:
+        """Show the maps that are shown, the grid sized to them, and say under them which
+        maps are folded."""
+        shown = self._shown()
+        grid = self.query_one("#maps")
+        for count in (1, 2, 3):
+            grid.set_class(len(shown) == count, f"-maps-{count}")
         for index, panel in enumerate(self.panels):
-            panel.display = self.solo is None or index == self.solo
+            panel.display = index in shown
+            panel.set_class(len(shown) == 3 and index == shown[-1], "-wide")
+        titles = [self.settings.metrics[self.map_metrics[i]].title for i in sorted(self._folded)]
+        note = self.query_one("#maps-folded", Static)
+        note.update(cluster_lines.folded_note(titles, self.analysis.gpu.any_seen))
+        note.set_class(bool(titles), "-shown")
 
     def action_flip_step(self) -> None:
         """Step time and compute time share the fourth map; a straggler shows in compute."""

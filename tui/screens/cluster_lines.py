@@ -216,6 +216,16 @@ def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef
     return text
 
 
+def folded_note(titles: Sequence[str], any_gpu: bool) -> str:
+    """What the folded maps would have shown, said once under the maps ("" for none):
+    ``any_gpu`` whether other GPU metrics came (then these alone are missing)."""
+    if not titles:
+        return ""
+    what = ", ".join(titles)
+    missing = "not exported for this job" if any_gpu else "no GPU metrics (DCGM) for this job"
+    return f"{missing}: {what} not shown — see check-config"
+
+
 def _breach_role(metric: MetricDef, value: float) -> str:
     """"alarm" for a value past its warning threshold, "muted" for none, "" for the rest."""
     if is_missing(value):

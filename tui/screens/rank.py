@@ -234,6 +234,9 @@ class RankScreen(Screen):
         summary = self.analysis.summaries.get(metric_id)
         median = summary[1] if summary else float("nan")
         trend = self.query_one(f"#trend-{metric_id}", Trend)
+        shown = metric_id not in self.analysis.gpu.never  # no GPU has ever exported it
+        if trend.display != shown:
+            trend.display = shown
         trend.show(format_value(metric, value), format_value(metric, median),
                    [p.value for p in points], [p.median for p in points])
 

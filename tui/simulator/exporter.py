@@ -70,6 +70,8 @@ class ExportOptions:
     endpoint); the job's series carry their pod's labels, as a PodMonitor scrapes them.
     ``job_metrics`` "foreign" names the job's metrics its own way and labels them ``job``,
     ``rank``, ``local_rank`` and ``hostname`` (on Kubernetes only the pod's labels: no host).
+    ``dcgm`` False serves no DCGM series at all, and the job's series name no GPU: a CPU
+    job (gloo, no GPUs).
     """
 
     job: str | None = None  # the training_job label; None: the scenario's name
@@ -80,6 +82,7 @@ class ExportOptions:
     profile: str = "default"
     job_metrics: str = "ranktop"
     nccl_inspector: bool = False  # NCCL Inspector's per-rank collective timings too
+    dcgm: bool = True
 
 
 def worker_pod(job: str, node: int) -> str:
@@ -119,7 +122,7 @@ class MetricsRenderer:
         self._gpu = [_labels(d + sorted(a)) for d, a in zip(self._dcgm, self._attrs, strict=True)]
         self._train = [_labels(self._job_labels(r)) for r in ranks]
         self._families = dcgm_families(self.options.profile, self.options.sm_active,
-                                       self.options.nvlink_bytes)
+                                       self.options.nvlink_bytes) if self.options.dcgm else []
         self._training, self._job_wide = job_families(self.options.job_metrics)
         self._nccl = nccl_families(len(ranks)) if self.options.nccl_inspector else ()
         self._tenants = [_labels(self._dcgm_labels(gpu) + (list(STOCK_LABELS) if stock else [])
@@ -131,8 +134,9 @@ class MetricsRenderer:
     def _job_labels(self, rank: Rank) -> list[tuple[str, str]]:
         number = [("rank", str(rank.rank)), ("local_rank", str(rank.gpu))]
         if self.options.job_metrics == "ranktop":
-            return [("training_job", self.job), *number, ("hostname", rank.host),
-                    ("gpu_uuid", rank.uuid), *self._pod_monitor(rank)]
+            uuid = [("gpu_uuid", rank.uuid)] if self.options.dcgm else []
+            return [("training_job", self.job), *number, ("hostname", rank.host), *uuid,
+                    *self._pod_monitor(rank)]
         pod = self._pod_monitor(rank)
         return [("job", self.job), *number, *(pod or [("hostname", rank.host)])]
 
@@ -182,7 +186,8 @@ class MetricsRenderer:
         for family in self._families:
             _series(out, family, frame.values[family.key], self._gpu)
             self._tenant_series(out, family, frame.values[family.key])
-        self._xid(out, frame.values["xid"])
+        if self.options.dcgm:
+            self._xid(out, frame.values["xid"])
         for family in self._training:
             _series(out, family, frame.values[family.key], self._train)
         live = frame.values["step_time"]
@@ -362,6 +367,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="omit DCGM_FI_PROF_SM_ACTIVE, as dcgm-exporter's default counters do")
     add("--no-nvlink-bytes", action="store_true", help="omit DCGM_FI_PROF_NVLINK_TX/RX_BYTES, "
         "leaving only DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL")
+    add("--no-dcgm", action="store_true",
+        help="serve no DCGM series, only the job's own, which name no GPU UUID: a CPU job "
+             "(gloo, no GPUs)")
     add("--kubernetes", action="store_true",
         help="add dcgm-exporter's own pod, namespace and container labels to the DCGM series "
              "(as Prometheus keeps them with honor_labels)")
@@ -396,7 +404,7 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
                             nvlink_bytes=not args.no_nvlink_bytes,
                             kubernetes=args.kubernetes, profile=args.profile,
                             job_metrics=args.job_metrics,
-                            nccl_inspector=args.nccl_inspector)
+                            nccl_inspector=args.nccl_inspector, dcgm=not args.no_dcgm)
     try:
         scenario = load_scenario(args.scenario)
         cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, scenario)

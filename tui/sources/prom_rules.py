@@ -42,9 +42,8 @@ def recorded_ids(names: Iterable[str]) -> frozenset[str]:
 
 def dcgm_metrics(settings: Settings) -> list[str]:
     """The ids of the metrics read from DCGM alone (not from the job's own series)."""
-    return [m.id for m in settings.metrics.values() if m.queries and promql.is_metric_name(
-        recorded_name(m.id)) and all("{dcgm}" in q.promql and "{job}" not in q.promql
-                                     for q in m.queries)]
+    return [m.id for m in settings.metrics.values()
+            if m.from_gpu and promql.is_metric_name(recorded_name(m.id))]
 
 
 def rules_yaml(settings: Settings) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from ranktop.tui.core.config_values import MetricQuery
+from ranktop.tui.core.config_values import DCGM_SELECTOR, JOB_SELECTOR, MetricQuery
 from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_NODE_LABELS, DCGM_UUID_LABELS
 from ranktop.tui.core.model import Rank
 
@@ -69,7 +69,7 @@ def job_selector(job_label: str, job: str) -> str:
 
 def fill(template: str, dcgm: str, job: str) -> str:
     """Put the selectors in place of ``{dcgm}`` and ``{job}``."""
-    return template.replace("{dcgm}", dcgm).replace("{job}", job)
+    return template.replace(DCGM_SELECTOR, dcgm).replace(JOB_SELECTOR, job)
 
 
 def metric_query(queries: Sequence[MetricQuery], dcgm: str, job: str,

@@ -6,12 +6,14 @@ from __future__ import annotations
 import io
 import stat
 import tarfile
+from dataclasses import replace
 
 import pytest
 from ranktop.tui.bundle.read import read_bundle
 from ranktop.tui.bundle.saved import FORMAT, NotABundle, Saved, cleared, decoded, encoded
 from ranktop.tui.bundle.write import bundle_name, write_bundle
 from ranktop.tui.core.analysis import Analysis
+from ranktop.tui.core.gpu_data import GpuCoverage
 from ranktop.tui.core.model import Frame, Health, Rank, RankMap, SourceStatus
 from ranktop.tui.engine.snapshot import RankHistory, Snapshot
 
@@ -36,6 +38,18 @@ def test_what_is_saved_reads_back_equal_nan_included():
     values = saved.snapshot.analysis.frame.values["sm_active"]
     assert values[0] == 0.5 and values[1] != values[1]
     assert saved.moment == MOMENT and saved.selected == 1
+
+
+def test_a_job_without_gpu_data_reads_back_by_local_rank_its_maps_folded():
+    saved = a_saved()
+    analysis = saved.snapshot.analysis
+    cpu_job = replace(analysis.rank_map, ranks=tuple(
+        replace(r, gpu_named=False) for r in analysis.rank_map.ranks))
+    folded = replace(analysis, rank_map=cpu_job,
+                     gpu=GpuCoverage(any_seen=False, never=frozenset({"sm_active", "nvlink"})))
+    back = decoded(encoded(replace(saved, snapshot=replace(saved.snapshot, analysis=folded))))
+    assert back.snapshot.analysis.rank_map.ranks[1].place == "node-a local rank 1"
+    assert back.snapshot.analysis.gpu == folded.gpu
 
 
 def test_every_text_can_be_cleared_of_a_secret():

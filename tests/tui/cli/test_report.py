@@ -11,17 +11,19 @@ from ranktop.tui.cli.main import main
 from ranktop.tui.cli.report import as_json, as_text, collect, exit_code
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.settings.config import DemoSettings, load_settings
-from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.sources.demo import DemoSource, demo_source
 
-from tests.tui.conftest import START, FakeClock
+from tests.tui.conftest import START, CpuCluster, FakeClock
 
 
-def report_at(at: float, duration: float = 0.0, log_root=None):
+def report_at(at: float, duration: float = 0.0, log_root=None, cluster=None):
     """A report of the demo ``at`` seconds into its scenario, polling for ``duration``
-    (with ``log_root``, its ranks write their logs there)."""
+    (with ``log_root``, its ranks write their logs there; ``cluster``: a simulated job of
+    the test's own)."""
     settings = load_settings(environ={})
     clock = FakeClock(START + at)
-    source = demo_source(DemoSettings(64, 8, 7), clock, started=START, log_root=log_root)
+    source = (demo_source(DemoSettings(64, 8, 7), clock, started=START, log_root=log_root)
+              if cluster is None else DemoSource(cluster, clock, START))
 
     def sleep(seconds: float) -> None:
         clock.now += seconds
@@ -61,6 +63,22 @@ def test_json_carries_the_same_findings_for_scripts():
     kinds = {(a["kind"], a["rank"], a["host"], a["gpu"]) for a in document["anomalies"]}
     assert {("ecc", 128, "gpu-node-016", 0), ("nvlink", 296, "gpu-node-037", 0)} <= kinds
     assert len(document["worst"]["temperature"]) == 3
+
+
+def test_a_job_without_gpu_data_is_reported_by_local_rank_in_text_and_json():
+    findings, settings = report_at(60.0, cluster=CpuCluster())
+    text = as_text(findings, settings)
+    assert "rank 37 (gpu-node-004 local rank 5)  straggler" in text
+    assert "one of 2 slow ranks" in text
+    assert "GPU" not in text
+    document = json.loads(as_json(findings, settings))
+    straggler = next(a for a in document["anomalies"] if a["rank"] == 37)
+    assert (straggler["host"], straggler["gpu"], straggler["local_rank"]) == (
+        "gpu-node-004", None, 5)
+    with_gpus, _ = report_at(60.0)
+    entry = next(a for a in json.loads(as_json(with_gpus, settings))["anomalies"]
+                 if a["rank"] == 37)
+    assert (entry["gpu"], entry["local_rank"]) == (5, None)
 
 
 def test_what_came_and_went_during_the_window_is_listed_as_resolved():

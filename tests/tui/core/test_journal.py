@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.journal import Journal
@@ -29,6 +31,13 @@ def test_without_a_log_events_are_still_returned():
     journal = Journal("job-a", None)
     events = journal.update(1.0, [Anomaly("xid", "critical", 2, "XID 79", 1.0)], RANK_MAP)
     assert events[0].host == "h0" and events[0].gpu == 2
+
+
+def test_a_rank_no_gpu_data_named_is_logged_without_a_gpu():
+    cpu_job = replace(RANK_MAP, ranks=tuple(replace(r, gpu_named=False) for r in RANK_MAP.ranks))
+    straggler = Anomaly("straggler", "major", 6, "compute 1.4x", since=1.0)
+    (event,) = Journal("job-a", None).update(1.0, [straggler], cpu_job)
+    assert (event.rank, event.host, event.gpu) == (6, "h1", None)
 
 
 def test_pending_anomalies_are_not_facts_yet():

@@ -4,6 +4,7 @@ impact, and the wandering straggler of the whole job."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
@@ -25,8 +26,8 @@ def frame(t: float, slow: dict[int, float]) -> Frame:
                  job={})
 
 
-def stragglers(slow_at, seconds: float = 40, parallelism=P) -> list:
-    detectors = Detectors(SETTINGS, RANK_MAP, parallelism)
+def stragglers(slow_at, seconds: float = 40, parallelism=P, rank_map=RANK_MAP) -> list:
+    detectors = Detectors(SETTINGS, rank_map, parallelism)
     found = []
     for i in range(int(seconds / 2) + 1):
         found = [a for a in detectors.update(frame(2.0 * i, slow_at(i))) if a.kind in
@@ -73,6 +74,21 @@ def test_without_parallelism_many_scattered_ranks_are_one_line_few_are_each_thei
     few = stragglers(lambda i: {3: 1.25, 40: 1.3}, parallelism=None)
     assert {a.rank for a in few} == {3, 40}
     assert all("one of 2 slow GPUs" in a.summary for a in few)
+
+
+def test_ranks_no_gpu_data_named_are_slow_ranks_not_gpus():
+    cpu_job = replace(RANK_MAP, ranks=tuple(replace(r, gpu_named=False) for r in RANK_MAP.ranks))
+    (one,) = stragglers(lambda i: {5: 1.3}, parallelism=None, rank_map=cpu_job)
+    assert "one rank (a bad worker)" in one.summary and "nothing on its links" in one.summary
+    few = stragglers(lambda i: {3: 1.25, 40: 1.3}, parallelism=None, rank_map=cpu_job)
+    assert all("one of 2 slow ranks" in a.summary for a in few)
+    many = stragglers(lambda i: dict.fromkeys(range(0, N, 4), 1.25), parallelism=None,
+                      rank_map=cpu_job)
+    assert "16 slow ranks in 8 nodes" in many[0].summary
+    assert not any("GPU" in a.summary for a in [one, *few, *many])
+    (on_gpu,) = stragglers(lambda i: {5: 1.3}, parallelism=None)
+    assert "one GPU (a bad worker)" in on_gpu.summary
+    assert "nothing on its GPU or links" in on_gpu.summary
 
 
 def test_a_parallelism_that_is_not_the_jobs_falls_back_to_nodes():

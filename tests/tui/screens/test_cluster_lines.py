@@ -9,7 +9,7 @@ from dataclasses import replace
 from ranktop.tui.core.goodput import Goodput
 from ranktop.tui.core.model import Frame, Health, SourceStatus
 from ranktop.tui.core.moment import shown
-from ranktop.tui.screens.cluster_lines import JobView, header
+from ranktop.tui.screens.cluster_lines import JobView, folded_note, header
 from rich.style import Style
 
 
@@ -91,3 +91,12 @@ def test_the_header_gives_the_hours_goodput_and_how_much_of_the_hour_it_covers()
     assert "  goodput 87 %" in with_goodput(Goodput(hour=0.871, covered=3600.0))
     assert "  goodput 91 % (12 min)" in with_goodput(Goodput(hour=0.91, covered=720.0))
     assert "goodput" not in with_goodput(Goodput())  # unknown: nothing said
+
+
+def test_the_folded_maps_are_said_once_as_no_gpu_data_or_as_one_metric_missing() -> None:
+    assert folded_note([], any_gpu=False) == ""
+    assert folded_note(["SM activity", "GPU temperature"], any_gpu=False) == (
+        "no GPU metrics (DCGM) for this job: SM activity, GPU temperature not shown — see "
+        "check-config")
+    assert folded_note(["NVLink bandwidth"], any_gpu=True) == (
+        "not exported for this job: NVLink bandwidth not shown — see check-config")

@@ -91,6 +91,14 @@ def test_every_family_has_its_type_labels_and_one_series_per_gpu(cluster):
         assert all(math.isfinite(s.value) for s in samples), name
 
 
+def test_without_dcgm_only_the_jobs_own_series_are_served_naming_no_gpu(cluster):
+    parsed = scrape(cluster, 40.0, dcgm=False)
+    assert set(parsed) == {name for name in TYPES if name.startswith("training_")}
+    assert all(set(s.labels) == TRAIN_LABELS - {"gpu_uuid"}
+               for _, samples in parsed.values() for s in samples)
+    assert len(parsed["training_step_seconds"][1]) == 512
+
+
 def test_text_format_details(cluster):
     text = render_metrics(cluster, 40.0)
     assert text.endswith("\n") and "NaN" not in text
