@@ -7,6 +7,10 @@ a stamp (an NCCL INFO line, a traceback) stays with the line before it in its ow
 and the lines of a file before its first stamp go just before that stamp. A file with no
 stamp at all comes first, whole: what carries a time (warnings, errors, a crash) then ends
 the log. Each file keeps its own order, whatever its stamps say.
+
+The files of several torchrun attempts (``ranktop.tui.logs.attempts``) are merged attempt by
+attempt, the oldest first, a marker line before each later attempt's lines in a tail: a
+restarted rank shows its old process's end, then the new one.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ranktop.tui.logs.attempts import attempt_groups, marker
 from ranktop.tui.logs.line_time import line_time, local_clock
 from ranktop.tui.logs.tail import FileLog, LogLine
 
@@ -80,17 +85,32 @@ class MergedLog:
         self.logs = list(logs)
         self.name = ", ".join(log.name for log in self.logs)
         self._since: list[float | None] = [None] * len(self.logs)
+        self._attempts = attempt_groups([log.path for log in self.logs])
 
     def tail(self, lines: int) -> list[LogLine]:
         """Each file's last ``lines`` lines (and its predecessor's), merged."""
         parts = [log.tail(lines) for log in self.logs]
         self._since = [None] * len(self.logs)
-        return in_time_order(parts, local_clock(time.time()), self._since)
+        return self._merged(parts, marked=True)
 
     def follow(self) -> list[LogLine]:
         """What every file gained since the last call, merged."""
-        parts = [log.follow() for log in self.logs]
-        return in_time_order(parts, local_clock(time.time()), self._since)
+        return self._merged([log.follow() for log in self.logs], marked=False)
+
+    def _merged(self, parts: list[list[LogLine]], marked: bool) -> list[LogLine]:
+        """The parts merged attempt by attempt; ``marked``: a marker before each later
+        attempt's lines."""
+        now = local_clock(time.time())
+        merged: list[LogLine] = []
+        for position, (attempt, indices) in enumerate(self._attempts):
+            since = [self._since[index] for index in indices]
+            lines = in_time_order([parts[index] for index in indices], now, since)
+            for index, last in zip(indices, since, strict=True):
+                self._since[index] = last
+            if marked and position and attempt is not None:
+                merged.append(LogLine(marker(attempt), "plain", origin="ranktop"))
+            merged.extend(lines)
+        return merged
 
     def status(self) -> str:
         """What happened to any of the files, each named when there are several."""

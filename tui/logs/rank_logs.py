@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.logs.attempts import attempt_number
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
-from ranktop.tui.logs.discovery import find_logs, nccl_files, not_logs
+from ranktop.tui.logs.discovery import find_logs, looked_in, nccl_files, not_logs
 from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.nccl_files import NcclFiles, Sniffs
 from ranktop.tui.logs.split import local_rank
@@ -42,17 +43,18 @@ class RankLogs:
         why = ""
         try:
             if weighed is None:
-                paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map))
+                paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map),
+                                  rank_map.hosts)
             else:
                 paths, why = weighed.of(rank)
+            if not paths and not why:
+                why = looked_in(self.spec, found, found.node, local_rank, rank_map.hosts)
         except (ValueError, OSError) as error:
             return [], f"cannot look for logs: {error}"
         if not paths:
             return [], (f"no file found for rank {rank} ({found.host}) with {self.spec}"
                         + (f"; {why}" if why else ""))
-        folder = paths[0].parent
-        names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
-        return paths, f"{names} in {folder}"
+        return paths, _where(paths)
 
     def open(self, rank_map: RankMap, rank: int) -> tuple[list[MergedLog], str]:
         """The rank's files as one log in time order (none when none is found), and a note
@@ -122,6 +124,16 @@ class RankLogs:
             return lambda rank: self.files(rank_map, rank)[0]
         self._sniffs.forget_all_but(f.path for f in weighed.files)
         return lambda rank: weighed.of(rank)[0]
+
+
+def _where(paths: list[Path]) -> str:
+    """Where a rank's files are: the first one's folder, and the earlier attempts'."""
+    folder = paths[0].parent
+    earlier = [p for p in paths if p.parent != folder and attempt_number(p) is not None]
+    names = ", ".join(p.name if p.parent == folder else str(p)
+                      for p in paths if p not in earlier)
+    attempts = sorted({p.parents[1].name for p in earlier})
+    return f"{names} in {folder}" + (f"; also {', '.join(attempts)}" if attempts else "")
 
 
 def _placed(rank_map: RankMap, rank: int) -> tuple[Rank, int]:
