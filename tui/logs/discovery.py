@@ -103,8 +103,15 @@ def looked_in(spec: str, rank: Rank, node_rank: int, local_rank: int,
     found = _torchrun(argument, rank, node_rank, local_rank, hosts)
     if found.paths:
         return ""
-    shown = ", ".join(found.tried[:MAX_TRIED]) + (" …" if len(found.tried) > MAX_TRIED else "")
-    return f"looked in {shown}: {found.why}"
+    tried = found.tried[:MAX_TRIED]
+    parents = {os.path.dirname(path) for path in tried}
+    if len(tried) > 1 and len(parents) == 1:  # the node folders of one parent, by name
+        names = ", ".join(os.path.basename(path) for path in tried)
+        shown = f"{parents.pop()} for {names}"
+    else:
+        shown = ", ".join(tried)
+    more = " …" if len(found.tried) > MAX_TRIED else ""
+    return f"looked in {shown}{more}: {found.why}"
 
 
 def not_logs(spec: str, rank: Rank, node_rank: int, local_rank: int) -> list[tuple[Path, str]]:

@@ -6,7 +6,9 @@ lines. Lines are merged by the time stamped at their head (``line_time``); a lin
 a stamp (an NCCL INFO line, a traceback) stays with the line before it in its own file,
 and the lines of a file before its first stamp go just before that stamp. A file with no
 stamp at all comes first, whole: what carries a time (warnings, errors, a crash) then ends
-the log. Each file keeps its own order, whatever its stamps say.
+the log; of such files, the one written to last comes last (a worker's stdout of step lines
+before its stderr's crash, neither stamped). Each file keeps its own order, whatever its
+stamps say.
 
 The files of several torchrun attempts (``ranktop.tui.logs.attempts``) are merged attempt by
 attempt, the oldest first, a marker line before each later attempt's lines in a tail: a
@@ -20,6 +22,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ranktop.tui.core.outside_file import modified
 from ranktop.tui.logs.attempts import attempt_groups, marker
 from ranktop.tui.logs.line_time import line_time, local_clock
 from ranktop.tui.logs.tail import FileLog, LogLine
@@ -102,7 +105,8 @@ class MergedLog:
         attempt's lines."""
         now = local_clock(time.time())
         merged: list[LogLine] = []
-        for position, (attempt, indices) in enumerate(self._attempts):
+        for position, (attempt, files) in enumerate(self._attempts):
+            indices = sorted(files, key=lambda index: modified(self.logs[index].path))
             since = [self._since[index] for index in indices]
             lines = in_time_order([parts[index] for index in indices], now, since)
             for index, last in zip(indices, since, strict=True):
@@ -117,7 +121,9 @@ class MergedLog:
         said = [(log, log.status()) for log in self.logs]
         if len(self.logs) == 1:
             return said[0][1]
-        return "; ".join(f"{Path(log.name).name}: {status}" for log, status in said if status)
+        named = 3 if len(self._attempts) > 1 else 1  # attempt_1/3/stderr.log
+        return "; ".join(f"{'/'.join(Path(log.name).parts[-named:])}: {status}"
+                         for log, status in said if status)
 
     def close(self) -> None:
         for log in self.logs:
