@@ -154,6 +154,15 @@ def check_spec(spec: str) -> None:
         _slurm_pattern(argument, sample, 0)
 
 
+def preset_name(spec: str) -> str:
+    """The preset a spec names ("torchrun", ...), "" for a raw pattern or a spec that
+    cannot be understood."""
+    try:
+        return _parse(spec)[0]
+    except ValueError:
+        return ""
+
+
 def _parse(spec: str) -> tuple[str, str]:
     """(preset name, its argument), or ("", pattern) for a raw pattern."""
     spec = spec.strip()

@@ -9,7 +9,7 @@ from pathlib import Path
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.logs.attempts import attempt_number
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
-from ranktop.tui.logs.discovery import find_logs, looked_in, nccl_files, not_logs
+from ranktop.tui.logs.discovery import find_logs, looked_in, nccl_files, not_logs, preset_name
 from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.nccl_files import NcclFiles, Sniffs
 from ranktop.tui.logs.split import local_rank
@@ -25,6 +25,7 @@ class RankLogs:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self._sniffs = Sniffs()  # what was read of the nccl: preset's files, kept
+        self._restarts_anew = preset_name(spec) == "torchrun"
 
     def files(self, rank_map: RankMap, rank: int) -> tuple[list[Path], str]:
         """The rank's log files, newest first, and a note on what was found."""
@@ -62,7 +63,11 @@ class RankLogs:
         paths, note = self.files(rank_map, rank)
         if self.spec and not paths:
             note = self._refused(rank_map, rank) or note
-        return ([MergedLog([FileLog(path) for path in paths])] if paths else []), note
+        if not paths:
+            return [], note
+        # torchrun makes a new attempt's files on a restart: looked for while followed.
+        refind = (lambda: self.files(rank_map, rank)[0]) if self._restarts_anew else None
+        return [MergedLog([FileLog(path) for path in paths], refind)], note
 
     def _refused(self, rank_map: RankMap, rank: int) -> str:
         """Why the files the spec names are not read (a FIFO, a folder, ...); "" if none is

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ranktop.tui.core.hang import HangScan
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs import merged
 from ranktop.tui.logs.attempts import attempt_groups, attempt_number, marker
 from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.rank_logs import RankLogs
@@ -90,3 +91,41 @@ def test_triage_judges_the_newest_attempt_only() -> None:
     before = HangScan(len(JOB))
     before.add({rank: own[:own.index(marker(1))] for rank, own in lines.items()})
     assert before.verdict() is not None  # what the marker keeps out
+
+
+def test_a_restart_while_the_rank_is_followed_shows_with_its_marker(
+        tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(merged, "REFIND_SECONDS", 0.0)
+    root = tmp_path / "logs"
+    shutil.copytree(REAL, root)
+    later = tmp_path / "later"
+    for attempt in root.glob("*/*/attempt_1"):  # the restart has not happened yet
+        shutil.move(attempt, later / attempt.relative_to(root))
+    [log], _ = RankLogs(f"torchrun:{root / 'node1'}").open(JOB, 5)
+    assert texts(log.tail(200))[-1] == "rank 5 about to be killed"
+    assert log.follow() == []
+    for attempt in later.glob("*/*/attempt_1"):
+        shutil.move(attempt, root / attempt.relative_to(later))
+    shown = texts(log.follow())
+    assert shown[:2] == [marker(1), "rank 5 restart 1 resuming from step 20"]
+    assert shown[-1] == "saved checkpoint at step 80"
+    assert log.follow() == []
+    log.close()
+
+
+def test_files_are_looked_for_again_only_now_and_then(tmp_path: Path) -> None:
+    now = [0.0]
+    asked: list[float] = []
+    first = tmp_path / "r" / "attempt_0" / "0" / "stdout.log"
+    first.parent.mkdir(parents=True)
+    first.write_text("step 1\n")
+
+    def refind() -> list[Path]:
+        asked.append(now[0])
+        return [first]
+
+    log = MergedLog([FileLog(first)], refind, clock=lambda: now[0])
+    log.tail(10)
+    for now[0] in (1.0, 4.0, 5.0, 6.0, 10.5):
+        log.follow()
+    assert asked == [5.0, 10.5]
