@@ -22,10 +22,7 @@ _ATTEMPT = re.compile(r"attempt_(\d{1,9})")
 
 def attempt_number(path: Path) -> int | None:
     """K of a file in ``.../attempt_<K>/<local_rank>/``, or None for a file elsewhere."""
-    parents = path.parents
-    if len(parents) < 2:
-        return None
-    found = _ATTEMPT.fullmatch(parents[1].name)
+    found = _ATTEMPT.fullmatch(path.parent.parent.name)
     return int(found.group(1)) if found else None
 
 

@@ -41,6 +41,9 @@ MAX_ATTEMPTS = 4  # a job that restarted more often shows its newest attempts on
 NODE_RANK_FOLDERS = ("node{n}", "node-{n}", "node_{n}", "{n}")
 _NODE_RANK_FOLDER = re.compile(r"(?:node[-_]?)?\d{1,9}")
 _ATTEMPT_FOLDER = re.compile(r"attempt_\d{1,9}")
+# Of a folder's subfolders, those looked into to tell a node's log dir (run folders in
+# it) from a folder of node folders: a rank whose files are not found costs no more.
+LOOKED_AT = 16
 
 
 @dataclass(frozen=True)
@@ -63,35 +66,54 @@ def tree_files(directory: str, host_folders: Sequence[str], node_rank: int, loca
     root = Path(os.path.expanduser(directory))
     if not root.is_dir():
         return TreeFiles([], [str(root)], "no such folder")
+    among = _among_nodes(root, host_folders, node_rank, local_rank)  # the likeliest: first
+    if among.paths:
+        return among
     node_dir, run = _levels(root)
     if node_dir is None:
-        return _among_nodes(root, host_folders, node_rank, local_rank)
+        return among
     if _names_node(node_dir.name, host_folders, node_rank):
         return _in_node(node_dir, local_rank, run)
     if _names_a_node(node_dir.name, hosts):
         return _among_nodes(node_dir.parent, host_folders, node_rank, local_rank)
     if node_rank == 0 and len(hosts) <= 1:
         return _in_node(node_dir, local_rank, run)
+    runs = sum(1 for folder in _subfolders(node_dir) if _has_attempts(folder))
     return TreeFiles([], [str(node_dir)],
-                     f"{node_dir.name} is one node's log dir whose name names no node: give "
-                     "the folder of every node's, each named by host or node rank (node0, ...)")
+                     f"{node_dir.name} is a --log-dir whose name names no node ({runs} run "
+                     "folder(s) in it, none saying its node): give each node's agent its own "
+                     "--log-dir named by host or node rank (node0, node1, ...) and the "
+                     "folder that holds them")
 
 
 def _levels(root: Path) -> tuple[Path | None, Path | None]:
     """The node log dir ``root`` is or is in, and the run folder it names; (None, None)
-    when it is a folder of node folders."""
+    when it is none of them (a folder of node folders)."""
     if _ATTEMPT_FOLDER.fullmatch(root.name):
         return root.parent.parent, root.parent
-    escaped = glob.escape(str(root))
-    if _folders(f"{escaped}/attempt_*"):
+    if _has_attempts(root):
         return root.parent, root
-    if _folders(f"{escaped}/*/attempt_*"):
+    if any(_has_attempts(folder) for folder in _subfolders(root)[:LOOKED_AT]):
         return root, None
     return None, None
 
 
-def _folders(pattern: str) -> bool:
-    return any(os.path.isdir(match) for match in glob.iglob(pattern))
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(Path(entry.path) for entry in entries if entry.is_dir())
+    except OSError:
+        return []
+
+
+def _has_attempts(folder: Path) -> bool:
+    """Whether ``folder`` is a run folder: it holds an ``attempt_<K>`` folder."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(_ATTEMPT_FOLDER.fullmatch(entry.name) and entry.is_dir()
+                       for entry in entries)
+    except OSError:
+        return False
 
 
 def _node_rank_folders(node_rank: int) -> list[str]:
@@ -151,10 +173,7 @@ def _newest_run(paths: list[Path]) -> list[Path]:
     for path in paths:
         runs.setdefault(path.parents[2], []).append(path)
     newest = max(runs.values(), key=lambda files: max(modified(path) for path in files))
-    kept = sorted({_attempt(path) for path in newest}, reverse=True)[:MAX_ATTEMPTS]
-    return sorted((path for path in newest if _attempt(path) in kept),
-                  key=lambda path: (-_attempt(path), STREAMS.index(path.stem)))
-
-
-def _attempt(path: Path) -> int:
-    return attempt_number(path) or 0  # every file found is in an attempt folder
+    attempts = {path: attempt_number(path) or 0 for path in newest}  # each is in one
+    kept = sorted(set(attempts.values()), reverse=True)[:MAX_ATTEMPTS]
+    return sorted((path for path in newest if attempts[path] in kept),
+                  key=lambda path: (-attempts[path], STREAMS.index(path.stem)))

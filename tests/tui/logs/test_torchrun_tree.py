@@ -84,7 +84,19 @@ def test_a_log_dir_named_after_no_node_is_refused_for_several_and_said(tmp_path:
     logs = RankLogs(f"torchrun:{own}")
     paths, note = logs.files(JOB, 1)
     assert paths == []
-    assert f"looked in {own}: torch-logs is one node's log dir whose name names no node" in note
+    assert (f"looked in {own}: torch-logs is a --log-dir whose name names no node "
+            "(1 run folder(s) in it") in note
+
+
+def test_agents_sharing_one_log_dir_are_said_to_be_told_apart(tmp_path: Path) -> None:
+    """Each agent makes its own run folder in a --log-dir they share: which is which
+    node's is written nowhere."""
+    shared = tmp_path / "logs"
+    for run in REAL.glob("node*/myrun_*"):
+        shutil.copytree(run, shared / run.name)
+    assert found(f"torchrun:{shared}") == {rank: [] for rank in range(8)}
+    note = RankLogs(f"torchrun:{shared}").files(JOB, 5)[1]
+    assert "(2 run folder(s) in it, none saying its node): give each node's agent its own" in note
 
 
 def test_a_missing_node_folder_says_every_folder_it_tried(tmp_path: Path) -> None:
