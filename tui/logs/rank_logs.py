@@ -37,9 +37,10 @@ class RankLogs:
             return [], f"cannot look for logs: {error}"
         return self._found(rank_map, rank, weighed)
 
-    def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None
-               ) -> tuple[list[Path], str]:
-        """The rank's files, from the nccl: preset's files weighed at once when given."""
+    def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None,
+               explain: bool = True) -> tuple[list[Path], str]:
+        """The rank's files, from the nccl: preset's files weighed at once when given;
+        ``explain``: say where the torchrun preset looked when it found none."""
         found, local_rank = _placed(rank_map, rank)
         why = ""
         try:
@@ -48,7 +49,7 @@ class RankLogs:
                                   rank_map.hosts)
             else:
                 paths, why = weighed.of(rank)
-            if not paths and not why:
+            if not paths and not why and explain:
                 why = looked_in(self.spec, found, found.node, local_rank, rank_map.hosts)
         except (ValueError, OSError) as error:
             return [], f"cannot look for logs: {error}"
@@ -126,7 +127,7 @@ class RankLogs:
         except (ValueError, OSError):
             weighed = None
         if weighed is None:
-            return lambda rank: self.files(rank_map, rank)[0]
+            return lambda rank: self._found(rank_map, rank, None, explain=False)[0]
         self._sniffs.forget_all_but(f.path for f in weighed.files)
         return lambda rank: weighed.of(rank)[0]
 
