@@ -27,20 +27,21 @@ class RankLogs:
         self._sniffs = Sniffs()  # what was read of the nccl: preset's files, kept
         self._restarts_anew = preset_name(spec) == "torchrun"
 
-    def files(self, rank_map: RankMap, rank: int) -> tuple[list[Path], str]:
-        """The rank's log files, newest first, and a note on what was found."""
+    def files(self, rank_map: RankMap, rank: int, explain: bool = True
+              ) -> tuple[list[Path], str]:
+        """The rank's log files, newest first, and a note on what was found; ``explain``:
+        say where the torchrun preset looked when it found none (hang triage does not)."""
         if not self.spec:
             return [], NOT_CONFIGURED
         try:
             weighed = nccl_files(self.spec, rank_map, self._sniffs, rank_map.ranks[rank])
         except (ValueError, OSError) as error:
             return [], f"cannot look for logs: {error}"
-        return self._found(rank_map, rank, weighed)
+        return self._found(rank_map, rank, weighed, explain)
 
     def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None,
                explain: bool = True) -> tuple[list[Path], str]:
-        """The rank's files, from the nccl: preset's files weighed at once when given;
-        ``explain``: say where the torchrun preset looked when it found none."""
+        """The rank's files, from the nccl: preset's files weighed at once when given."""
         found, local_rank = _placed(rank_map, rank)
         why = ""
         try:
@@ -127,7 +128,7 @@ class RankLogs:
         except (ValueError, OSError):
             weighed = None
         if weighed is None:
-            return lambda rank: self._found(rank_map, rank, None, explain=False)[0]
+            return lambda rank: self.files(rank_map, rank, explain=False)[0]
         self._sniffs.forget_all_but(f.path for f in weighed.files)
         return lambda rank: weighed.of(rank)[0]
 
