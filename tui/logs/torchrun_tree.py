@@ -117,7 +117,9 @@ def _has_attempts(folder: Path) -> bool:
 
 
 def _node_rank_folders(node_rank: int) -> list[str]:
-    return [name.format(n=node_rank) for name in NODE_RANK_FOLDERS]
+    """The names of the node's folder by its node rank; none for a rank of no known node
+    (node rank -1, which "node-1" must not be taken for)."""
+    return [name.format(n=node_rank) for name in NODE_RANK_FOLDERS] if node_rank >= 0 else []
 
 
 def _names_node(name: str, host_folders: Sequence[str], node_rank: int) -> bool:

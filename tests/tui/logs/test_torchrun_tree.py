@@ -123,3 +123,10 @@ def test_only_the_newest_attempts_are_kept(tmp_path: Path) -> None:
     newest = torchrun_tree.MAX_ATTEMPTS + 2
     assert [attempt_number(path) for path in paths] == list(
         range(newest, newest - torchrun_tree.MAX_ATTEMPTS, -1))
+
+
+def test_a_rank_of_no_known_node_is_not_given_node_1s_files(tmp_path: Path) -> None:
+    root = tree_named(tmp_path, ("node-0", "node-1"))
+    found_here = torchrun_tree.tree_files(str(root), ["unknown-host"], -1, 1, ["gpu-node-001"])
+    assert found_here.paths == []
+    assert torchrun_tree.tree_files(str(root), ["unknown-host"], 1, 1).paths
