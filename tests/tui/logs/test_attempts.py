@@ -129,3 +129,25 @@ def test_files_are_looked_for_again_only_now_and_then(tmp_path: Path) -> None:
     for now[0] in (1.0, 4.0, 5.0, 6.0, 10.5):
         log.follow()
     assert asked == [5.0, 10.5]
+
+
+REJOIN = Path(__file__).parent / "torchrun_real_rejoin"
+
+
+def test_a_node_restarted_in_attempt_0_again_keeps_only_its_new_round() -> None:
+    """The surviving node's agent restarted its workers in attempt_0 again (see the
+    fixture's README): its ranks have one attempt, the dead rank's node two."""
+    logs = RankLogs(f"torchrun:{REJOIN / 'logs' / 'node0'}")
+    files = {rank: logs.files(JOB, rank)[0] for rank in range(8)}
+    assert all(files.values())
+    assert {attempt_number(path) for rank in range(4) for path in files[rank]} == {0}
+    assert {attempt_number(path) for path in files[5]} == {0, 1}
+    first = texts(MergedLog([FileLog(path) for path in files[1]]).tail(200))
+    assert first[0] == "rank 1 restart 0 resuming from step 3" and marker(1) not in first
+
+
+def test_the_agents_console_still_holds_the_round_its_files_lost() -> None:
+    consoles = RankLogs(f"{REJOIN / 'console'}/node{{node_rank}}.log").triage_lines(JOB)
+    resumed = [line for line in consoles[1] if "resuming" in line]
+    assert resumed == ["[default1]:rank 1 restart 0 resuming from step 0",
+                       "[default1]:rank 1 restart 0 resuming from step 3"]
