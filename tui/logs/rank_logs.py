@@ -40,7 +40,7 @@ class RankLogs:
         return self._found(rank_map, rank, weighed, explain)
 
     def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None,
-               explain: bool = True) -> tuple[list[Path], str]:
+               explain: bool) -> tuple[list[Path], str]:
         """The rank's files, from the nccl: preset's files weighed at once when given."""
         found, local_rank = _placed(rank_map, rank)
         why = ""
@@ -68,7 +68,8 @@ class RankLogs:
         if not paths:
             return [], note
         # torchrun makes a new attempt's files on a restart: looked for while followed.
-        refind = (lambda: self.files(rank_map, rank)[0]) if self._restarts_anew else None
+        refind = ((lambda: self.files(rank_map, rank, explain=False)[0])
+                  if self._restarts_anew else None)
         return [MergedLog([FileLog(path) for path in paths], refind)], note
 
     def _refused(self, rank_map: RankMap, rank: int) -> str:

@@ -130,3 +130,9 @@ def test_a_rank_of_no_known_node_is_not_given_node_1s_files(tmp_path: Path) -> N
     found_here = torchrun_tree.tree_files(str(root), ["unknown-host"], -1, 1, ["gpu-node-001"])
     assert found_here.paths == []
     assert torchrun_tree.tree_files(str(root), ["unknown-host"], 1, 1).paths
+
+
+def test_the_note_names_the_newest_attempts_folder_and_the_earlier_attempts() -> None:
+    note = RankLogs(f"torchrun:{REAL}").files(JOB, 5)[1]
+    assert note == (f"stderr.log, stdout.log in {REAL}/node1/myrun_gg0u3z94/attempt_1/1; "
+                    "also attempt_0")
