@@ -29,7 +29,7 @@ verdict that names a culprit only on evidence:
 - A rank with no lines at all (no log found, or a log just rotated with nothing before it)
   is **unread**, never silent: silence is a log, predecessors included, with no timeout.
 
-Lines before a rank's last NCCL init (a restart) are ignored.
+Lines before a rank's last NCCL init or torchrun attempt marker (a restart) are ignored.
 
 A triage may read only some ranks' logs (``skipped``: the rest were not reached within its
 time and memory budget). Those ranks are unread, so the verdict cannot be sure unless a

@@ -16,6 +16,9 @@ from ranktop.tui.core.watchdog import (
 
 # A rank whose log shows NCCL starting again after a timeout has been restarted.
 RESTART = "Init COMPLETE"
+# The line ranktop puts between a torchrun attempt's lines and the next's
+# (``ranktop.tui.logs.attempts``): what comes before it is the restarted process's.
+NEW_ATTEMPT = "── ranktop: attempt_"
 REPORTS_PER_RANK = 8  # the newest few: a hang makes each rank log only a handful
 
 
@@ -64,7 +67,7 @@ def scan(rank: int, lines: list[str], logs: dict[int, RankLog]) -> None:
     own = logs[rank]
     own.read = own.read or any(line.strip() for line in lines)
     blob = "\n".join(lines)
-    restart = blob.rfind(RESTART)
+    restart = max(blob.rfind(RESTART), blob.rfind(NEW_ATTEMPT))
     if restart >= 0:
         lines = lines[blob.count("\n", 0, restart) + 1:]
     own.lines = lines

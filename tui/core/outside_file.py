@@ -55,3 +55,11 @@ def read_regular(path: Path | str, max_bytes: int) -> bytes:
     if len(data) > max_bytes:  # it grew while being read
         raise FileTooLarge(errno.EFBIG, f"too large (over {max_bytes:,} bytes)")
     return data
+
+
+def modified(path: Path | str) -> float:
+    """A file's modification time; 0 when it cannot be read (gone, or not allowed)."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0

@@ -31,6 +31,7 @@ from pathlib import Path
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.outside_file import open_regular
 from ranktop.tui.core.text import clean_lines
+from ranktop.tui.logs.attempts import attempt_number, marker
 from ranktop.tui.logs.gztail import gz_tail
 from ranktop.tui.logs.nccl_files import NCCL_SNIFF_BYTES
 from ranktop.tui.logs.rotation import predecessors, rotated_suffix
@@ -41,6 +42,7 @@ MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start
 MAX_LINE_BYTES = 16 * 1024  # what one line may cost the read of a rank's own file
 SHARED_LINES_PER_RANK = 2  # x tail_lines x ranks sharing a file: where its read stops
 SHARED_MAX_BYTES = 64 * 1024 * 1024
+Order = tuple[int, float]  # a file's place among a rank's: its attempt, when it was written
 
 
 @dataclass
@@ -67,9 +69,10 @@ def lines_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankMap
 
     At most ``tail_lines`` from each of a rank's files (with its predecessors); a rank with
     several files gets their lines one file after the other, the file written to last at
-    the end. Every rank of ``files_by_rank`` is in the result, with no lines when its files
-    held none for it or could not be read; with a ``budget``, except the ranks one of whose
-    files it ran out before.
+    the end; torchrun's attempts (``ranktop.tui.logs.attempts``) in their order, a marker
+    line before each later attempt's lines. Every rank of ``files_by_rank`` is in the
+    result, with no lines when its files held none for it or could not be read; with a
+    ``budget``, except the ranks one of whose files it ran out before.
     """
     found: dict[int, list[str]] = {}
     for part in batches_by_rank(files_by_rank, rank_map, tail_lines, budget):
@@ -85,7 +88,7 @@ def batches_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankM
     owners = _owners(files_by_rank)
     current = frozenset(owners)
     index = RankIndex(rank_map) if any(len(ranks) > 1 for ranks in owners.values()) else None
-    found: dict[int, list[tuple[float, list[bytes]]]] = {rank: [] for rank in files_by_rank}
+    found: dict[int, list[tuple[Order, list[bytes]]]] = {rank: [] for rank in files_by_rank}
     files_left = Counter(rank for ranks in owners.values() for rank in ranks)
     ready = [rank for rank in files_by_rank if not files_left[rank]]
     for key, ranks in owners.items():
@@ -93,10 +96,10 @@ def batches_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankM
             for rank in ranks:
                 found.pop(rank, None)
         else:
-            for rank, written, lines in _file_lines(Path(key), ranks, current, index,
-                                                    tail_lines, budget):
+            for rank, order, lines in _file_lines(Path(key), ranks, current, index,
+                                                  tail_lines, budget):
                 if rank in found:
-                    found[rank].append((written, lines))
+                    found[rank].append((order, lines))
         for rank in ranks:
             files_left[rank] -= 1
             if not files_left[rank] and rank in found:
@@ -109,26 +112,39 @@ def batches_by_rank(files_by_rank: Mapping[int, Sequence[Path]], rank_map: RankM
 
 def _file_lines(path: Path, ranks: list[int], current: frozenset[str],
                 index: RankIndex | None, tail_lines: int, budget: ReadBudget | None
-                ) -> Iterator[tuple[int, float, list[bytes]]]:
-    """Each rank's lines from one file (and its predecessors), with when it was written."""
+                ) -> Iterator[tuple[int, Order, list[bytes]]]:
+    """Each rank's lines from one file (and its predecessors), with its place among the
+    rank's files: its attempt (-1 outside any), then when it was written."""
     chain = _chain(path, current)
     if not chain:
         return
-    written = chain[0][1]
+    attempt = attempt_number(path)
+    order = (-1 if attempt is None else attempt, chain[0][1])
     if len(ranks) == 1:
-        yield ranks[0], written, _own_lines(chain, tail_lines, budget)
+        yield ranks[0], order, _own_lines(chain, tail_lines, budget)
         return
     for rank, lines in _shared_lines(chain, FileRanks(index, ranks), tail_lines,
                                      budget).items():
-        yield rank, written, lines
+        yield rank, order, lines
 
 
-def _finish(ranks: list[int], found: dict[int, list[tuple[float, list[bytes]]]]
+def _finish(ranks: list[int], found: dict[int, list[tuple[Order, list[bytes]]]]
             ) -> dict[int, list[str]]:
     """These ranks' lines, oldest file first, made safe to display; let go of here."""
-    return {rank: clean_lines([line for _, lines in sorted(found.pop(rank), key=itemgetter(0))
-                               for line in lines], MAX_LINE_CHARS)
+    return {rank: clean_lines(_in_turn(found.pop(rank)), MAX_LINE_CHARS)
             for rank in ranks if rank in found}
+
+
+def _in_turn(files: list[tuple[Order, list[bytes]]]) -> list[bytes]:
+    """A rank's files' lines one file after the other, a marker before a later attempt."""
+    joined: list[bytes] = []
+    attempt = None
+    for (number, _), lines in sorted(files, key=itemgetter(0)):
+        if attempt is not None and number != attempt and number >= 0:
+            joined.append(marker(number).encode())
+        attempt = number
+        joined.extend(lines)
+    return joined
 
 
 def _owners(files_by_rank: Mapping[int, Sequence[Path]]) -> dict[str, list[int]]:

@@ -13,12 +13,12 @@ that does as ``./word:...``.
 
 The presets (``PRESETS``):
 
-- ``torchrun:DIR``: torchrun ``--log-dir`` trees kept per host on a shared filesystem,
-  ``DIR/{host}/*/attempt_*/{local_rank}/stderr.log`` and ``stdout.log``. The per-host
-  directory may be named by the full or the short host name, or, on Kubernetes where each
-  pod writes its own tree, by the rank's pod (looked for first). When the log directory was
-  reused, the newest run directory wins (by its files' modification time), and within it the
-  highest attempt number; stderr comes before stdout.
+- ``torchrun:DIR``: the trees of torchrun's ``--log-dir``, ``*/attempt_*/{local_rank}/``
+  ``stderr.log`` and ``stdout.log``: DIR holds every node's log dir (named by host, pod or
+  node rank), or is one node's own log dir, the others found beside it; every attempt of
+  the newest run, read in turn (see ``ranktop.tui.logs.torchrun_tree``). The agent's
+  console (``--tee``, its lines prefixed ``[default<local_rank>]:``) is a raw pattern that
+  names it per node, e.g. ``/logs/console-{node_rank}.log``: each rank's lines are split out.
 - ``nccl:PATTERN``: files written through ``NCCL_DEBUG_FILE``, where ``%h`` is the short host,
   ``%p`` a pid and ``%%`` a literal ``%``. A file is the rank's only on evidence: its NCCL init
   line or its own ``[rankN]`` labels name the rank, or its host and CUDA device are the
@@ -42,14 +42,18 @@ import glob
 import os
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.core.outside_file import modified
 from ranktop.tui.logs.nccl_files import Job, NcclFiles, Sniffs, nccl_glob
+from ranktop.tui.logs.torchrun_tree import TreeFiles, tree_files
 
 PRESETS: dict[str, str] = {
-    "torchrun": "DIR/{host}/*/attempt_*/{local_rank}/stderr.log and stdout.log (a pod's "
-                "own tree: DIR/{pod}/...), newest attempt",
+    "torchrun": "DIR/{host or node rank}/*/attempt_*/{local_rank}/stderr.log and stdout.log "
+                "(a pod's own tree: DIR/{pod}/...; DIR may be one node's --log-dir), "
+                "every attempt",
     "nccl": "PATTERN with %h = short host, %p = any pid; the file whose NCCL init line names "
             "the rank (else whose [cudaDev] is the local rank)",
     "slurm": "PATTERN with %t = rank, %N = short host, %n = node rank, "
@@ -60,16 +64,18 @@ _PRESET = re.compile(r"^([A-Za-z]\w*):(.*)$", re.DOTALL)
 _SLURM = re.compile(r"%(\d*)([A-Za-z%])")
 _SLURM_ANY = set("jJsAabux")
 MAX_NOT_LOGS = 100  # of a pattern's matches, looked at to say why none is a log
+MAX_TRIED = 8  # of the folders the torchrun preset looked in, said
 
 
 def find_logs(spec: str, rank: Rank, node_rank: int, local_rank: int,
-              world_size: int) -> list[Path]:
-    """The log files of one rank that ``spec`` names (see the module docstring)."""
+              world_size: int, hosts: Sequence[str] = ()) -> list[Path]:
+    """The log files of one rank that ``spec`` names (see the module docstring);
+    ``hosts``: every host of the job, for the torchrun preset."""
     name, argument = _parse(spec)
     if name == "":
         return _newest_first(_glob(_fill(argument, rank, node_rank, local_rank)))
     if name == "torchrun":
-        return _torchrun(argument, rank, local_rank)
+        return _torchrun(argument, rank, node_rank, local_rank, hosts).paths
     if name == "nccl":
         return _nccl(argument, rank, local_rank, world_size)
     return _newest_first(_glob(_slurm_pattern(argument, rank, node_rank)))
@@ -85,6 +91,27 @@ def nccl_files(spec: str, rank_map: RankMap, sniffs: Sniffs | None = None,
         return None
     host = _short_host(rank.host) if rank is not None else "*"
     return NcclFiles(_glob(nccl_glob(argument, host)), Job.of(rank_map), sniffs)
+
+
+def looked_in(spec: str, rank: Rank, node_rank: int, local_rank: int,
+              hosts: Sequence[str] = ()) -> str:
+    """Where the torchrun preset looked for a rank's files and why none was there; "" for
+    the other kinds of spec, or when it found some."""
+    name, argument = _parse(spec)
+    if name != "torchrun":
+        return ""
+    found = _torchrun(argument, rank, node_rank, local_rank, hosts)
+    if found.paths:
+        return ""
+    tried = found.tried[:MAX_TRIED]
+    parents = {os.path.dirname(path) for path in tried}
+    if len(tried) > 1 and len(parents) == 1:  # the node folders of one parent, by name
+        names = ", ".join(os.path.basename(path) for path in tried)
+        shown = f"{parents.pop()} for {names}"
+    else:
+        shown = ", ".join(tried)
+    more = " …" if len(found.tried) > MAX_TRIED else ""
+    return f"looked in {shown}{more}: {found.why}"
 
 
 def not_logs(spec: str, rank: Rank, node_rank: int, local_rank: int) -> list[tuple[Path, str]]:
@@ -125,6 +152,15 @@ def check_spec(spec: str) -> None:
         _fill(argument, sample, 0, 0)
     elif name == "slurm":
         _slurm_pattern(argument, sample, 0)
+
+
+def preset_name(spec: str) -> str:
+    """The preset a spec names ("torchrun", ...), "" for a raw pattern or a spec that
+    cannot be understood."""
+    try:
+        return _parse(spec)[0]
+    except ValueError:
+        return ""
 
 
 def _parse(spec: str) -> tuple[str, str]:
@@ -176,47 +212,21 @@ def _glob(pattern: str) -> list[Path]:
     return [Path(match) for match in matches if os.path.isfile(match)]
 
 
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
 def _newest_first(paths: list[Path]) -> list[Path]:
-    return sorted(paths, key=lambda path: (-_mtime(path), str(path)))
+    return sorted(paths, key=lambda path: (-modified(path), str(path)))
 
 
-def _torchrun(directory: str, rank: Rank, local_rank: int) -> list[Path]:
-    directory = glob.escape(directory)  # a folder's name, not a pattern
-    trees = [_safe(rank.pod)] if rank.pod else []
-    for host in dict.fromkeys([*trees, *_host_dirs(rank.host)]):
-        found = [path for stream in ("stderr", "stdout")
-                 for path in _glob(f"{directory}/{host}/*/attempt_*/{local_rank}/{stream}.log")]
-        if found:
-            return _newest_attempt(found)
-    return []
+def _torchrun(directory: str, rank: Rank, node_rank: int, local_rank: int,
+              hosts: Sequence[str]) -> TreeFiles:
+    pods = [_safe(rank.pod)] if rank.pod else []
+    folders = list(dict.fromkeys([*pods, *_host_dirs(rank.host)]))
+    return tree_files(directory, folders, node_rank, local_rank, hosts)
 
 
 def _host_dirs(host: str) -> list[str]:
     short = _short_host(host)
     names = [_safe(host), short, f"{short}.*"]
     return list(dict.fromkeys(names))
-
-
-def _newest_attempt(paths: list[Path]) -> list[Path]:
-    """The files of the newest run directory's highest attempt, stderr first."""
-    runs: dict[Path, list[Path]] = {}
-    for path in paths:
-        runs.setdefault(path.parents[2], []).append(path)
-    newest_run = max(runs.values(), key=lambda files: max(_mtime(p) for p in files))
-    best = max(_attempt_number(path) for path in newest_run)
-    return sorted(path for path in newest_run if _attempt_number(path) == best)
-
-
-def _attempt_number(path: Path) -> int:
-    suffix = path.parents[1].name.removeprefix("attempt_")
-    return int(suffix) if suffix.isdecimal() else -1
 
 
 def _nccl(pattern: str, rank: Rank, local_rank: int, world_size: int) -> list[Path]:

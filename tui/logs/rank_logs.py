@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.logs.attempts import attempt_number
 from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
-from ranktop.tui.logs.discovery import find_logs, nccl_files, not_logs
+from ranktop.tui.logs.discovery import find_logs, looked_in, nccl_files, not_logs, preset_name
 from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.nccl_files import NcclFiles, Sniffs
 from ranktop.tui.logs.split import local_rank
@@ -24,35 +25,39 @@ class RankLogs:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self._sniffs = Sniffs()  # what was read of the nccl: preset's files, kept
+        self._restarts_anew = preset_name(spec) == "torchrun"
 
-    def files(self, rank_map: RankMap, rank: int) -> tuple[list[Path], str]:
-        """The rank's log files, newest first, and a note on what was found."""
+    def files(self, rank_map: RankMap, rank: int, explain: bool = True
+              ) -> tuple[list[Path], str]:
+        """The rank's log files, newest first, and a note on what was found; ``explain``:
+        say where the torchrun preset looked when it found none (hang triage does not)."""
         if not self.spec:
             return [], NOT_CONFIGURED
         try:
             weighed = nccl_files(self.spec, rank_map, self._sniffs, rank_map.ranks[rank])
         except (ValueError, OSError) as error:
             return [], f"cannot look for logs: {error}"
-        return self._found(rank_map, rank, weighed)
+        return self._found(rank_map, rank, weighed, explain)
 
-    def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None
-               ) -> tuple[list[Path], str]:
+    def _found(self, rank_map: RankMap, rank: int, weighed: NcclFiles | None,
+               explain: bool) -> tuple[list[Path], str]:
         """The rank's files, from the nccl: preset's files weighed at once when given."""
         found, local_rank = _placed(rank_map, rank)
         why = ""
         try:
             if weighed is None:
-                paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map))
+                paths = find_logs(self.spec, found, found.node, local_rank, len(rank_map),
+                                  rank_map.hosts)
             else:
                 paths, why = weighed.of(rank)
+            if not paths and not why and explain:
+                why = looked_in(self.spec, found, found.node, local_rank, rank_map.hosts)
         except (ValueError, OSError) as error:
             return [], f"cannot look for logs: {error}"
         if not paths:
             return [], (f"no file found for rank {rank} ({found.host}) with {self.spec}"
                         + (f"; {why}" if why else ""))
-        folder = paths[0].parent
-        names = ", ".join(p.name if p.parent == folder else str(p) for p in paths)
-        return paths, f"{names} in {folder}"
+        return paths, _where(paths)
 
     def open(self, rank_map: RankMap, rank: int) -> tuple[list[MergedLog], str]:
         """The rank's files as one log in time order (none when none is found), and a note
@@ -60,7 +65,12 @@ class RankLogs:
         paths, note = self.files(rank_map, rank)
         if self.spec and not paths:
             note = self._refused(rank_map, rank) or note
-        return ([MergedLog([FileLog(path) for path in paths])] if paths else []), note
+        if not paths:
+            return [], note
+        # torchrun makes a new attempt's files on a restart: looked for while followed.
+        refind = ((lambda: self.files(rank_map, rank, explain=False)[0])
+                  if self._restarts_anew else None)
+        return [MergedLog([FileLog(path) for path in paths], refind)], note
 
     def _refused(self, rank_map: RankMap, rank: int) -> str:
         """Why the files the spec names are not read (a FIFO, a folder, ...); "" if none is
@@ -119,9 +129,19 @@ class RankLogs:
         except (ValueError, OSError):
             weighed = None
         if weighed is None:
-            return lambda rank: self.files(rank_map, rank)[0]
+            return lambda rank: self.files(rank_map, rank, explain=False)[0]
         self._sniffs.forget_all_but(f.path for f in weighed.files)
         return lambda rank: weighed.of(rank)[0]
+
+
+def _where(paths: list[Path]) -> str:
+    """Where a rank's files are: the first one's folder, and the earlier attempts'."""
+    folder = paths[0].parent
+    earlier = [p for p in paths if p.parent != folder and attempt_number(p) is not None]
+    names = ", ".join(p.name if p.parent == folder else str(p)
+                      for p in paths if p not in earlier)
+    attempts = sorted({p.parents[1].name for p in earlier})
+    return f"{names} in {folder}" + (f"; also {', '.join(attempts)}" if attempts else "")
 
 
 def _placed(rank_map: RankMap, rank: int) -> tuple[Rank, int]:

@@ -3,6 +3,7 @@ ranks found a file, one example path, the first rank that found none and why."""
 
 from __future__ import annotations
 
+import shutil
 from io import StringIO
 from pathlib import Path
 
@@ -67,3 +68,27 @@ def test_without_any_rank_map_it_says_it_cannot_test(capsys) -> None:
     assert main(["check-config", "--logs", "/nowhere/rank{rank}.log"]) == 1
     out = capsys.readouterr().out
     assert "not tested: no rank map to test it against (--rank-map FILE, or a Prometheus)" in out
+
+
+REAL_TREE = Path(__file__).parents[1] / "logs" / "torchrun_real" / "logs"
+
+
+def test_one_agents_log_dir_of_a_real_job_finds_every_rank() -> None:
+    out = StringIO()
+    assert check_logs(f"torchrun:{REAL_TREE / 'node0'}", GRID, out) is True
+    text = out.getvalue()
+    assert "a file for     8 of 8 ranks" in text
+    assert f"rank 0: {REAL_TREE}/node0/myrun_cl3mrpnx/attempt_1/0/stderr.log" in text
+
+
+def test_the_torchrun_preset_says_where_it_looked(tmp_path: Path) -> None:
+    for name in ("node0", "node7"):  # node 1's folder is not there
+        shutil.copytree(REAL_TREE / "node0", tmp_path / name)
+    out = StringIO()
+    assert check_logs(f"torchrun:{tmp_path}", GRID, out) is False
+    text = out.getvalue()
+    assert "a file for     4 of 8 ranks" in text
+    assert (f"none for       4 ranks; the first: rank 4 (gpu-node-001 GPU 0): no file found for "
+            f"rank 4 (gpu-node-001) with torchrun:{tmp_path}; looked in {tmp_path} for "
+            "gpu-node-001, gpu-node-001.*, node1, node-1, node_1, 1: no 0/stderr.log or "
+            "stdout.log under */attempt_*/") in text

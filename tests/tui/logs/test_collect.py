@@ -11,6 +11,7 @@ from ranktop.tui.core.hang import triage
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs import collect, gztail
 from ranktop.tui.logs.collect import lines_by_rank
+from ranktop.tui.logs.rank_logs import RankLogs
 
 GRID = RankMap.grid(["gpu-node-000", "gpu-node-001"], 4, source="test")
 NOW = 1_800_000_000.0
@@ -268,3 +269,16 @@ def test_a_pattern_listing_every_file_for_every_rank_is_grouped_in_linear_time(
     owners = collect._owners({rank: paths for rank in range(count)})
     assert len(owners) == count and all(len(ranks) == count for ranks in owners.values())
     assert calls[0] <= 4 * count * count  # each file of each rank looked up, not searched
+
+
+def test_a_real_torchrun_agents_console_gives_each_rank_its_lines() -> None:
+    """The agents' --tee consoles of a real job (``torchrun_real``), one per node, named
+    with {node_rank}: each rank gets the lines of its local rank on its node."""
+    consoles = Path(__file__).parent / "torchrun_real" / "console"
+    found = RankLogs(f"{consoles}/node{{node_rank}}.log").triage_lines(GRID)
+    for rank in range(8):
+        own = found[rank]
+        assert own and all(line.startswith(f"[default{rank % 4}]:") for line in own)
+        restarts = [line for line in own if f"rank {rank} restart" in line]
+        assert len(restarts) == 2  # both attempts' first lines, this rank's
+    assert found[5][-1] == "[default1]:saved checkpoint at step 80"

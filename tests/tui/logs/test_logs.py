@@ -491,19 +491,21 @@ def make(path: Path, text: str = "", age: float = 0.0) -> Path:
     return path
 
 
-def test_torchrun_keeps_the_newest_run_and_its_highest_attempt(tmp_path):
+def test_torchrun_keeps_the_newest_run_and_its_newest_attempts(tmp_path):
     host = tmp_path / "tr" / "gpu-node-001"
     for attempt in (0, 2, 12):  # an older job's run directory, with more restarts
         make(host / "job6_q1w2" / f"attempt_{attempt}" / "3" / "stderr.log", age=9000)
-    for attempt in (1, 9, 10):
+    for attempt in (1, 2, 3, 9, 10):
         for stream in ("stdout", "stderr"):
             make(host / "job7_x8k2" / f"attempt_{attempt}" / "3" / f"{stream}.log",
                  age=100 - attempt)
     make(host / "job7_x8k2" / "attempt_10" / "4" / "stderr.log")  # another local rank
     found = find_logs(f"torchrun:{tmp_path / 'tr'}", RANK, node_rank=1, local_rank=3,
                       world_size=16)
-    run = host / "job7_x8k2" / "attempt_10" / "3"
-    assert found == [run / "stderr.log", run / "stdout.log"]
+    run = host / "job7_x8k2"
+    kept = (10, 9, 3, 2)  # MAX_ATTEMPTS newest, the newest first; attempt_1 left out
+    assert found == [run / f"attempt_{attempt}" / "3" / f"{stream}.log"
+                     for attempt in kept for stream in ("stderr", "stdout")]
 
 
 def test_torchrun_with_a_full_host_name_directory(tmp_path):

@@ -124,9 +124,9 @@ def test_slow_file_lookups_leave_time_to_read_the_suspects(tmp_path: Path) -> No
     now = [0.0]
 
     class SlowLookups(RankLogs):
-        def files(self, rank_map, rank):
+        def files(self, rank_map, rank, explain=True):
             now[0] += 1.0  # each lookup takes a second of the run's ten
-            return super().files(rank_map, rank)
+            return super().files(rank_map, rank, explain)
 
     logs = {r: taken_down(r) for r in range(32)}
     logs[27] = hung_job(32, dead=27)[27]
