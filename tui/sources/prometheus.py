@@ -389,9 +389,11 @@ class PrometheusSource(Source):
         for metric_id, found in self.finder.shows.items():
             if metric_id in values and not shows.get(metric_id):
                 shows[metric_id] = found
+        unanswered = frozenset(m.id for m in self.settings.metrics.values()
+                               if m.queries and f"metric:{m.id}" not in polled.answered)
         return Frame(time=now, values=values, job=polled.job, stale=self._stale(polled),
                      shows={k: v for k, v in shows.items() if v},
-                     absent=self.finder.notes(self.settings, values))
+                     absent=self.finder.notes(self.settings, values), unanswered=unanswered)
 
     @staticmethod
     def _stale(polled: Polled) -> frozenset[int]:

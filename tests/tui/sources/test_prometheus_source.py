@@ -183,6 +183,13 @@ def test_a_failed_query_keeps_that_maps_last_values_and_says_partial(source):
     assert "partial" in status.message and "HTTP 503" in status.message
 
 
+def test_a_failed_query_is_said_unanswered_in_the_frame_not_read_as_no_series(source):
+    source.client.answers["metric:pcie_replay"] = QueryError("HTTP 503", "query timed out")
+    frame = source.poll_now()
+    assert "pcie_replay" not in frame.values
+    assert "pcie_replay" in frame.unanswered and "temperature" not in frame.unanswered
+
+
 def test_an_unreachable_server_is_stale_with_the_last_frame_and_since_when(source):
     source.poll_now()
     refused = QueryError("connection refused", "http://prom:9090")
