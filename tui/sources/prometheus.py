@@ -263,7 +263,7 @@ class PrometheusSource(Source):
                 for k, q in self.settings.job_metrics.items()}
         first = {key: metrics.pop(key) for key in RANK_KEYS if key in metrics}
         fresh = {f"metric:{STEP_METRIC}": (self.rank_settings.step_metric, self._job),
-                 f"metric:{PROBE_METRIC}": (promql.DCGM_PROBE_METRIC, self._dcgm)}
+                 f"metric:{PROBE_METRIC}": (promql.DCGM_PROBE_METRICS, self._dcgm)}
         for key, (name, series) in fresh.items():
             if key in first:
                 first[key] = promql.with_freshness(first[key], name, series, joined,

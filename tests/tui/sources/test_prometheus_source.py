@@ -247,8 +247,12 @@ def test_a_ranks_history_is_its_own_narrowed_query_beside_the_job_median(source)
     assert [(p.time, p.value, p.median) for p in history["temperature"]] == [
         (NOW - 8, 70.0, 60.0), (NOW - 4, 71.0, 61.0), (NOW, 72.0, 62.0)]
     mine, median = source.client.ranged
-    assert mine == 'DCGM_FI_DEV_GPU_TEMP{UUID="GPU-2"} or DCGM_FI_DEV_GPU_TEMP{uuid="GPU-2"}'
-    assert median == "quantile(0.5, DCGM_FI_DEV_GPU_TEMP{})"
+    assert mine == ('DCGM_FI_DEV_GPU_TEMP{UUID="GPU-2"} or '
+                    'DCGM_FI_DEV_GPU_TEMP_CELSIUS{UUID="GPU-2"} or '
+                    'DCGM_FI_DEV_GPU_TEMP{uuid="GPU-2"} or '
+                    'DCGM_FI_DEV_GPU_TEMP_CELSIUS{uuid="GPU-2"}')
+    assert median == ("quantile(0.5, DCGM_FI_DEV_GPU_TEMP{} or "
+                      "DCGM_FI_DEV_GPU_TEMP_CELSIUS{})")
     assert source.backfill(4, ["temperature"], 8.0, 4.0) == {}  # no such rank
 
 
