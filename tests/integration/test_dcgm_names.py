@@ -5,46 +5,26 @@ action under older go-dcgm's name), XIDs blank until the first."""
 
 from __future__ import annotations
 
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import HERE, Prometheus
-from tests.serving import serve_in_thread
+from tests.integration.cluster import HERE, Prometheus, scraped_file
 
 JOB = "dcgm46"
-SCRAPE = (HERE / "dcgm-4.6.prom").read_bytes()
-
-
-class Exporter(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(SCRAPE)))
-        self.end_headers()
-        self.wfile.write(SCRAPE)
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
 def frame(tmp_path_factory):
-    exporter = ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
-    serve_in_thread(exporter)
-    server = Prometheus(tmp_path_factory.mktemp("dcgm46"), [exporter.server_address[1]])
-    try:
-        server.wait_for_series("count(DCGM_FI_DEV_GPU_TEMP_CELSIUS)", 4)
-        settings = load_settings(overrides={"prometheus": {"url": server.url, "job": JOB}},
-                                 environ={})
-        source = PrometheusSource(settings)
-        yield source.poll_now()
-    finally:
-        server.stop()
-        exporter.shutdown()
-        exporter.server_close()
+    with scraped_file(HERE / "dcgm-4.6.prom") as port:
+        server = Prometheus(tmp_path_factory.mktemp("dcgm46"), [port])
+        try:
+            server.wait_for_series("count(DCGM_FI_DEV_GPU_TEMP_CELSIUS)", 4)
+            settings = load_settings(overrides={"prometheus": {"url": server.url, "job": JOB}},
+                                     environ={})
+            yield PrometheusSource(settings).poll_now()
+        finally:
+            server.stop()
 
 
 def test_each_gauge_is_read_under_either_name(frame):
