@@ -194,6 +194,15 @@ class Ledger:
         while len(self._snapshots) > 1 and frame.time - self._snapshots[1].time >= WINDOW_SECONDS:
             self._snapshots.popleft()
 
+    def seed(self, counters: Mapping[str, Sequence[float]], when: float) -> None:
+        """Start from the counters' values per rank at ``when`` (the backend's, before the
+        first poll; NaN: not known), as the window's oldest snapshot."""
+        series = {c.metric: array("d", counters[c.metric]) for c in COUNTERS
+                  if c.metric in counters}
+        if series and not self._snapshots:
+            answered = array("b", bytes(max(len(values) for values in series.values())))
+            self._snapshots.append(CounterSnapshot(when, series, frozenset(), answered))
+
     def of(self, rank: int) -> tuple[LedgerEntry, ...]:
         return self.entries.get(rank, ())
 

@@ -7,6 +7,7 @@ import math
 from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.hardware import WINDOW_SECONDS, Ledger, ledger_lines
+from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.model import Frame, RankMap
 
 N = 8
@@ -212,3 +213,24 @@ def test_a_gpu_that_did_not_answer_at_all_is_judged_from_its_first_value():
     assert ledger.update(probed(2, {"nvlink_errors": [500.0 if r == 2 else 0.0
                                                       for r in range(N)]})) == []
     assert ledger_lines(ledger.entries, 2) == ["NVLink CRC error(s) 500, none new"]
+
+
+def test_errors_that_rose_before_the_first_poll_count_from_the_backends_past():
+    # a late start with no replay: the backend's lowest value over the window before it
+    # is the baseline, not the value at the first poll
+    ledger = Ledger()
+    before = [0.0] * N
+    before[4] = math.nan  # no series then: not known
+    ledger.seed({"nvlink_errors": before, "remapped_rows": [0.0] * N}, 0.0)
+    found = ledger.update(counters(400, nvlink_errors={2: 3880.0, 4: 500.0},
+                                   remapped_rows={6: 1.0}))
+    assert sorted((a.kind, a.rank) for a in found) == [("memory", 6), ("nvlink_errors", 2)]
+    assert "+3880 in the last 10 min" in next(a.summary for a in found if a.rank == 2)
+    assert ledger_lines(ledger.entries, 4) == ["NVLink CRC error(s) 500, none new"]
+
+
+def test_the_detectors_seed_the_ledger_from_a_late_starts_lookback():
+    detectors = Detectors(DetectSettings(), RankMap.grid(["h0"], N, "test"))
+    detectors.warm(Lookback(counters={"pcie_replay": [0.0] * N}, counters_at=100.0))
+    found = detectors.update(counters(200, pcie_replay={3: 40.0}))
+    assert [(a.kind, a.rank) for a in found if a.kind == "pcie"] == [("pcie", 3)]

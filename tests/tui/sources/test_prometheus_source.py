@@ -317,6 +317,19 @@ def test_a_late_start_asks_for_the_jobs_recent_loss_and_when_each_rank_last_repo
     assert source.client.ranged[0] == 'avg(training_loss{training_job="j"})'
 
 
+def test_a_late_start_asks_for_each_error_counters_lowest_value_before_it(source):
+    source.poll_now()
+    crc = f"min_over_time(({source.queries()['metric:nvlink_errors']})[600s:60s])"
+    rows = f"min_over_time(({source.queries()['metric:remapped_rows']})[600s:60s])"
+    source.client.answers[crc] = [dcgm(r, 0.0 if r == 2 else 40.0) for r in range(3)]
+    source.client.answers[rows] = QueryError("HTTP 503", "query timed out")
+    found = source.lookback([], 4.0, 2.0)
+    assert list(found.counters) == ["nvlink_errors"]  # the one that failed is not known
+    lowest = found.counters["nvlink_errors"]
+    assert lowest[:3] == [40.0, 40.0, 0.0] and math.isnan(lowest[3])  # rank 3: no series
+    assert found.counters_at == NOW - 600  # the ledger's window before the start
+
+
 def test_one_answer_of_100000_extra_ranks_leaves_the_map_near_the_jobs_size(source):
     source.poll_now()
     extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
