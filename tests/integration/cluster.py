@@ -241,12 +241,12 @@ def served(folder: Path, scenario: Path, job: str, ranks: int, seed: int,
 
 @contextmanager
 def scraped_file(scrape: Path) -> Iterator[int]:
-    """An exporter serving ``scrape`` (a fixture in the exposition format) as it is, on a
-    free port (yielded), from a thread of the test's process."""
-    body = scrape.read_bytes()
+    """An exporter serving ``scrape`` (a fixture in the exposition format) as the file
+    holds it at each scrape, on a free port (yielded), from a thread of the test's process."""
 
     class Exporter(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body = scrape.read_bytes()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))
