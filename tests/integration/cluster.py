@@ -14,6 +14,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,29 @@ def served(folder: Path, scenario: Path, job: str, ranks: int, seed: int,
     finally:
         server.stop()
         simulator.stop()
+
+
+@contextmanager
+def scraped_file(scrape: Path) -> Iterator[int]:
+    """An exporter serving ``scrape`` (a fixture in the exposition format) as the file
+    holds it at each scrape, on a free port (yielded), from a thread of the test's process."""
+
+    class Exporter(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = scrape.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
+    serve_in_thread(server)
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,9 +1,16 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
 every query with how many ranks it returned; the log spec tested against the rank map
+<<<<<<< HEAD
 (``check_logs``); the Flight Recorder dumps the pattern finds, and how old
 (``check_flight``); where the job's metrics or DCGM's are empty, why (targets down, another
 job label, a selector that matches nothing) and, for the job's, the series that look like
 them with the config lines to use, ready to paste. Exit 0 when
+=======
+(``check_logs``); series a metric's query names that reached no rank, said as a shape
+ranktop does not read (``check_shapes``); where the job's metrics or DCGM's are empty, why
+(targets down, another job label, a selector that matches nothing) and, for the job's,
+the series that look like them with the config lines to use, ready to paste. Exit 0 when
+>>>>>>> shapes
 all answered and every rank found a log file (or none is configured), 1 when not.
 
 ``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
@@ -12,10 +19,12 @@ same messages as when the console starts (the command line exits 2 on either).""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from ranktop.tui.cli.check_flight import check_flight
 from ranktop.tui.cli.check_logs import check_logs, configured_rank_map
+from ranktop.tui.cli.check_shapes import JOINS, unread_shapes
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.writer import toml_text
@@ -145,11 +154,21 @@ def _check_queries(source: PrometheusSource, settings: Settings, out: TextIO) ->
     for metric, values in frame.values.items():
         count = sum(1 for v in values if v == v)
         print(f"  {metric:<18} {count:>6} of {len(source.rank_map)} ranks", file=out)
+    _unread(source, frame.values, out)
     logs_found = check_logs(settings.log_spec, source.rank_map, out)
     check_flight(settings.flight_recorder, len(source.rank_map) or None, out)
     _why(source, out)
     _found(source, out)  # last: what it prints ends with the lines to paste
     return 1 if failed or not len(source.rank_map) or not logs_found else 0
+
+
+def _unread(source: PrometheusSource, values: Mapping[str, Sequence[float]], out: TextIO
+            ) -> None:
+    lines = unread_shapes(source.client, source.settings.metrics.values(), values)
+    if lines:
+        print(f"\nseries in a shape ranktop does not read: {JOINS}", file=out)
+        for line in lines:
+            print(f"  {line}", file=out)
 
 
 def _why(source: PrometheusSource, out: TextIO) -> None:

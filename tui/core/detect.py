@@ -125,12 +125,14 @@ class Detectors:
 
     def warm(self, lookback: Lookback) -> None:
         """Start from what the backend held before the first poll: the job's loss and
-        throughput windows, and the ranks seen (one gone since is missing, not never seen)."""
+        throughput windows, the ranks seen (one gone since is missing, not never seen), and
+        the error counters before it."""
         for when, loss in lookback.job.get("loss", ()):
             self.loss.learn(when, loss)
         for when, tokens in lookback.job.get("tokens_per_s", ()):
             _push(self._tokens, when, tokens, self.s.throughput_window_seconds)
         self.liveness.seen_before(lookback.last_seen, lookback.seen_step)
+        self.ledger.seed(lookback.counters, lookback.counters_at)
 
     @property
     def warmed_up(self) -> bool:

@@ -39,6 +39,8 @@ DCGM_POD_LABELS = ("exported_pod", "pod")
 DCGM_UUID_LABELS = ("UUID", "uuid")
 DCGM_GPU_LABEL = "gpu"
 DCGM_MODEL_LABELS = ("modelName", "model_name")
+# The metric every dcgm-exporter exports for every GPU (temperature): whether a GPU answered.
+GPU_PROBE_METRIC = "temperature"
 
 
 def throttle_names(mask: float) -> str:

@@ -5,6 +5,14 @@ and its PCIe and NVLink error counters are running totals that some GPUs carry f
 ago. So a counter is judged by how much it *rose* over the last few minutes, never by its
 total: a total of 12 PCIe replays that has not moved in a week is not an incident, one more
 remapped row is. Memory stays flat: one snapshot of each counter every ``SNAPSHOT_SECONDS``.
+
+A counter's rise is measured from its value at the window's start. Where a GPU answered
+then (its probe metric, or another of its counters, had a value) but had no series of the
+counter, the counter stood at 0: dcgm-exporter leaves some counters blank until their first
+event, and the source asks for the non-zero ones only (prom_counters), so a series that
+appears while ranktop watches is that many new errors, not a baseline. A GPU that did not
+answer at all (down, or not known yet) is judged from its first value in the window, and a
+counter whose query went unanswered is not known to have been 0.
 """
 
 from __future__ import annotations
@@ -15,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ranktop.tui.core.anomaly import Anomaly, Hold
-from ranktop.tui.core.model import Frame, is_missing
+from ranktop.tui.core.domain import GPU_PROBE_METRIC
+from ranktop.tui.core.model import MISSING, Frame, is_missing
 
 WINDOW_SECONDS = 600.0
 SNAPSHOT_SECONDS = 30.0
@@ -68,11 +77,54 @@ class LedgerEntry:
                 f"({self.total:.0f} in all): {self.counter.meaning}")
 
 
+@dataclass(frozen=True)
+class CounterSnapshot:
+    """The counters of one poll: each one's values (``series``), the counters asked and
+    answered without a series (``blank``), and which GPUs answered at all (``gpus``)."""
+
+    time: float
+    series: Mapping[str, array]
+    blank: frozenset[str]
+    gpus: array  # 1 where the GPU answered that poll
+
+    @classmethod
+    def of(cls, frame: Frame) -> CounterSnapshot:
+        present = [c.metric for c in COUNTERS if c.metric in frame.values]
+        series = {metric: array("d", frame.values[metric]) for metric in present}
+        blank = frozenset(c.metric for c in COUNTERS
+                          if c.metric not in frame.values and c.metric not in frame.unanswered)
+        return cls(frame.time, series, blank, _answered(frame, present))
+
+    def value(self, metric: str, rank: int) -> float:
+        """The counter's value on ``rank`` then: 0 where the GPU answered without a series
+        of it; MISSING where unknown (the GPU or the query did not answer)."""
+        series = self.series.get(metric)
+        if series is not None and rank < len(series) and not is_missing(series[rank]):
+            return series[rank]
+        answered = rank < len(self.gpus) and self.gpus[rank]
+        if answered and (metric in self.blank or series is not None):
+            return 0.0
+        return MISSING
+
+
+def _answered(frame: Frame, counters: Sequence[str]) -> array:
+    """For each rank, 1 where its GPU answered the poll: its probe metric or one of its
+    counters has a value."""
+    columns = [frame.values[m] for m in (GPU_PROBE_METRIC, *counters) if m in frame.values]
+    size = max((len(column) for column in columns), default=0)
+    gpus = array("b", bytes(size))
+    for column in columns:
+        for rank, value in enumerate(column):
+            if value == value:  # not NaN
+                gpus[rank] = 1
+    return gpus
+
+
 class Ledger:
     """Every rank's error counters, judged by their rise over the last ``WINDOW_SECONDS``."""
 
     def __init__(self) -> None:
-        self._snapshots: deque[tuple[float, dict[str, array]]] = deque()
+        self._snapshots: deque[CounterSnapshot] = deque()
         self._holds = {c.metric: Hold(c.kind, c.severity, 0) for c in COUNTERS}
         self.entries: dict[int, tuple[LedgerEntry, ...]] = {}
         self._alarmed: set[tuple[str, int | None]] = set()  # (metric, rank) raised last poll
@@ -83,14 +135,12 @@ class Ledger:
         per-node counter, one per node (``nodes``: each node's ranks by its first rank),
         placed on the GPU whose counter rose most and naming its GPUs, worst first."""
         counters = [c for c in COUNTERS if c.metric in frame.values]
-        self._snapshot(frame, counters)
-        oldest = self._snapshots[0][1] if self._snapshots else {}
+        self._snapshot(frame)
         entries: dict[int, list[LedgerEntry]] = {}
         found: list[Anomaly] = []
         alarmed: set[tuple[str, int]] = set()
         for counter in counters:
-            rising = self._rising(counter, frame.values[counter.metric],
-                                  oldest.get(counter.metric), entries)
+            rising = self._rising(counter, frame.values[counter.metric], entries)
             alarmed |= {(counter.metric, rank) for rank in rising}
             rises = {rank: _entry(entries, rank, counter).rise for rank in rising}
             if counter.per_node and nodes:
@@ -108,15 +158,13 @@ class Ledger:
         self._alarmed = alarmed
         return found
 
-    def _rising(self, counter: Counter, values: Sequence[float], before: array | None,
+    def _rising(self, counter: Counter, values: Sequence[float],
                 entries: dict[int, list[LedgerEntry]]) -> dict[int, str]:
         rising: dict[int, str] = {}
         for rank, total in enumerate(values):
             if is_missing(total) or total <= 0:
                 continue
-            then = before[rank] if before is not None and rank < len(before) else total
-            if is_missing(then):  # down at the window's start: judged from when it was back
-                then = self._first_seen(counter.metric, rank, total)
+            then = self._baseline(counter.metric, rank, total)
             rise = total - then if total >= then else total
             # Once past its bar, a counter stays an anomaly while it is still up in the
             # window: a slow rise hovering at the bar must not flicker.
@@ -128,23 +176,32 @@ class Ledger:
                 rising[rank] = entry.text()
         return rising
 
-    def _first_seen(self, metric: str, rank: int, total: float) -> float:
-        """The rank's oldest value of ``metric`` in the window; ``total`` if it has none:
-        a rank back from the dead does not count its whole past as a rise."""
-        for _, snapshot in self._snapshots:
-            series = snapshot.get(metric)
-            if series is not None and rank < len(series) and not is_missing(series[rank]):
-                return series[rank]
+    def _baseline(self, metric: str, rank: int, total: float) -> float:
+        """The rank's value of ``metric`` at the window's start, or where it was first known
+        in the window (a rank back from the dead does not count its whole past as a rise);
+        ``total`` where the window knows none."""
+        for snapshot in self._snapshots:
+            then = snapshot.value(metric, rank)
+            if not is_missing(then):
+                return then
         return total
 
-    def _snapshot(self, frame: Frame, counters: Sequence[Counter]) -> None:
-        """Keep a copy of the counters every SNAPSHOT_SECONDS, for the window's span."""
-        newest = self._snapshots[-1][0] if self._snapshots else None
+    def _snapshot(self, frame: Frame) -> None:
+        """Keep the counters every SNAPSHOT_SECONDS, for the window's span."""
+        newest = self._snapshots[-1].time if self._snapshots else None
         if newest is None or frame.time - newest >= SNAPSHOT_SECONDS:
-            copy = {c.metric: array("d", frame.values[c.metric]) for c in counters}
-            self._snapshots.append((frame.time, copy))
-        while len(self._snapshots) > 1 and frame.time - self._snapshots[1][0] >= WINDOW_SECONDS:
+            self._snapshots.append(CounterSnapshot.of(frame))
+        while len(self._snapshots) > 1 and frame.time - self._snapshots[1].time >= WINDOW_SECONDS:
             self._snapshots.popleft()
+
+    def seed(self, counters: Mapping[str, Sequence[float]], when: float) -> None:
+        """Start from the counters' values per rank at ``when`` (the backend's, before the
+        first poll; NaN: not known), as the window's oldest snapshot."""
+        series = {c.metric: array("d", counters[c.metric]) for c in COUNTERS
+                  if c.metric in counters}
+        if series and not self._snapshots:
+            answered = array("b", bytes(max(len(values) for values in series.values())))
+            self._snapshots.append(CounterSnapshot(when, series, frozenset(), answered))
 
     def of(self, rank: int) -> tuple[LedgerEntry, ...]:
         return self.entries.get(rank, ())

@@ -110,6 +110,9 @@ class Frame:
     shows: Mapping[str, str] = field(default_factory=dict)  # metric -> which query it shows
     local: frozenset[int] = frozenset()  # ranks whose values came from this node's NVML
     absent: Mapping[str, str] = field(default_factory=dict)  # metric -> why it has no values
+    # metrics whose query went unanswered this poll (failed, not sent): their values, if
+    # any, are the last poll's; where there are none, nothing is known of them
+    unanswered: frozenset[str] = frozenset()
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)

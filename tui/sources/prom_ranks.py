@@ -13,14 +13,19 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ranktop.tui.core import rank_merge, ranks
-from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_MODEL_LABELS
+from ranktop.tui.core.domain import (
+    DCGM_GPU_LABEL,
+    DCGM_HOST_LABELS,
+    DCGM_MODEL_LABELS,
+    GPU_PROBE_METRIC,
+)
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.settings.sources import RankSettings
 from ranktop.tui.sources.prom_client import QueryError
 from ranktop.tui.sources.prom_join import Answers
 
 STEP_METRIC = "step_time"  # the job's metric whose labels name the ranks
-PROBE_METRIC = "temperature"  # the DCGM metric whose labels name hosts, pods and models
+PROBE_METRIC = GPU_PROBE_METRIC  # the DCGM metric whose labels name hosts, pods and models
 _MODEL, _OLD_MODEL = DCGM_MODEL_LABELS
 RANK_KEYS = (f"metric:{STEP_METRIC}", f"metric:{PROBE_METRIC}")  # the rank map's answers
 UNKNOWN = RankMap(ranks=(), hosts=(), gpus_per_node=1, source="not known yet")

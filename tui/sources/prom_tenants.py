@@ -46,11 +46,11 @@ def tenants(client: PromClient, nodes: Sequence[str], rank_map: RankMap, dcgm_ex
 
 def tenants_query(nodes: Sequence[str], dcgm_extra: str) -> str:
     """``count by (<labels>) (...)`` over the GPUs of ``nodes``, under either spelling of
-    dcgm-exporter's host label."""
+    dcgm-exporter's host label and either name of its temperature (DCGM 4.6 renamed it)."""
     pattern = promql.quote("^(" + "|".join(re.escape(node) for node in nodes) + ")$")
     extra = f",{dcgm_extra}" if dcgm_extra else ""
-    series = " or ".join(f"{promql.DCGM_PROBE_METRIC}{{{label}=~{pattern}{extra}}}"
-                         for label in DCGM_NODE_LABELS)
+    series = " or ".join(f"{probe}{{{label}=~{pattern}{extra}}}"
+                         for label in DCGM_NODE_LABELS for probe in promql.DCGM_PROBE_METRICS)
     return f"count by ({', '.join(TENANT_LABELS)}) ({series})"
 
 

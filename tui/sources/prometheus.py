@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ranktop.tui.core import ranks
+from ranktop.tui.core.hardware import COUNTERS as LEDGER_COUNTERS
+from ranktop.tui.core.hardware import WINDOW_SECONDS as LEDGER_WINDOW_SECONDS
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
@@ -53,6 +55,7 @@ GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HT
                  "HTTP 503")
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
 RECORDED_KEY = "recorded"
+COUNTER_STEP_SECONDS = 60.0  # how finely a late start looks for the counters' lowest value
 
 
 class PrometheusSource(Source):
@@ -263,7 +266,7 @@ class PrometheusSource(Source):
                 for k, q in self.settings.job_metrics.items()}
         first = {key: metrics.pop(key) for key in RANK_KEYS if key in metrics}
         fresh = {f"metric:{STEP_METRIC}": (self.rank_settings.step_metric, self._job),
-                 f"metric:{PROBE_METRIC}": (promql.DCGM_PROBE_METRIC, self._dcgm)}
+                 f"metric:{PROBE_METRIC}": (promql.DCGM_PROBE_METRICS, self._dcgm)}
         for key, (name, series) in fresh.items():
             if key in first:
                 first[key] = promql.with_freshness(first[key], name, series, joined,
@@ -311,8 +314,9 @@ class PrometheusSource(Source):
     def lookback(self, job_values: Sequence[str], seconds: float, step: float,
                  until: float | None = None) -> Lookback:
         """The job's values over the ``seconds`` before ``until`` (None: now; range
-        queries), and when each rank's step series last had a sample within
-        ``SEEN_SECONDS`` before it (blocking; QueryError)."""
+        queries), when each rank's step series last had a sample within ``SEEN_SECONDS``
+        before it, and the error counters over the ledger's window before it (blocking;
+        QueryError)."""
         now = self.clock() if until is None else until
         job = {}
         for name in job_values:
@@ -321,7 +325,27 @@ class PrometheusSource(Source):
                 points = self._first_series(promql.fill(query, self._dcgm, self._job),
                                             now - seconds, now, step)
                 job[name] = [(t, v) for t, v in points if not math.isnan(clean(v))]
-        return Lookback(job, self._last_seen(until), SEEN_STEP)
+        return Lookback(job, self._last_seen(until), SEEN_STEP, self._counters_before(now),
+                        now - LEDGER_WINDOW_SECONDS)
+
+    def _counters_before(self, now: float) -> dict[str, list[float]]:
+        """Each error counter's lowest value per rank over the ledger's window before
+        ``now``: where it stood before any rise in it (a counter whose query fails is left
+        out: not known, not 0)."""
+        found = {}
+        window = f"[{LEDGER_WINDOW_SECONDS:.0f}s:{COUNTER_STEP_SECONDS:.0f}s]"
+        for counter in LEDGER_COUNTERS:
+            expression = self._queries.get(f"metric:{counter.metric}")
+            if expression is None:
+                continue
+            try:
+                answer = self.client.query(f"min_over_time(({expression}){window})", at=now)
+            except QueryError:
+                continue
+            if answer:
+                found[counter.metric], _ = prom_join.per_rank(
+                    answer, False, len(self.rank_map), self.learner.join.rank_of)
+        return found
 
     def _last_seen(self, until: float | None) -> dict[int, float]:
         """Each rank's newest step sample within SEEN_SECONDS before ``until`` (None: now),
@@ -389,9 +413,11 @@ class PrometheusSource(Source):
         for metric_id, found in self.finder.shows.items():
             if metric_id in values and not shows.get(metric_id):
                 shows[metric_id] = found
+        unanswered = frozenset(m.id for m in self.settings.metrics.values()
+                               if m.queries and f"metric:{m.id}" not in polled.answered)
         return Frame(time=now, values=values, job=polled.job, stale=self._stale(polled),
                      shows={k: v for k, v in shows.items() if v},
-                     absent=self.finder.notes(self.settings, values))
+                     absent=self.finder.notes(self.settings, values), unanswered=unanswered)
 
     @staticmethod
     def _stale(polled: Polled) -> frozenset[int]:

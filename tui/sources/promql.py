@@ -30,6 +30,8 @@ FRESH_STALE, FRESH_NEWEST = "stale", "newest"
 JOIN = f"or on({', '.join(DCGM_UUID_LABELS)})"
 ALERTS_ACTIVE = 'alertstate=~"firing|pending"'
 DCGM_PROBE_METRIC = "DCGM_FI_DEV_GPU_TEMP"  # every dcgm-exporter exports it: is DCGM there?
+# ... under its DCGM 4.6 name too, where the exporter's collectors CSV uses that one
+DCGM_PROBE_METRICS = (DCGM_PROBE_METRIC, "DCGM_FI_DEV_GPU_TEMP_CELSIUS")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
@@ -118,13 +120,16 @@ def alerts_query(label_sets: Iterable[Mapping[str, str]]) -> str:
     return " or ".join("ALERTS" + selector(labels, ALERTS_ACTIVE) for labels in label_sets)
 
 
-def freshness_query(name: str, series: str) -> str:
-    """The time of each series' newest sample, for per-rank staleness."""
-    return f"timestamp({metric_name(name)}{series})"
+def freshness_query(names: str | Sequence[str], series: str) -> str:
+    """The time of each series' newest sample, for per-rank staleness: of the metric
+    ``names`` (any of several: the first where a GPU has more than one)."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    stamps = " or ".join(f"timestamp({metric_name(name)}{series})" for name in names)
+    return f"({stamps})" if len(names) > 1 else stamps
 
 
-def with_freshness(expression: str, name: str, series: str, labels: Iterable[str],
-                   stale_after: float) -> str:
+def with_freshness(expression: str, name: str | Sequence[str], series: str,
+                   labels: Iterable[str], stale_after: float) -> str:
     """``expression`` and, in the same answer, marked with FRESH_LABEL: the newest sample
     time of each of its series (by ``labels``) whose newest sample is older than
     ``stale_after`` seconds (``stale``; none while all are fresh), and the newest sample time

@@ -7,6 +7,7 @@ import math
 from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.detect import Detectors
 from ranktop.tui.core.hardware import WINDOW_SECONDS, Ledger, ledger_lines
+from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.model import Frame, RankMap
 
 N = 8
@@ -159,3 +160,77 @@ def test_nvlink_errors_on_several_gpus_of_a_node_are_one_anomaly_on_the_worst_na
     assert found[0].summary == ("NVLink CRC error(s) on 2 GPU(s) of this node in the last 10 min:"
                                 " +900 on rank 2, +150 on rank 1: a flaky NVLink")
     assert ledger_lines(ledger.entries, 1)[0].startswith("NVLink CRC error(s) +150")
+
+
+def probed(t: float, values: dict[str, list[float]], unanswered: frozenset[str] = frozenset()
+           ) -> Frame:
+    """A frame whose GPUs all answered (their temperature is there), with only ``values`` of
+    the counters: the others had no series."""
+    return Frame(time=t, values={"temperature": [60.0] * N, **values}, unanswered=unanswered)
+
+
+def test_a_counter_that_appears_with_its_first_event_is_a_rise_from_zero():
+    # dcgm-exporter 4.5.3-4.8.2 leaves a counter blank until its first event: rank 4's
+    # remapped-rows series first appears at 1 while every other GPU's is there at 0
+    ledger = Ledger()
+    others = [0.0 if r != 4 else math.nan for r in range(N)]
+    for t in range(0, 30, 2):
+        assert ledger.update(probed(t, {"remapped_rows": others})) == []
+    found = ledger.update(probed(30, {"remapped_rows": [1.0 if r == 4 else 0.0
+                                                        for r in range(N)]}))
+    assert [(a.kind, a.rank) for a in found] == [("memory", 4)]
+    assert ledger_lines(ledger.entries, 4) == [
+        "row(s) remapped +1 in the last 10 min (1 in all): an uncorrectable memory error"]
+
+
+def test_a_counter_asked_for_its_non_zero_series_only_rises_from_zero_when_it_appears():
+    # no GPU had NVLink errors when ranktop began: the counter was in no answer at all
+    ledger = Ledger()
+    nodes = {0: list(range(N))}
+    for t in range(0, 60, 2):
+        assert ledger.update(probed(t, {}), nodes) == []
+    rising = [3880.0 if r == 4 else math.nan for r in range(N)]
+    found = ledger.update(probed(60, {"nvlink_errors": rising}), nodes)
+    assert [(a.kind, a.rank) for a in found] == [("nvlink_errors", 4)]
+    assert "+3880 on rank 4" in found[0].summary
+
+
+def test_a_counter_whose_query_went_unanswered_is_not_known_to_have_been_zero():
+    ledger = Ledger()
+    lost = frozenset({"pcie_replay"})
+    ledger.update(probed(0, {}, unanswered=lost))  # it failed at the first poll
+    assert ledger.update(probed(2, {"pcie_replay": [12.0] * N})) == []
+    assert ledger_lines(ledger.entries, 0) == ["PCIe replay(s) 12, none new"]
+
+
+def test_a_gpu_that_did_not_answer_at_all_is_judged_from_its_first_value():
+    # its exporter was down (no temperature, no counter) when ranktop began
+    ledger = Ledger()
+    silent = [math.nan if r == 2 else 60.0 for r in range(N)]
+    ledger.update(Frame(time=0, values={"temperature": silent,
+                                        "nvlink_errors": [0.0 if r != 2 else math.nan
+                                                          for r in range(N)]}))
+    assert ledger.update(probed(2, {"nvlink_errors": [500.0 if r == 2 else 0.0
+                                                      for r in range(N)]})) == []
+    assert ledger_lines(ledger.entries, 2) == ["NVLink CRC error(s) 500, none new"]
+
+
+def test_errors_that_rose_before_the_first_poll_count_from_the_backends_past():
+    # a late start with no replay: the backend's lowest value over the window before it
+    # is the baseline, not the value at the first poll
+    ledger = Ledger()
+    before = [0.0] * N
+    before[4] = math.nan  # no series then: not known
+    ledger.seed({"nvlink_errors": before, "remapped_rows": [0.0] * N}, 0.0)
+    found = ledger.update(counters(400, nvlink_errors={2: 3880.0, 4: 500.0},
+                                   remapped_rows={6: 1.0}))
+    assert sorted((a.kind, a.rank) for a in found) == [("memory", 6), ("nvlink_errors", 2)]
+    assert "+3880 in the last 10 min" in next(a.summary for a in found if a.rank == 2)
+    assert ledger_lines(ledger.entries, 4) == ["NVLink CRC error(s) 500, none new"]
+
+
+def test_the_detectors_seed_the_ledger_from_a_late_starts_lookback():
+    detectors = Detectors(DetectSettings(), RankMap.grid(["h0"], N, "test"))
+    detectors.warm(Lookback(counters={"pcie_replay": [0.0] * N}, counters_at=100.0))
+    found = detectors.update(counters(200, pcie_replay={3: 40.0}))
+    assert [(a.kind, a.rank) for a in found if a.kind == "pcie"] == [("pcie", 3)]

@@ -22,7 +22,11 @@ def test_one_query_for_the_nodes_asked_under_either_host_label_their_names_escap
         "count by (Hostname, hostname, gpu, UUID, uuid, pod, exported_pod, namespace, "
         "exported_namespace, hpc_job) ("
         'DCGM_FI_DEV_GPU_TEMP{Hostname=~"^(gpu\\\\-node\\\\-056|a\\\\.b)$",cluster="east"} or '
-        'DCGM_FI_DEV_GPU_TEMP{hostname=~"^(gpu\\\\-node\\\\-056|a\\\\.b)$",cluster="east"})')
+        'DCGM_FI_DEV_GPU_TEMP_CELSIUS{Hostname=~"^(gpu\\\\-node\\\\-056|a\\\\.b)$",'
+        'cluster="east"} or '
+        'DCGM_FI_DEV_GPU_TEMP{hostname=~"^(gpu\\\\-node\\\\-056|a\\\\.b)$",cluster="east"} or '
+        'DCGM_FI_DEV_GPU_TEMP_CELSIUS{hostname=~"^(gpu\\\\-node\\\\-056|a\\\\.b)$",'
+        'cluster="east"})')
     assert "DCGM_FI_DEV_GPU_TEMP{Hostname=~" in tenants_query(["n"], "")
 
 

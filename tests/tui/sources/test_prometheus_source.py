@@ -183,6 +183,13 @@ def test_a_failed_query_keeps_that_maps_last_values_and_says_partial(source):
     assert "partial" in status.message and "HTTP 503" in status.message
 
 
+def test_a_failed_query_is_said_unanswered_in_the_frame_not_read_as_no_series(source):
+    source.client.answers["metric:pcie_replay"] = QueryError("HTTP 503", "query timed out")
+    frame = source.poll_now()
+    assert "pcie_replay" not in frame.values
+    assert "pcie_replay" in frame.unanswered and "temperature" not in frame.unanswered
+
+
 def test_an_unreachable_server_is_stale_with_the_last_frame_and_since_when(source):
     source.poll_now()
     refused = QueryError("connection refused", "http://prom:9090")
@@ -240,8 +247,12 @@ def test_a_ranks_history_is_its_own_narrowed_query_beside_the_job_median(source)
     assert [(p.time, p.value, p.median) for p in history["temperature"]] == [
         (NOW - 8, 70.0, 60.0), (NOW - 4, 71.0, 61.0), (NOW, 72.0, 62.0)]
     mine, median = source.client.ranged
-    assert mine == 'DCGM_FI_DEV_GPU_TEMP{UUID="GPU-2"} or DCGM_FI_DEV_GPU_TEMP{uuid="GPU-2"}'
-    assert median == "quantile(0.5, DCGM_FI_DEV_GPU_TEMP{})"
+    assert mine == ('DCGM_FI_DEV_GPU_TEMP{UUID="GPU-2"} or '
+                    'DCGM_FI_DEV_GPU_TEMP_CELSIUS{UUID="GPU-2"} or '
+                    'DCGM_FI_DEV_GPU_TEMP{uuid="GPU-2"} or '
+                    'DCGM_FI_DEV_GPU_TEMP_CELSIUS{uuid="GPU-2"}')
+    assert median == ("quantile(0.5, DCGM_FI_DEV_GPU_TEMP{} or "
+                      "DCGM_FI_DEV_GPU_TEMP_CELSIUS{})")
     assert source.backfill(4, ["temperature"], 8.0, 4.0) == {}  # no such rank
 
 
@@ -304,6 +315,19 @@ def test_a_late_start_asks_for_the_jobs_recent_loss_and_when_each_rank_last_repo
     assert found.last_seen == {1: NOW - 30}
     assert found.job["loss"] == [(NOW - 4, 70.0), (NOW - 2, 71.0), (NOW, 72.0)]
     assert source.client.ranged[0] == 'avg(training_loss{training_job="j"})'
+
+
+def test_a_late_start_asks_for_each_error_counters_lowest_value_before_it(source):
+    source.poll_now()
+    crc = f"min_over_time(({source.queries()['metric:nvlink_errors']})[600s:60s])"
+    rows = f"min_over_time(({source.queries()['metric:remapped_rows']})[600s:60s])"
+    source.client.answers[crc] = [dcgm(r, 0.0 if r == 2 else 40.0) for r in range(3)]
+    source.client.answers[rows] = QueryError("HTTP 503", "query timed out")
+    found = source.lookback([], 4.0, 2.0)
+    assert list(found.counters) == ["nvlink_errors"]  # the one that failed is not known
+    lowest = found.counters["nvlink_errors"]
+    assert lowest[:3] == [40.0, 40.0, 0.0] and math.isnan(lowest[3])  # rank 3: no series
+    assert found.counters_at == NOW - 600  # the ledger's window before the start
 
 
 def test_one_answer_of_100000_extra_ranks_leaves_the_map_near_the_jobs_size(source):

@@ -126,3 +126,13 @@ def test_keep_leaves_alone_what_it_cannot_name():
     # a label Prometheus 3 allows under UTF-8 names: better every label than a broken query
     assert promql.keep("up", ["rank", "k8s.pod"]) == "up"
     assert promql.keep("up", []) == "up"
+
+
+def test_freshness_of_a_metric_under_either_of_its_names_is_one_expression():
+    assert promql.freshness_query("up", "{}") == "timestamp(up{})"
+    both = promql.freshness_query(promql.DCGM_PROBE_METRICS, '{a="b"}')
+    assert both == ('(timestamp(DCGM_FI_DEV_GPU_TEMP{a="b"}) or '
+                    'timestamp(DCGM_FI_DEV_GPU_TEMP_CELSIUS{a="b"}))')
+    # it stays one operand where a range or a comparison follows it
+    assert promql.with_freshness("x", promql.DCGM_PROBE_METRICS, "{}", ["gpu"], 60).count(
+        "max by (gpu) ((timestamp(") == 1
