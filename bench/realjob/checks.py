@@ -123,7 +123,7 @@ CHECKS: dict[str, list[Check]] = {
     ],
     "frozen": [
         Check("the frozen rank is the hang's only culprit", 20, _hang_culprit),
-        Check("still the only culprit after its peers' timeouts", 90, _hang_culprit, issue=32),
+        Check("still the only culprit after its peers' timeouts", 90, _hang_culprit),
         Check("the peers' timeouts are read from their logs", 90, _timeouts_read),
         Check("the Flight Recorder names the frozen rank", 90, _flight_recorder_culprit),
     ],
