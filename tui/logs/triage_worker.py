@@ -32,6 +32,7 @@ from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
 from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.text import plain
+from ranktop.tui.logs.attempts import without_next_attempt
 from ranktop.tui.logs.collect import ReadBudget
 from ranktop.tui.logs.line_time import lines_until
 
@@ -129,7 +130,9 @@ class TriageWorker:
                             budget.spent, self.clock() - started)
 
     def _as_of(self, lines: list[str]) -> list[str]:
-        return lines if self.until is None else lines_until(lines, self.until)
+        if self.until is None:
+            return lines
+        return without_next_attempt(lines_until(lines, self.until))
 
     def _serve(self) -> None:
         while True:

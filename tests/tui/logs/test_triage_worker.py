@@ -10,6 +10,7 @@ from pathlib import Path
 from ranktop.tui.core.checkpoint import LOG, Checkpoint, checkpoint_pattern
 from ranktop.tui.core.hang_watch import TriageAsk
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.attempts import marker
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageLimits, TriageWorker, reading_order
 
@@ -161,6 +162,19 @@ def test_a_past_moment_is_judged_by_the_lines_stamped_by_then() -> None:
     worker.until = local(2026, 11, 22, 3, 4, 10)
     after = worker.run(ask()).verdict
     assert after is not None and sorted(after.reporting) == list(range(32))
+
+
+def test_a_past_moment_before_the_restart_judges_the_attempt_that_hung() -> None:
+    """torchrun's next attempt, written after the moment, had not begun then: its marker
+    must not hide the timeouts the old attempt ended in."""
+    restarted = {rank: [*lines, marker(1), "2026-11-22 03:05:00,000 INFO resumed at step 100"]
+                 for rank, lines in timed_out_job(32).items()}
+    worker = TriageWorker(lambda rank_map, order, budget, batch: [restarted])
+    worker.until = local(2026, 11, 22, 3, 4, 30)  # the timeouts logged, the restart not yet
+    then = worker.run(ask()).verdict
+    assert then is not None and sorted(then.reporting) == list(range(32))
+    worker.until = local(2026, 11, 22, 3, 5, 30)  # the new attempt is stepping
+    assert worker.run(ask()).verdict is None
 
 
 def test_a_past_moment_asks_for_the_dumps_written_by_then() -> None:
