@@ -117,13 +117,13 @@ def _held_since_the_fault(kind: str, within: float) -> Judge:
 CHECKS: dict[str, list[Check]] = {
     "death": [
         Check("the dead rank is missing", 8, _missing),
-        Check("the dead rank alone is the root", 8, _alone_as_root, issue=32),
+        Check("the dead rank alone is the root", 8, _alone_as_root),
         Check("every rank steps again after the restart", 60, _all_up),
         Check("the restart is on record", 60, _restart_on_record, issue=32),
     ],
     "frozen": [
         Check("the frozen rank is the hang's only culprit", 20, _hang_culprit),
-        Check("still the only culprit after its peers' timeouts", 90, _hang_culprit, issue=32),
+        Check("still the only culprit after its peers' timeouts", 90, _hang_culprit),
         Check("the peers' timeouts are read from their logs", 90, _timeouts_read),
         Check("the Flight Recorder names the frozen rank", 90, _flight_recorder_culprit),
     ],

@@ -207,7 +207,8 @@ def test_a_rank_whose_series_vanished_is_dead_at_once() -> None:
     verdict = triage(logs, world_size=512, gone=[455])
     assert verdict is not None and verdict.sure and verdict.dead == [455]
     assert verdict.behind == [455] and verdict.silent == []
-    assert verdict.summary == ("rank 455 is dead (its series vanished): 511 of 511 live ranks"
+    assert verdict.summary == ("rank 455 is not reporting (its series vanished):"
+                               " 511 of 511 live ranks"
                                " timed out in ALLREDUCE SeqNum 8812")
 
 
@@ -215,7 +216,8 @@ def test_a_vanished_rank_is_sure_evidence_before_anyone_times_out() -> None:
     verdict = triage({r: healthy_tail(r) for r in range(16)}, world_size=16, gone={9})
     assert verdict is not None and verdict.sure and verdict.behind == [9]
     assert verdict.reporting == [] and len(verdict.silent) == 15
-    assert verdict.summary == ("rank 9 is dead (its series vanished): no live rank has logged a"
+    assert verdict.summary == ("rank 9 is not reporting (its series vanished):"
+                               " no live rank has logged a"
                                " timeout yet")
 
 
@@ -233,7 +235,8 @@ def test_a_dead_rank_whose_watchdog_timed_out_too_is_not_counted_among_the_timed
 def test_a_vanished_rank_that_timed_out_is_dead_not_timed_out() -> None:
     verdict = triage(timed_out_job(64), world_size=64, gone=[17])
     assert verdict is not None and verdict.dead == [17] and 17 not in verdict.reporting
-    assert verdict.summary.startswith("rank 17 is dead (its series vanished): 63 of 63 live")
+    assert verdict.summary.startswith("rank 17 is not reporting (its series vanished):"
+                                      " 63 of 63 live")
 
 
 def test_a_vanished_rank_that_its_watchdog_ended_is_no_culprit() -> None:
@@ -243,7 +246,8 @@ def test_a_vanished_rank_that_its_watchdog_ended_is_no_culprit() -> None:
     verdict = triage(logs, world_size=16, gone=[0, 1, 2, 3, 9])
     assert verdict is not None and verdict.dead == [9] and verdict.behind == [9]
     assert verdict.reporting == [r for r in range(16) if r != 9]
-    assert verdict.summary == ("rank 9 is dead (its series vanished): 15 of 15 live ranks timed"
+    assert verdict.summary == ("rank 9 is not reporting (its series vanished):"
+                               " 15 of 15 live ranks timed"
                                " out in ALLREDUCE SeqNum 8812")
 
 
@@ -261,7 +265,8 @@ def test_several_dead_ranks_each_with_its_cause() -> None:
     logs[5] = healthy_tail(5)
     verdict = triage(logs, world_size=16, gone=[5])
     assert verdict is not None and verdict.dead == [4, 5] and verdict.behind == [4, 5]
-    assert verdict.summary == ("ranks 4, 5 are dead (4: XID 79 in its log; 5: its series"
+    # "dead" only where an exit shows: rank 5's series only vanished
+    assert verdict.summary == ("ranks 4, 5 are down (4: XID 79 in its log; 5: its series"
                                " vanished): 14 of 14 live ranks timed out in ALLREDUCE SeqNum"
                                " 8812")
 
@@ -468,7 +473,8 @@ def test_old_pytorch_lines_a_silent_rank_is_awaited_then_a_vanished_one_is_dead(
                                " SeqNum 9; waiting for 1 more (rank 6)")
     dead = triage(logs, world_size=8, gone=[6])
     assert dead is not None and dead.sure and dead.behind == [6]
-    assert dead.summary == ("rank 6 is dead (its series vanished): 7 of 7 live ranks timed out"
+    assert dead.summary == ("rank 6 is not reporting (its series vanished):"
+                            " 7 of 7 live ranks timed out"
                             " in ALLREDUCE SeqNum 9")
 
 
