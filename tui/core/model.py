@@ -110,6 +110,9 @@ class Frame:
     shows: Mapping[str, str] = field(default_factory=dict)  # metric -> which query it shows
     local: frozenset[int] = frozenset()  # ranks whose values came from this node's NVML
     absent: Mapping[str, str] = field(default_factory=dict)  # metric -> why it has no values
+    # ranks down whose scrape the backend says fails, and what that says of the process
+    # ("scrape timing out: alive but frozen?"): a live poll's only
+    scrape: Mapping[int, str] = field(default_factory=dict)
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)
