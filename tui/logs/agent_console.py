@@ -17,12 +17,14 @@ import time
 from pathlib import Path
 
 from ranktop.tui.core.agent_exit import FAILED_WORDS
+from ranktop.tui.core.text import plain
 from ranktop.tui.logs.discovery import preset_argument
 from ranktop.tui.logs.line_time import line_time, local_clock
 
 SUFFIX = ".console"
 TAIL_BYTES = 4 * 1024 * 1024  # of each console: its newest restarts and failures
 MAX_CONSOLES = 4096  # one a node
+LINE_CHARS = 1000  # of a line kept, made plain: it is shown as evidence
 EARLIER_SECONDS = 60.0  # an exit this long before the hang began is of an earlier one
 
 
@@ -62,7 +64,7 @@ def failure_lines(files: dict[str, Path], since: float | None = None,
             if stamp is not None and ((low is not None and stamp < low)
                                       or (high is not None and stamp > high)):
                 continue
-            kept.append(line)
+            kept.append(plain(line, LINE_CHARS))
         found[name] = kept
     return found
 

@@ -53,3 +53,10 @@ def test_only_the_agents_failure_lines_are_kept_as_they_stood(tmp_path) -> None:
     assert before["node-a"] == [EARLIER]  # the kill was logged .873 s later
     hang = local(2026, 11, 28, 15, 13, 30)  # the stall began: the 15:01 exit is older
     assert failure_lines(console_files(spec), hang, None)["node-a"] == [KILLED]
+
+
+def test_a_line_from_outside_is_made_plain_before_it_is_kept(tmp_path) -> None:
+    logs = lay_out(tmp_path)
+    (logs / "node-b.console").write_bytes(KILLED.encode() + b"\x1b[2J\xff\n")
+    kept = agent_failures(f"torchrun:{logs}", None, None)["node-b"]
+    assert kept == [KILLED + "\ufffd[2J\ufffd"]
