@@ -14,8 +14,10 @@ verdict that names a culprit only on evidence:
   not counted among the ranks that timed out, even when its watchdog timed out too. Its
   words say "dead" only where an exit shows (its log's fault, its agent's word); a rank
   whose series only vanished is "not reporting" (a frozen process vanishes too). When
-  more than half the ranks vanished, the job itself is going down (every watchdog ends its
-  process after a timeout) and ``gone`` proves nothing.
+  more than half the ranks vanished with no consequence of a hang in their logs, the job
+  itself is going down (every watchdog ends its process after a timeout) and ``gone``
+  proves nothing; ranks whose logs show them ended by a timeout or a peer gone are the
+  hang's consequences, and their vanishing never unseats the rank they waited for.
 - A rank whose agent logged its exit (``ranktop.tui.core.agent_exit``: torchrun's "failed
   (exitcode: -9) local_rank: 2") and whose log shows no consequence of a hang is **dead**
   of its own end, the first to exit first. Its agent, and the other nodes' agents as their
@@ -155,7 +157,10 @@ class HangScan:
         world_size, logs = self.world_size, self.logs
         unreached = {rank for rank in skipped if 0 <= rank < world_size}
         vanished = sorted({rank for rank in gone if 0 <= rank < world_size})
-        trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
+        # Those whose logs show them ended by the hang (a timeout, a peer gone) are its
+        # consequences: they confirm the verdict, never dilute it.
+        unexplained = [r for r in vanished if not logs[r].end.consequence or r in unreached]
+        trusted = vanished if len(unexplained) <= world_size * GONE_AT_MOST else []
         exited = {r: e for r, e in (exits or {}).items()
                   if 0 <= r < world_size and not logs[r].end.consequence}
         faulted = {r for r, log in logs.items() if log.end.kind == "fault"}

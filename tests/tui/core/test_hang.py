@@ -312,13 +312,24 @@ def test_ranks_that_gave_up_on_a_peer_are_not_culprits() -> None:
     assert verdict.summary.endswith("; ranks 8, 10, 11 gave up on a peer (remote error)")
 
 
-def test_when_most_series_vanish_the_job_is_going_down_and_names_no_one() -> None:
+def test_when_most_series_vanish_unexplained_the_job_is_going_down_and_names_no_one() -> None:
+    logs = {r: [*healthy_tail(r), *taken_down(r)] for r in range(8)}
+    for silent in (3, 4, 5, 6, 7):
+        logs[silent] = healthy_tail(silent)
+    verdict = triage(logs, world_size=8, gone=range(8))
+    assert verdict is not None and verdict.dead == [] and not verdict.sure
+    assert verdict.behind == [] and verdict.silent == [3, 4, 5, 6, 7]
+    assert "the series of 8 ranks vanished" in verdict.summary
+
+
+def test_series_that_vanish_after_their_ranks_timeouts_confirm_the_one_that_did_not() -> None:
+    # every watchdog ended its process after its timeout: those vanishings are the hang's
+    # consequences, and the one rank that vanished without a timeout is the culprit
     logs = {r: [*healthy_tail(r), *taken_down(r)] for r in range(8)}
     logs[3] = healthy_tail(3)
     verdict = triage(logs, world_size=8, gone=range(8))
-    assert verdict is not None and verdict.dead == [] and not verdict.sure
-    assert verdict.behind == [] and verdict.silent == [3]
-    assert "the series of 8 ranks vanished" in verdict.summary
+    assert verdict is not None and verdict.sure and verdict.dead == [3]
+    assert verdict.behind == [3] and "going down" not in verdict.summary
 
 
 def test_gone_ranks_outside_the_job_are_ignored() -> None:

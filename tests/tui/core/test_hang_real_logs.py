@@ -54,6 +54,22 @@ def test_ranks_that_timed_out_and_exited_are_no_culprits_when_their_series_vanis
     assert verdict.awaited == [6]
 
 
+def test_the_frozen_rank_stays_the_culprit_when_every_waiter_exits_and_vanishes():
+    # 60 s on, the seven waiters raised gloo's timeout and exited: every series is gone,
+    # and what their logs show explains theirs; the frozen rank's vanishing stays unexplained
+    before = triage(gloo_logs("frozen"), world_size=8, gone=[6])
+    after = triage(gloo_logs("frozen"), world_size=8, gone=list(range(8)))
+    assert after is not None and after.sure and after.behind == before.behind == [6]
+    assert after.dead == [6] and after.reporting == WAITERS
+    assert after.summary.startswith("rank 6 is not reporting (its series vanished): 7 of 7")
+    assert "going down" not in after.summary
+
+
+def test_a_job_whose_ranks_all_vanish_without_a_word_names_none_of_them():
+    quiet = {rank: [f"step {n} loss 0.1" for n in range(5)] for rank in range(8)}
+    assert triage(quiet, world_size=8, gone=list(range(8))) is None
+
+
 def test_ranks_that_gave_up_on_a_killed_peer_are_no_culprits_when_their_series_vanish():
     verdict = triage(gloo_logs("killed"), world_size=8, gone=[5, 6, 7])
     assert verdict is not None and verdict.sure
