@@ -117,7 +117,7 @@ def _held_since_the_fault(kind: str, within: float) -> Judge:
 CHECKS: dict[str, list[Check]] = {
     "death": [
         Check("the dead rank is missing", 8, _missing),
-        Check("the dead rank alone is the root", 8, _alone_as_root, issue=32),
+        Check("the dead rank alone is the root", 8, _alone_as_root),
         Check("every rank steps again after the restart", 60, _all_up),
         Check("the restart is on record", 60, _restart_on_record, issue=32),
     ],

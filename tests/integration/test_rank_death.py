@@ -56,7 +56,8 @@ def test_a_rank_dying_mid_incident_keeps_its_identity_and_its_cause(tmp_path, ca
         assert (dead.host, dead.gpu, dead.inferred) == ("gpu-node-008", 7, False)
         missing = next(a for a in analysis.anomalies if a.kind == "missing")
         assert missing.rank == DEAD and "XID 79" in missing.summary
-        assert missing.summary.endswith("then its series vanished")
+        assert missing.summary.startswith("not reporting since ")  # no exit seen: not "dead"
+        assert missing.summary.endswith("then its series vanished)")
         # the NVLink drop and the straggler were there all along, each with one start
         assert len(seen[("nvlink", 296 % 128)]) == 1 and len(seen[("straggler", 201 % 128)]) == 1
         assert len(analysis.rank_map) == 128  # nobody renumbered

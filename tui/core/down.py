@@ -1,6 +1,8 @@
 """Ranks that are down: their series vanished after being seen, or never came at all.
 
-A rank that dies keeps what is known of it: since when it is down, its last values, and the
+A vanished series says a rank is not reporting, not that it died (a frozen process vanishes
+too): "dead" is for the evidence of an exit (``ranktop.tui.core.hang``). A rank that goes
+down keeps what is known of it: since when it is down, its last values, and the
 last hardware fault it had (an XID 79 seen two seconds before its series vanished is the
 likely cause, and is said so).
 """
@@ -8,13 +10,18 @@ likely cause, and is said so).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.domain import SEVERITIES
 from ranktop.tui.core.lookback import SEEN_SECONDS
+from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.model import Frame, is_missing
 
+# What the backend's failing scrape of a rank down says of its process (live only): a
+# frozen one accepts the connection and never answers, a gone one refuses it.
+SCRAPE_TIMING_OUT = "scrape timing out: alive but frozen?"
+SCRAPE_REFUSED = "connection refused"
 FAULT_MEMORY_SECONDS = 60.0  # a more severe fault this recent is not displaced by a lesser one
 NEVER_NAMED = 8  # up to this many never-seen ranks get an anomaly each; past it, one for all
 
@@ -29,6 +36,7 @@ class DownRank:
     last_values: Mapping[str, float] = field(default_factory=dict)
     fault: str = ""  # its last hardware fault, e.g. "XID 79: GPU has fallen off the bus"
     fault_time: float | None = None
+    scrape: str = ""  # why its scrape fails, as the last live poll said (SCRAPE_*, or other)
 
     @property
     def summary(self) -> str:
@@ -91,7 +99,10 @@ class Liveness:
                 self.down[rank] = self._went_down(rank, now)
         self.seen |= alive
         self._previous = frame
-        found = [Anomaly("missing", "critical", rank, f"down: {gone.summary}", gone.since)
+        for rank, words in frame.scrape.items():
+            if rank in self.down and self.down[rank].scrape != words:
+                self.down[rank] = replace(self.down[rank], scrape=words)
+        found = [Anomaly("missing", "critical", rank, _said(gone), gone.since)
                  for rank, gone in sorted(self.down.items())]
         return found + self._never_seen(up, self._started)
 
@@ -127,3 +138,14 @@ class Liveness:
         if not self._looked_back:
             return "since ranktop started"
         return f"in the {SEEN_SECONDS / 60:.0f} min before ranktop started, nor since"
+
+
+def _said(gone: DownRank) -> str:
+    """"not reporting since 12:23:58 (scrape timing out: alive but frozen?; its series
+    vanished)", or "gone since …" where the scrape is refused."""
+    when = clock_time(gone.since)
+    if gone.scrape == SCRAPE_REFUSED:
+        return f"gone since {when} ({SCRAPE_REFUSED}; {gone.summary})"
+    detail = f"{gone.scrape}; {gone.summary}" if gone.scrape else gone.summary
+    return f"not reporting since {when} ({detail})"
+

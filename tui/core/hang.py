@@ -11,9 +11,18 @@ verdict that names a culprit only on evidence:
   peer gone), or when its series vanished (``gone``) and its log does not show it ended by
   a timeout or by giving up on a peer gone (consequences of the hang: it waited on
   another). A dead rank is sure evidence at once: it is named first, with its cause, and
-  not counted among the ranks that timed out, even when its watchdog timed out too. When
-  more than half the ranks vanished, the job itself is going down (every watchdog ends its
-  process after a timeout) and ``gone`` proves nothing.
+  not counted among the ranks that timed out, even when its watchdog timed out too. Its
+  words say "dead" only where an exit shows (its log's fault, its agent's word); a rank
+  whose series only vanished is "not reporting" (a frozen process vanishes too). When
+  more than half the ranks vanished with no consequence of a hang in their logs, the job
+  itself is going down (every watchdog ends its process after a timeout) and ``gone``
+  proves nothing; ranks whose logs show them ended by a timeout or a peer gone are the
+  hang's consequences, and their vanishing never unseats the rank they waited for.
+- A rank whose agent logged its exit (``ranktop.tui.core.agent_exit``: torchrun's "failed
+  (exitcode: -9) local_rank: 2") and whose log shows no consequence of a hang is **dead**
+  of its own end, the first to exit first. Its agent, and the other nodes' agents as their
+  workers fail, then end the other workers, whose logs just stop: a rank gone without an
+  error beside such an exit was **stopped** by its agent, neither dead nor a culprit.
 - The other ranks are **live**. A live rank **reported** when it logged a timeout (NCCL's
   watchdog, gloo's or nccl2's), or gave up when a peer went away (NCCL's remote error,
   gloo's connection closed or reset by a peer). The **work** is the collective (process
@@ -46,6 +55,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ranktop.tui.core.agent_exit import AgentExit
 from ranktop.tui.core.checkpoint import DEFAULT, Checkpoint, newer, newest_in_lines
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang_scan import RankLog, Work, same_pg, scan
@@ -87,6 +97,8 @@ class HangVerdict:
     checkpoint: Checkpoint | None = None  # the newest "saved checkpoint" line read
     gave_up: list[int] = field(default_factory=list)  # reporting ranks that gave up on a
     # peer gone without a timeout of their own: a peer died, none is frozen
+    stopped: list[int] = field(default_factory=list)  # gone without an error beside a
+    # rank whose agent logged its exit: ended by their agent, not culprits
 
     @property
     def complete(self) -> bool:
@@ -99,7 +111,8 @@ class HangVerdict:
 
 
 def triage(lines_by_rank: Mapping[int, Iterable[str]], world_size: int,
-           gone: Collection[int] = (), skipped: Collection[int] = ()) -> HangVerdict | None:
+           gone: Collection[int] = (), skipped: Collection[int] = (),
+           exits: Mapping[int, AgentExit] | None = None) -> HangVerdict | None:
     """The hang verdict from each rank's log lines (oldest first) and the ranks whose metric
     series vanished; None when no rank timed out and none is dead. ``skipped``: ranks whose
     logs were not read at all (the triage ran out of budget), their lines ignored.
@@ -110,7 +123,7 @@ def triage(lines_by_rank: Mapping[int, Iterable[str]], world_size: int,
     scanned = HangScan(world_size)
     unreached = set(skipped)
     scanned.add({rank: lines for rank, lines in lines_by_rank.items() if rank not in unreached})
-    return scanned.verdict(gone, skipped)
+    return scanned.verdict(gone, skipped, exits)
 
 
 class HangScan:
@@ -137,16 +150,26 @@ class HangScan:
                 log.end = ending(log.lines, log.first_timeout)
                 log.lines = evidence_lines(log.lines, log.end.line)
 
-    def verdict(self, gone: Collection[int] = (), skipped: Collection[int] = ()
-                ) -> HangVerdict | None:
-        """The verdict on what was added; ``gone`` and ``skipped`` as for ``triage``."""
+    def verdict(self, gone: Collection[int] = (), skipped: Collection[int] = (),
+                exits: Mapping[int, AgentExit] | None = None) -> HangVerdict | None:
+        """The verdict on what was added; ``gone``, ``skipped`` and ``exits`` (the exits
+        the ranks' agents logged) as for ``triage``."""
         world_size, logs = self.world_size, self.logs
         unreached = {rank for rank in skipped if 0 <= rank < world_size}
         vanished = sorted({rank for rank in gone if 0 <= rank < world_size})
-        trusted = vanished if len(vanished) <= world_size * GONE_AT_MOST else []
-        dead = sorted({r for r in trusted if not logs[r].end.consequence and r not in unreached}
-                      | {r for r, log in logs.items() if log.end.kind == "fault"})
-        dead_set = set(dead)
+        # Those whose logs show them ended by the hang (a timeout, a peer gone) are its
+        # consequences: they confirm the verdict, never dilute it.
+        unexplained = [r for r in vanished if not logs[r].end.consequence or r in unreached]
+        trusted = vanished if len(unexplained) <= world_size * GONE_AT_MOST else []
+        exited = {r: e for r, e in (exits or {}).items()
+                  if 0 <= r < world_size and not logs[r].end.consequence}
+        faulted = {r for r, log in logs.items() if log.end.kind == "fault"}
+        stopped = sorted(r for r in vanished if r not in exited and r not in faulted
+                         and not logs[r].end.consequence) if exited else []
+        dead = sorted({r for r in trusted if not logs[r].end.consequence and r not in unreached
+                       and r not in stopped} | faulted | set(exited),
+                      key=lambda r: _first_exit(r, exited))
+        dead_set = set(dead) | set(stopped)
         live = [rank for rank in range(world_size) if rank not in dead_set]
         reporting = [r for r in live if logs[r].timed_out() or logs[r].end.consequence]
         if not reporting and not dead:
@@ -158,7 +181,7 @@ class HangScan:
         awaited = [r for r in quiet if r not in why]
         sure = bool(dead) or not awaited
         facts = Facts(logs, dead, reporting, work, why, awaited, set(trusted), vanished,
-                      len(unreached))
+                      len(unreached), exited, stopped)
         return HangVerdict(
             reporting=reporting,
             silent=[r for r in quiet if logs[r].read],
@@ -179,7 +202,15 @@ class HangScan:
             checkpoint=self.checkpoint,
             gave_up=[r for r in reporting
                      if logs[r].end.kind == "peer" and not logs[r].timed_out()],
+            stopped=stopped,
         )
+
+
+def _first_exit(rank: int, exited: Mapping[int, AgentExit]) -> tuple[int, float, int]:
+    """The order of the dead: those whose agent logged their exit, the first to exit
+    first, then the others by rank."""
+    found = exited.get(rank)
+    return (0, found.seconds, rank) if found is not None else (1, 0.0, rank)
 
 
 def _work(reporting: list[int], logs: dict[int, RankLog]) -> Work | None:

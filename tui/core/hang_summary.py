@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 
+from ranktop.tui.core.agent_exit import AgentExit
 from ranktop.tui.core.hang_scan import RankLog, Work
 from ranktop.tui.core.watchdog import Ending
 
@@ -30,18 +31,25 @@ class Facts:
     trusted: set[int]
     vanished: list[int]
     skipped: int = 0  # ranks whose logs were not reached within the triage's budget
+    exits: dict[int, AgentExit] = field(default_factory=dict)  # of the dead, by their agent
+    stopped: list[int] = field(default_factory=list)  # ended by their agent beside a death
 
     def summary(self, sure: bool) -> str:
-        live = len(self.logs) - len(self.dead)
+        live = len(self.logs) - len(self.dead) - len(self.stopped)
         told = f"{len(self.reporting)} of {live} live ranks"
         if not sure:
             text = f"not sure yet: {told} logged a timeout{self.where()}; {self.waiting()}"
         elif self.dead:
-            text = f"{self._dead()}: " + (f"{told} timed out{self.where()}" if self.reporting
-                                          else self._no_timeout())
+            # "timed out" only of the ranks that logged a timeout: those that gave up on a
+            # peer gone are said so (``_peers``)
+            timed = sum(1 for r in self.reporting if self.logs[r].timed_out())
+            text = f"{self._dead()}: " + (
+                f"{timed} of {live} live ranks timed out{self.where()}" if timed
+                else "no live rank timed out" if self.reporting else self._no_timeout())
             if self.awaited and self.reporting:  # with none reporting, already said
                 text += (f"; {count(len(self.awaited), 'live rank')} "
-                         f"{'has' if len(self.awaited) == 1 else 'have'} not timed out yet")
+                         f"{'has' if len(self.awaited) == 1 else 'have'} "
+                         f"{'not timed out yet' if timed else 'said nothing of it yet'}")
             if self.why:
                 text += f"; also seen, not culprits: {self._behind()}"
         elif self.why:
@@ -50,7 +58,8 @@ class Facts:
         else:
             text = (f"{told} timed out{self.where()}: all stopped at the same work, no one"
                     " rank stands out (network or NCCL?)")
-        return text + self._peers() + self._going_down() + self._partial()
+        return (text + self._peers() + self._stopped() + self._going_down()
+                + self._partial())
 
     def where(self) -> str:
         work = self.work
@@ -68,13 +77,31 @@ class Facts:
         return text + (f", no log read for {unread} of them" if unread else "")
 
     def _dead(self) -> str:
+        """The dead ranks and their causes: "dead" only where an exit shows (its own log's
+        end, its agent's word); a rank whose series only vanished is "not reporting" (a
+        frozen process vanishes too)."""
         shown = self.dead[:NAMED_IN_SUMMARY]
-        causes = [f"{_cause(r, self.logs[r].end, r in self.trusted)}" for r in shown]
+        causes = [_cause(r, self.logs[r].end, r in self.trusted, self.exits.get(r))
+                  for r in shown]
+        exited = [self._exited(r) for r in self.dead]
         if len(self.dead) == 1:
-            return f"rank {self.dead[0]} is dead ({causes[0]})"
+            state = "is dead" if exited[0] else "is not reporting"
+            return f"rank {self.dead[0]} {state} ({causes[0]})"
+        state = "are dead" if all(exited) else "are not reporting" if not any(exited) \
+            else "are down"
         listed = "; ".join(f"{r}: {c}" for r, c in zip(shown, causes, strict=True))
         more = f"; +{len(self.dead) - len(shown)}" if len(self.dead) > len(shown) else ""
-        return f"ranks {_ranks(self.dead, False)} are dead ({listed}{more})"
+        return f"ranks {_ranks(self.dead, False)} {state} ({listed}{more})"
+
+    def _exited(self, rank: int) -> bool:
+        return rank in self.exits or self.logs[rank].end.kind == "fault"
+
+    def _stopped(self) -> str:
+        if not self.stopped:
+            return ""
+        if len(self.stopped) == 1:
+            return f"; rank {self.stopped[0]} was stopped by its agent"
+        return f"; {_ranks(self.stopped)} were stopped by their agents"
 
     def _no_timeout(self) -> str:
         # A log that could not be read says nothing about the job: say which it is.
@@ -113,8 +140,10 @@ class Facts:
                 " which names no rank")
 
 
-def _cause(rank: int, end: Ending, vanished: bool) -> str:
+def _cause(rank: int, end: Ending, vanished: bool, exit_: AgentExit | None = None) -> str:
     causes = [end.cause] if end.kind == "fault" else []
+    if exit_ is not None:
+        causes.append(exit_.cause)
     if vanished:
         causes.append("its series vanished")
     return ", ".join(causes)
@@ -126,6 +155,8 @@ def evidence(facts: Facts) -> dict[int, list[str]]:
     for rank in [*facts.dead, *facts.why, *facts.awaited]:
         if logs[rank].read or rank in facts.dead:
             evidence[rank] = _own_words(logs[rank])
+    for rank, exit_ in facts.exits.items():
+        evidence.setdefault(rank, []).append(exit_.line)
     for rank, lines in evidence.items():
         dump = logs[rank].dump
         if dump and dump not in lines:

@@ -49,7 +49,7 @@ RULES = (
          "a link taking CRC errors retries and retrains, dragging its node's NVLink down",
          "node"),
     Rule("missing", "hang",
-         "the hang waits on this rank, and the rank is dead: its death is the hang's cause"),
+         "the hang waits on this rank, and the rank is down: its going down is the hang's cause"),
     Rule("hang", "job_stall", "a hung job's GPUs idle, waiting in a collective", "job"),
     Rule("hang", "throughput", "a hung job makes no steps, so no tokens", "job"),
     Rule("hang", "missing",

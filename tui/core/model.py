@@ -113,6 +113,9 @@ class Frame:
     # metrics whose query went unanswered this poll (failed, not sent): their values, if
     # any, are the last poll's; where there are none, nothing is known of them
     unanswered: frozenset[str] = frozenset()
+    # ranks down whose scrape the backend says fails, and what that says of the process
+    # ("scrape timing out: alive but frozen?"): a live poll's only
+    scrape: Mapping[int, str] = field(default_factory=dict)
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)

@@ -3,8 +3,12 @@ the live pipeline and for each replayed moment."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from ranktop.tui.core.checkpoint import checkpoint_pattern
 from ranktop.tui.flight.watch import FlightDumps
+from ranktop.tui.logs.agent_console import agent_failures
+from ranktop.tui.logs.discovery import preset_name
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.settings.config import Settings
@@ -23,5 +27,8 @@ def hang_triage(settings: Settings, source: Source, logs: RankLogs) -> TriageWor
     reader = logs.triage_batches if logs.spec else None
     if reader is None and flight is None:
         return None
+    agents = partial(agent_failures, logs.spec) if preset_name(logs.spec) == "torchrun" \
+        else None
     return TriageWorker(reader, dumps=flight, log_spec=logs.spec,
-                        checkpoint_pattern=checkpoint_pattern(settings.checkpoint_pattern))
+                        checkpoint_pattern=checkpoint_pattern(settings.checkpoint_pattern),
+                        agents=agents)

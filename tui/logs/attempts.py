@@ -42,3 +42,13 @@ def attempt_groups(paths: Sequence[Path]) -> list[tuple[int | None, list[int]]]:
 def marker(attempt: int | None) -> str:
     """The line put before an attempt's lines."""
     return f"{NEW_ATTEMPT}{attempt}, torchrun restarted the workers ──"
+
+
+def without_next_attempt(lines: list[str]) -> list[str]:
+    """``lines`` cut at a past moment, without the markers at their end: a marker belongs to
+    the attempt it opens, and an attempt none of whose lines was written by then had not
+    begun (kept, its marker would hide the hang the old attempt ended in)."""
+    end = len(lines)
+    while end and lines[end - 1].startswith(NEW_ATTEMPT):
+        end -= 1
+    return lines[:end]

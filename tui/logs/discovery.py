@@ -19,6 +19,8 @@ The presets (``PRESETS``):
   the newest run, read in turn (see ``ranktop.tui.logs.torchrun_tree``). The agent's
   console (``--tee``, its lines prefixed ``[default<local_rank>]:``) is a raw pattern that
   names it per node, e.g. ``/logs/console-{node_rank}.log``: each rank's lines are split out.
+  Hang triage also reads the agents' "failed (exitcode: …)" lines from a console beside
+  each node folder, ``<node folder>.console`` (``ranktop.tui.logs.agent_console``).
 - ``nccl:PATTERN``: files written through ``NCCL_DEBUG_FILE``, where ``%h`` is the short host,
   ``%p`` a pid and ``%%`` a literal ``%``. A file is the rank's only on evidence: its NCCL init
   line or its own ``[rankN]`` labels name the rank, or its host and CUDA device are the
@@ -161,6 +163,15 @@ def preset_name(spec: str) -> str:
         return _parse(spec)[0]
     except ValueError:
         return ""
+
+
+def preset_argument(spec: str, name: str) -> str:
+    """The argument of a spec that names preset ``name`` (its DIR or PATTERN), else ""."""
+    try:
+        preset, argument = _parse(spec)
+    except ValueError:
+        return ""
+    return argument if preset == name else ""
 
 
 def _parse(spec: str) -> tuple[str, str]:

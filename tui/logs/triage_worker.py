@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ranktop.tui.core.agent_exit import agent_exits
 from ranktop.tui.core.checkpoint import DEFAULT
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang import HangScan, HangVerdict
@@ -32,6 +33,7 @@ from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
 from ranktop.tui.core.log_gaps import LogGaps
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.core.text import plain
+from ranktop.tui.logs.attempts import without_next_attempt
 from ranktop.tui.logs.collect import ReadBudget
 from ranktop.tui.logs.line_time import lines_until
 
@@ -44,6 +46,9 @@ Reader = Callable[[RankMap, Sequence[int], ReadBudget, int],
 # Judges the ranks' Flight Recorder dumps written since a time (and by another, for a past
 # moment): (world size, since, until) -> verdict.
 Dumps = Callable[[int, float | None, float | None], FlightVerdict | None]
+# The agents' failure lines of each node's console (``ranktop.tui.logs.agent_console``),
+# from a while before a time up to another: (since, until) -> lines by console name.
+Agents = Callable[[float | None, float | None], Mapping[str, list[str]]]
 BATCH_RANKS = 1024
 # After a run, the next waits this long per second the run took: while a job stays hung,
 # re-reading its logs takes at most half a core, whatever the size of the job.
@@ -64,8 +69,10 @@ class TriageWorker:
 
     def __init__(self, read: Reader | None, limits: TriageLimits = TriageLimits(),
                  clock: Callable[[], float] = time.monotonic, dumps: Dumps | None = None,
-                 log_spec: str = "", checkpoint_pattern: re.Pattern[str] = DEFAULT) -> None:
+                 log_spec: str = "", checkpoint_pattern: re.Pattern[str] = DEFAULT,
+                 agents: Agents | None = None) -> None:
         self.read = read
+        self.agents = agents
         self.checkpoint_pattern = checkpoint_pattern  # a "saved checkpoint" line
         self.log_spec = log_spec  # the spec ``read`` follows, for what it could not find
         self.dumps = dumps
@@ -118,7 +125,9 @@ class TriageWorker:
                          if lines is not None})
             reached.update(part)
         skipped = [rank for rank in range(total) if rank not in reached]
-        verdict = scanned.verdict(ask.gone, skipped) if self.read else None
+        exits = agent_exits(self.agents(ask.since, self.until), ask.rank_map) \
+            if self.agents is not None else {}
+        verdict = scanned.verdict(ask.gone, skipped, exits) if self.read else None
         if self.dumps is not None:
             verdict = join_verdicts(verdict, self.dumps(total, ask.since, self.until))
         if verdict is not None:
@@ -129,7 +138,9 @@ class TriageWorker:
                             budget.spent, self.clock() - started)
 
     def _as_of(self, lines: list[str]) -> list[str]:
-        return lines if self.until is None else lines_until(lines, self.until)
+        if self.until is None:
+            return lines
+        return without_next_attempt(lines_until(lines, self.until))
 
     def _serve(self) -> None:
         while True:

@@ -205,6 +205,15 @@ class PromClient:
             raise QueryError("bad answer", "expected a list of names")
         return names
 
+    def targets(self, budget: ByteBudget | None = None) -> dict:
+        """The active scrape targets Prometheus holds now, with their health and last error
+        (``/api/v1/targets``; a backend that does not scrape has none)."""
+        answer = self._ask("targets", {"state": "active"}, method="GET", budget=budget)
+        data = self._payload(answer, "GET")["data"]
+        if not isinstance(data, dict):
+            raise QueryError("bad answer", "expected the scrape targets")
+        return data
+
     def _freshness(self) -> dict[str, str]:
         """Asks VictoriaMetrics not to hide its newest samples (1.79 honours ``nocache``, later
         versions ``latency_offset``); other backends ignore both."""

@@ -23,6 +23,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 from ranktop.tui.core import ranks
 from ranktop.tui.core.hardware import COUNTERS as LEDGER_COUNTERS
@@ -37,6 +38,7 @@ from ranktop.tui.sources import (
     prom_join,
     prom_past,
     prom_rules,
+    prom_targets,
     prom_tenants,
     promql,
 )
@@ -71,6 +73,9 @@ class PrometheusSource(Source):
         self.job_name = settings.prometheus.job or "all jobs"
         self.configured = settings  # as the user's config says (finds may add to it)
         self.learner = RankLearner()
+        self.live = True  # its frames are of now: the scrape's state may be read
+        # when the scrape's state was last asked, for which ranks down, and what it said
+        self._scrape: tuple[float, frozenset[int], dict[int, str]] = (0.0, frozenset(), {})
         self.counters = SlowCounters()
         self._use(settings)
         self.finder = Finder(self.client, clock)
@@ -136,10 +141,27 @@ class PrometheusSource(Source):
             self._use(found)
             polled = self._gather(budget)
         frame = self._frame(polled, started)
+        if self.live:
+            frame = self._with_scrape_errors(frame)
         self._last = frame
         self._status = self._report.status(self, frame, polled, self.clock() - started,
                                            len(self._queries))
         return frame
+
+    def _with_scrape_errors(self, frame: Frame) -> Frame:
+        """``frame`` with why the scrape of each rank down fails (prom_targets), asked when
+        a rank goes down and then every ``prom_targets.ASK_EVERY_SECONDS`` while any is."""
+        down = frozenset(rank for rank, up in enumerate(frame.ranks_up(len(self.rank_map)))
+                         if not up)
+        asked_at, asked_for, found = self._scrape
+        if down and (not down <= asked_for
+                     or frame.time - asked_at >= prom_targets.ASK_EVERY_SECONDS):
+            rs = self.rank_settings
+            found = prom_targets.scrape_errors(self.client, down, rs.step_metric, self._job,
+                                               rs.rank_label)
+            self._scrape = (frame.time, down, found)
+        kept = {rank: words for rank, words in found.items() if rank in down}
+        return replace(frame, scrape=kept) if kept else frame
 
     def _gather(self, budget: ByteBudget) -> Polled:
         """Every query's answer, joined to the ranks as it comes in. The first few queries
@@ -373,6 +395,7 @@ class PrometheusSource(Source):
         the job's own ranks, a moment without the job's series has none: its GPUs are not
         guessed from DCGM, whose GPUs then may be another job's."""
         copy = PrometheusSource(self.settings, client, client.now)
+        copy.live = False  # the scrape's state now says nothing of then
         copy.learner.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
         copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured
         copy.finder = prom_past.PastFinder(client, client.now)

@@ -148,8 +148,8 @@ def test_a_rank_that_dies_after_an_xid_is_down_with_the_xid_named():
     detectors.update(healthy(2, xid={7: 79.0}))
     down = {a.kind: a for a in detectors.update(healthy(4, **gone)) if a.rank == 7}
     assert {kind: a.since for kind, a in down.items()} == {"missing": 4, "xid": 2}
-    assert down["missing"].summary == ("down: XID 79: GPU has fallen off the bus (2 s before), "
-                                       "then its series vanished")
+    assert down["missing"].summary == ("not reporting since 00:00:04 (XID 79: GPU has fallen"
+                                       " off the bus (2 s before), then its series vanished)")
     record = detectors.liveness.down[7]
     assert record.last_values["temperature"] == 62.0 and record.last_seen == 2
     # Its series gone, the GPU has not recovered: the XID stays while the rank is down,

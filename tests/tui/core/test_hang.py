@@ -207,7 +207,8 @@ def test_a_rank_whose_series_vanished_is_dead_at_once() -> None:
     verdict = triage(logs, world_size=512, gone=[455])
     assert verdict is not None and verdict.sure and verdict.dead == [455]
     assert verdict.behind == [455] and verdict.silent == []
-    assert verdict.summary == ("rank 455 is dead (its series vanished): 511 of 511 live ranks"
+    assert verdict.summary == ("rank 455 is not reporting (its series vanished):"
+                               " 511 of 511 live ranks"
                                " timed out in ALLREDUCE SeqNum 8812")
 
 
@@ -215,7 +216,8 @@ def test_a_vanished_rank_is_sure_evidence_before_anyone_times_out() -> None:
     verdict = triage({r: healthy_tail(r) for r in range(16)}, world_size=16, gone={9})
     assert verdict is not None and verdict.sure and verdict.behind == [9]
     assert verdict.reporting == [] and len(verdict.silent) == 15
-    assert verdict.summary == ("rank 9 is dead (its series vanished): no live rank has logged a"
+    assert verdict.summary == ("rank 9 is not reporting (its series vanished):"
+                               " no live rank has logged a"
                                " timeout yet")
 
 
@@ -233,7 +235,8 @@ def test_a_dead_rank_whose_watchdog_timed_out_too_is_not_counted_among_the_timed
 def test_a_vanished_rank_that_timed_out_is_dead_not_timed_out() -> None:
     verdict = triage(timed_out_job(64), world_size=64, gone=[17])
     assert verdict is not None and verdict.dead == [17] and 17 not in verdict.reporting
-    assert verdict.summary.startswith("rank 17 is dead (its series vanished): 63 of 63 live")
+    assert verdict.summary.startswith("rank 17 is not reporting (its series vanished):"
+                                      " 63 of 63 live")
 
 
 def test_a_vanished_rank_that_its_watchdog_ended_is_no_culprit() -> None:
@@ -243,7 +246,8 @@ def test_a_vanished_rank_that_its_watchdog_ended_is_no_culprit() -> None:
     verdict = triage(logs, world_size=16, gone=[0, 1, 2, 3, 9])
     assert verdict is not None and verdict.dead == [9] and verdict.behind == [9]
     assert verdict.reporting == [r for r in range(16) if r != 9]
-    assert verdict.summary == ("rank 9 is dead (its series vanished): 15 of 15 live ranks timed"
+    assert verdict.summary == ("rank 9 is not reporting (its series vanished):"
+                               " 15 of 15 live ranks timed"
                                " out in ALLREDUCE SeqNum 8812")
 
 
@@ -261,7 +265,8 @@ def test_several_dead_ranks_each_with_its_cause() -> None:
     logs[5] = healthy_tail(5)
     verdict = triage(logs, world_size=16, gone=[5])
     assert verdict is not None and verdict.dead == [4, 5] and verdict.behind == [4, 5]
-    assert verdict.summary == ("ranks 4, 5 are dead (4: XID 79 in its log; 5: its series"
+    # "dead" only where an exit shows: rank 5's series only vanished
+    assert verdict.summary == ("ranks 4, 5 are down (4: XID 79 in its log; 5: its series"
                                " vanished): 14 of 14 live ranks timed out in ALLREDUCE SeqNum"
                                " 8812")
 
@@ -307,13 +312,24 @@ def test_ranks_that_gave_up_on_a_peer_are_not_culprits() -> None:
     assert verdict.summary.endswith("; ranks 8, 10, 11 gave up on a peer (remote error)")
 
 
-def test_when_most_series_vanish_the_job_is_going_down_and_names_no_one() -> None:
+def test_when_most_series_vanish_unexplained_the_job_is_going_down_and_names_no_one() -> None:
+    logs = {r: [*healthy_tail(r), *taken_down(r)] for r in range(8)}
+    for silent in (3, 4, 5, 6, 7):
+        logs[silent] = healthy_tail(silent)
+    verdict = triage(logs, world_size=8, gone=range(8))
+    assert verdict is not None and verdict.dead == [] and not verdict.sure
+    assert verdict.behind == [] and verdict.silent == [3, 4, 5, 6, 7]
+    assert "the series of 8 ranks vanished" in verdict.summary
+
+
+def test_series_that_vanish_after_their_ranks_timeouts_confirm_the_one_that_did_not() -> None:
+    # every watchdog ended its process after its timeout: those vanishings are the hang's
+    # consequences, and the one rank that vanished without a timeout is the culprit
     logs = {r: [*healthy_tail(r), *taken_down(r)] for r in range(8)}
     logs[3] = healthy_tail(3)
     verdict = triage(logs, world_size=8, gone=range(8))
-    assert verdict is not None and verdict.dead == [] and not verdict.sure
-    assert verdict.behind == [] and verdict.silent == [3]
-    assert "the series of 8 ranks vanished" in verdict.summary
+    assert verdict is not None and verdict.sure and verdict.dead == [3]
+    assert verdict.behind == [3] and "going down" not in verdict.summary
 
 
 def test_gone_ranks_outside_the_job_are_ignored() -> None:
@@ -468,7 +484,8 @@ def test_old_pytorch_lines_a_silent_rank_is_awaited_then_a_vanished_one_is_dead(
                                " SeqNum 9; waiting for 1 more (rank 6)")
     dead = triage(logs, world_size=8, gone=[6])
     assert dead is not None and dead.sure and dead.behind == [6]
-    assert dead.summary == ("rank 6 is dead (its series vanished): 7 of 7 live ranks timed out"
+    assert dead.summary == ("rank 6 is not reporting (its series vanished):"
+                            " 7 of 7 live ranks timed out"
                             " in ALLREDUCE SeqNum 9")
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ranktop.tui.core.agent_exit import agent_exits
 from ranktop.tui.core.hang import triage
 from ranktop.tui.core.hang_frozen import FROZEN_AFTER_SECONDS, FrozenRanks
+from ranktop.tui.core.model import RankMap
 
 from tests.tui.core.real_logs import gloo_logs
 from tests.tui.core.test_watchdog import NCCL2_DUMP, NCCL2_TIMEOUT
@@ -39,7 +41,8 @@ def test_a_frozen_rank_whose_series_vanished_is_the_one_culprit():
     verdict = triage(gloo_logs("frozen"), world_size=8, gone=[6])
     assert verdict is not None and verdict.sure
     assert verdict.dead == [6] and verdict.behind == [6] and verdict.reporting == WAITERS
-    assert verdict.summary.startswith("rank 6 is dead (its series vanished): 7 of 7 live ranks"
+    assert verdict.summary.startswith("rank 6 is not reporting (its series vanished):"
+                                      " 7 of 7 live ranks"
                                       " timed out")
 
 
@@ -51,12 +54,79 @@ def test_ranks_that_timed_out_and_exited_are_no_culprits_when_their_series_vanis
     assert verdict.awaited == [6]
 
 
+def test_the_frozen_rank_stays_the_culprit_when_every_waiter_exits_and_vanishes():
+    # 60 s on, the seven waiters raised gloo's timeout and exited: every series is gone,
+    # and what their logs show explains theirs; the frozen rank's vanishing stays unexplained
+    before = triage(gloo_logs("frozen"), world_size=8, gone=[6])
+    after = triage(gloo_logs("frozen"), world_size=8, gone=list(range(8)))
+    assert after is not None and after.sure and after.behind == before.behind == [6]
+    assert after.dead == [6] and after.reporting == WAITERS
+    assert after.summary.startswith("rank 6 is not reporting (its series vanished): 7 of 7")
+    assert "going down" not in after.summary
+
+
+def test_a_job_whose_ranks_all_vanish_without_a_word_names_none_of_them():
+    quiet = {rank: [f"step {n} loss 0.1" for n in range(5)] for rank in range(8)}
+    assert triage(quiet, world_size=8, gone=list(range(8))) is None
+
+
 def test_ranks_that_gave_up_on_a_killed_peer_are_no_culprits_when_their_series_vanish():
     verdict = triage(gloo_logs("killed"), world_size=8, gone=[5, 6, 7])
     assert verdict is not None and verdict.sure
     assert verdict.dead == [6] and verdict.behind == [6]
     assert verdict.reporting == [5, 7]
     assert verdict.summary.endswith("ranks 5, 7 gave up on a peer (remote error)")
+
+
+JOB = RankMap.grid(["node-a", "node-b"], 4, source="test")
+AGENT = ("E1128 15:13:33.873000 15776 torch/distributed/elastic/multiprocessing/api.py:1002]"
+         " failed (exitcode: {code}) local_rank: {local} (pid: 15864) of binary: python3")
+
+
+def agent_said(node: str, local: int, code: int) -> dict:
+    return agent_exits({node: [AGENT.format(code=code, local=local)]}, JOB)
+
+
+def test_the_rank_its_agent_saw_killed_is_the_one_culprit_its_node_mates_stopped():
+    # kill -9 of rank 6: its node's agent ends ranks 4 (and 5, 7, which gave up first);
+    # every series of the node vanished in the same scrape, so they alone cannot tell
+    verdict = triage(gloo_logs("killed"), world_size=8, gone=[4, 5, 6, 7],
+                     exits=agent_said("node-b", 2, -9))
+    assert verdict is not None and verdict.sure
+    assert verdict.dead == [6] and verdict.behind == [6] and verdict.stopped == [4]
+    assert verdict.reporting == [5, 7]
+    assert verdict.summary.startswith("rank 6 is dead (its agent saw it exit -9 (SIGKILL) at"
+                                      " 15:13:33, its series vanished)")
+    assert "rank 4 was stopped by its agent" in verdict.summary
+    assert "no live rank timed out;" in verdict.summary  # none of them logged a timeout
+    assert "ranks 5, 7 gave up on a peer" in verdict.summary
+    assert AGENT.format(code=-9, local=2) in verdict.evidence[6]
+
+
+def test_without_the_agent_s_word_ranks_gone_in_one_scrape_are_not_told_apart():
+    verdict = triage(gloo_logs("killed"), world_size=8, gone=[4, 6])
+    assert verdict is not None and verdict.dead == [4, 6] and verdict.stopped == []
+    assert verdict.summary.startswith("ranks 4, 6 are not reporting")
+
+
+def test_the_first_to_exit_leads_the_dead():
+    exits = agent_exits({"node-b": [AGENT.format(code=-9, local=2)],
+                         "node-a": [AGENT.replace("15:13:33", "15:13:31").format(
+                             code=-6, local=1)]}, JOB)
+    verdict = triage(gloo_logs("killed"), world_size=8, gone=[1, 6], exits=exits)
+    assert verdict is not None and verdict.dead == [1, 6] and verdict.behind[0] == 1
+
+
+def test_a_frozen_rank_stays_the_culprit_when_its_waiters_exit_by_their_agents_word():
+    # the peers time out and exit 1: their agents say so; the frozen rank's agent says
+    # nothing of it, and its waiters' exits are the hang's consequences
+    exits = {**agent_said("node-a", 2, 1), **agent_said("node-b", 1, 1)}
+    verdict = triage(gloo_logs("frozen"), world_size=8, gone=[0, 1, 2, 6], exits=exits)
+    assert verdict is not None and verdict.sure
+    assert verdict.dead == [6] and verdict.behind == [6] and verdict.stopped == []
+    assert verdict.reporting == WAITERS
+    assert verdict.summary.startswith("rank 6 is not reporting (its series vanished): 7 of 7"
+                                      " live ranks timed out")
 
 
 def test_a_ranks_own_error_names_it_and_its_peers_gone_are_not_blamed():

@@ -123,7 +123,8 @@ def test_a_dead_rank_is_named_with_its_worst_recent_fault_not_the_symptoms_after
     gone = {m: [math.nan if r == 6 else v for r, v in enumerate(vs)]
             for m, vs in counters(6).values.items()}
     down = next(a for a in detectors.update(Frame(time=6, values=gone)) if a.rank == 6)
-    assert down.summary.startswith("down: XID 79: GPU has fallen off the bus (4 s before)")
+    assert down.summary.startswith("not reporting since 00:00:06 (XID 79: GPU has fallen off the"
+                                   " bus (4 s before)")
 
 
 def test_an_entry_stays_raised_while_its_rise_ages_out_of_the_window():

@@ -10,10 +10,17 @@ from pathlib import Path
 from ranktop.tui.core.checkpoint import LOG, Checkpoint, checkpoint_pattern
 from ranktop.tui.core.hang_watch import TriageAsk
 from ranktop.tui.core.model import RankMap
+from ranktop.tui.logs.attempts import marker
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageLimits, TriageWorker, reading_order
 
-from tests.tui.core.test_hang import dump_signal, hung_job, taken_down, timed_out_job
+from tests.tui.core.test_hang import (
+    dump_signal,
+    healthy_tail,
+    hung_job,
+    taken_down,
+    timed_out_job,
+)
 
 GRID = RankMap.grid([f"gpu-node-{n:03d}" for n in range(4)], 8, source="test")  # 32 ranks
 KB = 1024
@@ -161,6 +168,40 @@ def test_a_past_moment_is_judged_by_the_lines_stamped_by_then() -> None:
     worker.until = local(2026, 11, 22, 3, 4, 10)
     after = worker.run(ask()).verdict
     assert after is not None and sorted(after.reporting) == list(range(32))
+
+
+def test_a_past_moment_before_the_restart_judges_the_attempt_that_hung() -> None:
+    """torchrun's next attempt, written after the moment, had not begun then: its marker
+    must not hide the timeouts the old attempt ended in."""
+    restarted = {rank: [*lines, marker(1), "2026-11-22 03:05:00,000 INFO resumed at step 100"]
+                 for rank, lines in timed_out_job(32).items()}
+    worker = TriageWorker(lambda rank_map, order, budget, batch: [restarted])
+    worker.until = local(2026, 11, 22, 3, 4, 30)  # the timeouts logged, the restart not yet
+    then = worker.run(ask()).verdict
+    assert then is not None and sorted(then.reporting) == list(range(32))
+    worker.until = local(2026, 11, 22, 3, 5, 30)  # the new attempt is stepping
+    assert worker.run(ask()).verdict is None
+
+
+def test_the_agents_word_names_the_rank_that_exited_and_its_node_mates_stopped() -> None:
+    quiet = {rank: healthy_tail(rank) for rank in range(32)}  # a kill leaves no error
+    node = tuple(range(8, 16))  # every series of node 1 vanished in one scrape
+    asked: list[tuple] = []
+    killed = ("E1128 15:13:33.873000 15776 torch/distributed/elastic/multiprocessing/api.py:"
+              "1002] failed (exitcode: -9) local_rank: 3 (pid: 15864) of binary: python3")
+
+    def agents(since, until):
+        asked.append((since, until))
+        return {"gpu-node-001": [killed]}
+
+    alone = TriageWorker(lambda rank_map, order, budget, batch: [quiet])
+    assert alone.run(ask(gone=node)).verdict.dead == list(node)  # nothing tells them apart
+    worker = TriageWorker(lambda rank_map, order, budget, batch: [quiet], agents=agents)
+    worker.until = 2000.0
+    verdict = worker.run(ask(gone=node)).verdict
+    assert verdict.dead == [11] and verdict.behind == [11]
+    assert verdict.stopped == [8, 9, 10, 12, 13, 14, 15]
+    assert asked == [(None, 2000.0)]  # the stall's start (none seen) and the moment
 
 
 def test_a_past_moment_asks_for_the_dumps_written_by_then() -> None:

@@ -83,7 +83,8 @@ def test_a_pattern_that_matches_no_live_rank_says_so_not_that_none_timed_out(
     verdict = result.verdict
     assert verdict is not None and verdict.behind == [DEAD]
     assert "no live rank has logged a timeout" not in verdict.summary
-    assert verdict.summary.startswith(f"rank {DEAD} is dead (its series vanished): no live "
+    assert verdict.summary.startswith(f"rank {DEAD} is not reporting (its series vanished):"
+                                      f" no live "
                                       "rank's log was read; ")
     assert verdict.summary.endswith(f"no file matched for 16 ranks (ranks 0, 1, 2, 3, 4, ...): "
                                     f"check the pattern with `ranktop check-config --logs "

@@ -47,6 +47,10 @@ class ScriptedClient:
         self.asked.append("metric names")
         return self.names
 
+    def targets(self, budget: object = None) -> dict:
+        self.asked.append("targets")
+        return {"activeTargets": []}
+
     def label_names(self, metric: str, since: float) -> list[str]:
         return []
 
@@ -429,3 +433,30 @@ def test_a_gpu_whose_series_are_gone_reads_no_error_count_not_zero(source):
     source.client.answers["metric:temperature"] = [dcgm(r, 60.0) for r in range(1, 4)]
     frame = source.poll_now()  # rank 0's GPU answers nothing any more
     assert math.isnan(frame.values["ecc_dbe"][0]) and frame.values["ecc_dbe"][1:] == [0.0] * 3
+
+
+def test_a_rank_down_is_told_frozen_or_gone_by_the_live_scrape_asked_when_it_goes(source):
+    client = source.client
+    client.answers.update({key: [s for s in samples if s.labels.get("rank") != "2"
+                                 and s.labels.get("UUID") != "GPU-2"]
+                           for key, samples in healthy().items() if key.startswith("metric:")})
+    down = {"labels": {"instance": "10.0.0.2:9100", "job": "j"}, "health": "down",
+            "lastError": 'Get "http://10.0.0.2:9100/metrics": context deadline exceeded'}
+    client.targets = lambda budget=None: (client.asked.append("targets")
+                                          or {"activeTargets": [down]})
+    placed = [Sample({"rank": str(r), "instance": f"10.0.0.{r}:9100"}, 1.0, NOW)
+              for r in range(4)]
+    asked = client.query
+
+    def query(expression, budget=None, at=None):
+        if expression.startswith("group by (rank, instance)"):
+            client.asked.append("instances")
+            return as_vector(placed)
+        return asked(expression, budget, at)
+
+    client.query = query
+    frame = source.poll_now()
+    assert frame.scrape == {2: "scrape timing out: alive but frozen?"}
+    assert client.asked.count("targets") == 1 and client.asked.count("instances") == 1
+    source.poll_now()  # still the same rank down, a moment later: not asked again
+    assert client.asked.count("targets") == 1

@@ -1,0 +1,89 @@
+"""Why Prometheus cannot scrape a rank that stopped reporting, from its targets API
+(``/api/v1/targets``): a process that is gone refuses the connection, one that is frozen
+(``SIGSTOP``, a deadlock that holds its metrics thread) accepts it and never answers, so
+the scrape times out. The metrics cannot tell the two apart: both series vanish.
+
+Only the live scrape is known: the API keeps no past, so a past moment says no more than
+"not reporting". Asked only while some rank is down (when one goes down, then now and
+then), two requests: the targets that are down, and which target each down rank's series
+came from (its ``instance``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from ranktop.tui.core import ranks
+from ranktop.tui.core.down import SCRAPE_REFUSED, SCRAPE_TIMING_OUT
+from ranktop.tui.core.lookback import SEEN_SECONDS
+from ranktop.tui.core.text import plain
+from ranktop.tui.sources import promql
+from ranktop.tui.sources.bounded_body import ByteBudget
+from ranktop.tui.sources.prom_client import PromClient, QueryError
+
+ERROR_CHARS = 120  # of another error, said as Prometheus gives it
+ASK_EVERY_SECONDS = 15.0  # while ranks stay down (at once when another goes down)
+TARGETS_BYTES = 32 * 1024 * 1024  # the targets of a large job's Prometheus; past it, unsaid
+INSTANCE = "instance"
+
+
+def scrape_words(last_error: str) -> str:
+    """What a failing scrape's error says of the process behind it."""
+    error = last_error.lower()
+    if "deadline exceeded" in error or "timeout" in error or "timed out" in error:
+        return SCRAPE_TIMING_OUT
+    if "connection refused" in error:
+        return SCRAPE_REFUSED
+    return f"scrape failing: {plain(last_error, ERROR_CHARS)}" if last_error else ""
+
+
+def scrape_errors(client: PromClient, down: Collection[int], step_metric: str, job: str,
+                  rank_label: str) -> dict[int, str]:
+    """The words for each rank of ``down`` whose target Prometheus fails to scrape (see
+    ``scrape_words``); empty where the backend has no targets API (a store, a front) or the
+    ranks' series carry no ``instance``."""
+    if not down:
+        return {}
+    try:
+        failing = _down_targets(client)
+        if not failing:
+            return {}
+        instances = _instances(client, step_metric, job, rank_label)
+    except QueryError:
+        return {}
+    found = {}
+    for rank in down:
+        words = scrape_words(failing.get(instances.get(rank, ""), ""))
+        if words:
+            found[rank] = words
+    return found
+
+
+def _down_targets(client: PromClient) -> dict[str, str]:
+    """Each active target that is down, by its ``instance``: its last scrape's error."""
+    data = client.targets(ByteBudget(TARGETS_BYTES))
+    active = data.get("activeTargets") if isinstance(data, Mapping) else None
+    found: dict[str, str] = {}
+    for target in active if isinstance(active, list) else ():
+        if not isinstance(target, Mapping) or target.get("health") != "down":
+            continue
+        labels = target.get("labels")
+        instance = labels.get(INSTANCE) if isinstance(labels, Mapping) else None
+        error = target.get("lastError")
+        if isinstance(instance, str) and isinstance(error, str):
+            found[instance] = error
+    return found
+
+
+def _instances(client: PromClient, step_metric: str, job: str, rank_label: str
+               ) -> dict[int, str]:
+    """The target (``instance``) each rank's step series last came from."""
+    label = promql.label_name(rank_label)
+    answer = client.query(f"group by ({label}, {INSTANCE}) (last_over_time("
+                          f"{promql.metric_name(step_metric)}{job}[{SEEN_SECONDS:.0f}s]))")
+    found: dict[int, str] = {}
+    for labels, _ in answer.pairs():
+        rank = ranks.rank_number(labels.get(rank_label, ""))
+        if rank is not None and labels.get(INSTANCE):
+            found[rank] = labels[INSTANCE]
+    return found
