@@ -1,16 +1,10 @@
 """`ranktop check-config`: the resolved configuration (secrets hidden), the connection, and
 every query with how many ranks it returned; the log spec tested against the rank map
-<<<<<<< HEAD
 (``check_logs``); the Flight Recorder dumps the pattern finds, and how old
-(``check_flight``); where the job's metrics or DCGM's are empty, why (targets down, another
-job label, a selector that matches nothing) and, for the job's, the series that look like
-them with the config lines to use, ready to paste. Exit 0 when
-=======
-(``check_logs``); series a metric's query names that reached no rank, said as a shape
+(``check_flight``); series a metric's query names that reached no rank, said as a shape
 ranktop does not read (``check_shapes``); where the job's metrics or DCGM's are empty, why
 (targets down, another job label, a selector that matches nothing) and, for the job's,
 the series that look like them with the config lines to use, ready to paste. Exit 0 when
->>>>>>> shapes
 all answered and every rank found a log file (or none is configured), 1 when not.
 
 ``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
