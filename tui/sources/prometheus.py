@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ranktop.tui.core import ranks
+from ranktop.tui.core.goodput import JOB_LOOKBACK_SECONDS, JOB_LOOKBACK_STEP_SECONDS
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
@@ -327,15 +328,38 @@ class PrometheusSource(Source):
         """Each rank's newest step sample within SEEN_SECONDS before ``until`` (None: now),
         by the job's rank label."""
         label = promql.label_name(self.rank_settings.rank_label)
-        newest = promql.freshness_query(self.rank_settings.step_metric, self._job)
-        answer = self.client.query(f"max by ({label}) (max_over_time({newest}"
-                                   f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))", at=until)
+        answer = self.client.query(f"max by ({label}) ({self._newest_step()})", at=until)
         found: dict[int, float] = {}
         for labels, when in answer.pairs():
             rank = ranks.rank_number(labels.get(self.rank_settings.rank_label, ""))
             if rank is not None and rank < len(self.rank_map):
                 found[rank] = when
         return found
+
+    def series_end(self) -> float | None:
+        """The newest step sample of any rank: one query over SEEN_SECONDS; where it finds
+        none, a coarse look over the goodput's lookback for the last stretch with samples
+        (reading every sample of the job in it), then the first query at its end."""
+        newest = self._one_time(f"max({self._newest_step()})")
+        if newest is not None:
+            return newest
+        step = JOB_LOOKBACK_STEP_SECONDS  # ranges this long tile the lookback: none missed
+        series = f"{promql.metric_name(self.rank_settings.step_metric)}{self._job}"
+        stretch = self._one_time(f"max_over_time(timestamp(max(count_over_time({series}"
+                                 f"[{step:.0f}s])))[{JOB_LOOKBACK_SECONDS:.0f}s:{step:.0f}s])")
+        if stretch is None:
+            return None
+        return self._one_time(f"max({self._newest_step()})", at=stretch)
+
+    def _one_time(self, expression: str, at: float | None = None) -> float | None:
+        answer = self.client.query(expression, at=at)
+        return max((when for _, when in answer.pairs() if math.isfinite(when)), default=None)
+
+    def _newest_step(self) -> str:
+        """Each step series' newest sample time within SEEN_SECONDS, looked for every
+        SEEN_STEP seconds (a series that ended between two looks is dated by the first)."""
+        newest = promql.freshness_query(self.rank_settings.step_metric, self._job)
+        return f"max_over_time({newest}[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s])"
 
     def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
         """The frame a poll would have given at each of ``times`` (oldest first), read from
