@@ -15,9 +15,10 @@ from ranktop.tui.sources.base import Source
 
 
 def job_end(source: Source, analysis: Analysis, now: float) -> JobEnd | None:
-    """When the job's series ended, if the poll behind ``analysis`` found no rank up and
-    the backend's newest step sample lies before the poll; None otherwise, or when the
-    source cannot say (a failed query is no evidence of an end)."""
+    """When the job's series ended, as of the poll behind ``analysis`` (``now`` where it
+    gave no frame), if that poll found no rank up and the backend's newest step sample lies
+    before it; None otherwise, or when the source cannot say (a failed query is no
+    evidence of an end)."""
     if not source.keeps_past or not _nothing_live(analysis):
         return None
     try:
@@ -28,7 +29,7 @@ def job_end(source: Source, analysis: Analysis, now: float) -> JobEnd | None:
     polled = frame.time if frame is not None else now
     if newest is None or newest >= polled:
         return None
-    return JobEnd(newest, now)
+    return JobEnd(newest, polled)
 
 
 def _nothing_live(analysis: Analysis) -> bool:

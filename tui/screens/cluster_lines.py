@@ -13,6 +13,7 @@ from ranktop.tui.core.goodput import Goodput, share_text
 from ranktop.tui.core.lateness import late_after, no_progress_after
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
+from ranktop.tui.core.moment import JobEnd
 from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.screens.moment_badge import moment_badge, replaying_badge
 from rich.text import Text
@@ -47,6 +48,8 @@ class JobView:
     live_key: str = "L"  # the key back to the live job
     bundle: float | None = None  # the moment of the bundle reopened (None: none is)
     goodput: Goodput | None = None  # the job's, over the last hour
+    ended: JobEnd | None = None  # the job's series ended (None: the job answers)
+    earlier_key: str = "@"  # the key that asks for a past moment
 
     @property
     def late_for(self) -> float:
@@ -77,6 +80,10 @@ def header(view: JobView, style: Styles) -> Text:
     elif view.replaying is not None:
         line.append("  ")
         line.append(replaying_badge(view.replaying), style("moment"))
+    if view.ended is not None:
+        line.append("  ")
+        line.append(f" {view.ended.said(view.now)}: no rank answers · {view.earlier_key} "
+                    "for an earlier moment ", style("moment"))
     if view.paused:
         line.append("  ")
         line.append(f" PAUSED: {view.pause_key} to resume ", style("paused"))
