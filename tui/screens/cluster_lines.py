@@ -80,10 +80,6 @@ def header(view: JobView, style: Styles) -> Text:
     elif view.replaying is not None:
         line.append("  ")
         line.append(replaying_badge(view.replaying), style("moment"))
-    if view.ended is not None:
-        line.append("  ")
-        line.append(f" {view.ended.said(view.now)}: no rank answers · {view.earlier_key} "
-                    "for an earlier moment ", style("moment"))
     if view.paused:
         line.append("  ")
         line.append(f" PAUSED: {view.pause_key} to resume ", style("paused"))
@@ -94,6 +90,10 @@ def header(view: JobView, style: Styles) -> Text:
         line.append_text(_severity_counts(view.anomalies, style))
     line.append(f"  {view.status.name}", style("muted"))
     line.append("\n")
+    if view.ended is not None:  # first on its line: a narrow pane cuts from the end
+        line.append(f" {view.ended.said(view.now)} · {view.earlier_key} earlier ",
+                    style("moment"))
+        line.append("  ")
     missing = view.n_ranks - view.ranks_up
     line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", style("strong"))
     if view.frame is not None and missing:
