@@ -14,7 +14,7 @@ from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
 from ranktop.tui.core.moment import JobEnd
-from ranktop.tui.engine.job_end import job_end
+from ranktop.tui.engine.job_end import EndWatch
 from ranktop.tui.engine.maps import MapGeometry, plan_maps
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.engine.rank_data import RankData
@@ -39,11 +39,12 @@ class ThreadEngine:
         first = self.pipeline.latest
         self._rank_map = first.rank_map
         self.latest = Snapshot(0, first, 0)
+        self.end_watch = EndWatch(source)
         self.ended: JobEnd | None = None  # the job's series ended, as the last poll found
 
     async def poll(self) -> Snapshot:
         analysis = await self.pipeline.poll()
-        self.ended = await asyncio.to_thread(job_end, self.source, analysis,
+        self.ended = await asyncio.to_thread(self.end_watch.after, analysis,
                                              self.pipeline.clock())
         return self._publish(analysis)
 

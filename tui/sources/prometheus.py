@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ranktop.tui.core import ranks
-from ranktop.tui.core.goodput import JOB_LOOKBACK_SECONDS, JOB_LOOKBACK_STEP_SECONDS
+from ranktop.tui.core.goodput import JOB_LOOKBACK_STEP_SECONDS
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
 from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
@@ -54,6 +54,10 @@ GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HT
                  "HTTP 503")
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
 RECORDED_KEY = "recorded"
+DAY_SECONDS = 86_400.0
+# Where a job's step series ended, when not in the last SEEN_SECONDS: first the day with
+# its last samples (in ten years), then the stretch of that day, each ending the next look.
+END_LOOKS = ((3650 * DAY_SECONDS, DAY_SECONDS), (DAY_SECONDS, JOB_LOOKBACK_STEP_SECONDS))
 
 
 class PrometheusSource(Source):
@@ -338,17 +342,20 @@ class PrometheusSource(Source):
 
     def series_end(self) -> float | None:
         """The newest step sample of any rank: one query over SEEN_SECONDS; where it finds
-        none, a coarse look over the goodput's lookback for the last stretch with samples
-        (reading every sample of the job in it), then the first query at its end."""
+        none, ever closer looks (``END_LOOKS``) for the last stretch with samples, then the
+        first query at its end. A coarse look reads every sample of the job's step series in
+        its window: asked only of a job not seen for SEEN_SECONDS."""
         newest = self._one_time(f"max({self._newest_step()})")
         if newest is not None:
             return newest
-        step = JOB_LOOKBACK_STEP_SECONDS  # ranges this long tile the lookback: none missed
         series = f"{promql.metric_name(self.rank_settings.step_metric)}{self._job}"
-        stretch = self._one_time(f"max_over_time(timestamp(max(count_over_time({series}"
-                                 f"[{step:.0f}s])))[{JOB_LOOKBACK_SECONDS:.0f}s:{step:.0f}s])")
-        if stretch is None:
-            return None
+        stretch = self.clock() + END_LOOKS[0][1]  # the first look's last range ends after now
+        for window, step in END_LOOKS:  # ranges of ``step`` tile the window: none missed
+            stretch = self._one_time(
+                f"max_over_time(timestamp(max(count_over_time({series}[{step:.0f}s])))"
+                f"[{window:.0f}s:{step:.0f}s])", at=stretch)
+            if stretch is None:
+                return None
         return self._one_time(f"max({self._newest_step()})", at=stretch)
 
     def _one_time(self, expression: str, at: float | None = None) -> float | None:

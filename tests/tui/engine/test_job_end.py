@@ -34,3 +34,24 @@ def test_a_job_that_answers_has_not_ended():
     assert asyncio.run(engine.poll()).ended is not None
     source.back = True  # a new attempt: its series answer again
     assert asyncio.run(engine.poll()).ended is None
+
+
+def test_the_backend_is_asked_once_while_the_job_stays_gone():
+    engine, source = engine_at(START + 400, end=START + 100.5)
+    asked = []
+    found = source.series_end
+    source.series_end = lambda: asked.append(1) or found()
+    for _ in range(5):
+        assert asyncio.run(engine.poll()).ended.at == START + 100.5
+        source.demo.clock.now += 2
+    assert len(asked) == 1
+
+
+def test_a_look_that_found_no_end_is_not_asked_again_for_a_minute():
+    engine, source = engine_at(START + 400, end=START + 100.5)
+    asked = []
+    source.series_end = lambda: asked.append(1) and None  # the backend holds nothing
+    for _ in range(31):  # a minute of polls, 2 s apart
+        assert asyncio.run(engine.poll()).ended is None
+        source.demo.clock.now += 2
+    assert len(asked) == 2
