@@ -54,8 +54,8 @@ class LogGaps:
 
 
 NO_LINES_READ = "(no lines read from this rank's log)"
-AFTER_MOMENT = ("its lines of then are no longer on disk (rotated, or written anew by a "
-                "restart), or lie before the tail read")
+AFTER_MOMENT = ("its lines of then are no longer on disk (rotated, or written anew since), "
+                "or lie before the tail read")
 
 
 def _ranks(ranks: tuple[int, ...]) -> tuple[str, str]:
