@@ -202,6 +202,7 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
         analysis = self.analysis = snapshot.analysis
         new_map = snapshot.rank_map_version != self.rank_map_version
         self.rank_map_version = snapshot.rank_map_version
+        self.follow_job_end(snapshot.ended)
         if self.moment is not None:  # it stays on screen, the live job waits for the way back
             self.show_moment_badges()  # how long ago the moment was, as of this poll
             return

@@ -7,7 +7,12 @@ step is taken from the moment asked for last, so keys pressed while a replay run
 and only the last moment asked for is shown. One replay runs at a time and none is
 cancelled (an engine in another process answers every call it was sent): keys pressed
 meanwhile are replayed when it ends, as one. A moment that cannot be had is one line of
-notification, and the screen stays where it was."""
+notification, and the screen stays where it was.
+
+When the live poll finds the job's series ended (``Snapshot.ended``: no rank answers), the
+console goes by itself to their last moment, once, as if asked for it; the polls go on, and
+when the job answers again (a new attempt) the console is live again, unless the user has
+gone to another moment meanwhile."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.moment import aligned, shown
+from ranktop.tui.core.moment import JobEnd, aligned, shown
 from ranktop.tui.engine.snapshot import Snapshot
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.moment_prompt import MomentPrompt
@@ -65,6 +70,24 @@ class MomentMode:
     """The analysis of ``moment``."""
     replay_running: bool = False
     """A replay is under way (its worker takes each moment wanted until none is)."""
+    ended: JobEnd | None = None
+    """The job's series ended, as the newest live poll found; None: the job answers."""
+    end_shown: float | None = None
+    """The moment gone to by itself when the job's series ended (None: none)."""
+
+    def follow_job_end(self: RanktopApp, ended: JobEnd | None) -> None:
+        """Go to the last moment of the job's series when a live poll first finds them ended,
+        if the live job is on screen; back to live when the job answers again, if that
+        moment is still the one shown."""
+        was, self.ended = self.ended, ended
+        live = self.moment is None and self.wanted is None and self.home is None
+        if ended is not None and was is None and live:
+            self.end_shown = aligned(ended.at, self.settings.refresh_seconds)
+            self.go_to_moment(ended.at)
+        elif ended is None and was is not None:
+            if self.end_shown is not None and self.end_shown in (self.moment, self.wanted):
+                self.action_live()
+            self.end_shown = None
 
     def action_scrub(self: RanktopApp, refreshes: int) -> None:
         self.action_scrub_seconds(refreshes * self.settings.refresh_seconds)

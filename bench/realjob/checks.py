@@ -30,10 +30,12 @@ class Check:
     issue: int | None = None  # the open issue that makes it right; None: right today
 
 
-def report_at(replay: Replay, at: float, timeout: float = 240) -> Report:
-    """``ranktop report --json`` at ``at`` (Unix seconds) on the replayed incident."""
+def report_at(replay: Replay, at: float | None, timeout: float = 240) -> Report:
+    """``ranktop report --json`` at ``at`` (Unix seconds; None: live, long after the
+    recorded job ended) on the replayed incident."""
+    moment = [] if at is None else ["--at", f"{at:.3f}"]
     command = [sys.executable, "-m", "ranktop", "report", "--json",
-               "--prometheus", replay.url, "--job", replay.truth["job"], "--at", f"{at:.3f}",
+               "--prometheus", replay.url, "--job", replay.truth["job"], *moment,
                "--logs", f"torchrun:{replay.logs}",
                "--flight-recorder", f"{replay.dumps}/rank_"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,

@@ -55,3 +55,23 @@ def test_there_are_recordings_of_each_fault() -> None:
 def test_verdict_on_the_recorded_incident(outcomes, recording: str, check: str) -> None:
     right, said = outcomes[recording][check]
     assert right, f"{recording}, {check}: ranktop said {said}"
+
+
+@pytest.mark.parametrize("recording", NAMES)
+def test_a_report_after_the_job_ended_gives_its_last_moment(recording: str, tmp_path) -> None:
+    """Live, long after the recorded job was stopped (paged after it died): the report says
+    when its series ended and gives the verdicts of their last moment, not "cannot judge"."""
+    from datetime import datetime
+
+    from bench.realjob.checks import report_at
+
+    with replayed(RECORDINGS / recording, tmp_path) as replay:
+        report = report_at(replay, None)
+    ended, truth = report["ended"], replay.truth
+    assert ended is not None, report["cannot_judge"]
+    assert abs(ended["time"] - truth["ended"]) < 15  # the rig stopped the job then
+    assert ended["said"].startswith("the job's series ended at ")
+    at = datetime.fromisoformat(report["at"]).timestamp()
+    assert ended["time"] - 2 < at <= ended["time"] and report["live"] is False
+    assert report["cannot_judge"] is None and report["ranks"]["total"] == truth["world"]
+    assert report["ranks"]["up"] > 0 and report["healthy"] is False

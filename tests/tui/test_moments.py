@@ -16,7 +16,8 @@ from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
 from ranktop.tui.sources.demo import DemoSource, demo_source
 from ranktop.widgets.log_view import LogView
 
-from tests.tui.conftest import START, make_app, screen_text, triage_done
+from tests.tui.conftest import START, FakeClock, make_app, screen_text, triage_done
+from tests.tui.ended_job import EndedJob
 
 DYING_RANK = 455  # dies ~172 s into the demo's scenario; the others hang behind it
 SEEN_AT = 180.0  # a few polls after the death
@@ -306,3 +307,35 @@ async def test_s_in_the_rank_screens_alerts_goes_to_when_the_highlighted_one_beg
         assert alerts.has_focus
         await replayed(app, pilot)
         assert app.moment == START + 172.0
+
+
+def ended_app(now: float, end: float) -> tuple[RanktopApp, EndedJob]:
+    """The demo (4 nodes) on a fake clock at ``now``, its series ending at ``end``."""
+    clock = FakeClock(now)
+    source = EndedJob(demo_source(DemoSettings(4, 8, seed=7), clock, started=START), end)
+    return RanktopApp(load_settings(), source, clock=clock, poll=False), source
+
+
+async def test_a_console_started_after_the_job_ended_shows_its_last_moment_and_says_so():
+    end = START + 181.0
+    app, source = ended_app(end + 300, end)
+    async with app.run_test(size=(200, 45)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        await replayed(app, pilot)
+        assert app.moment == START + 180  # the last refresh before the end
+        top = header(app)
+        assert f"the job's series ended at {shown(end)}, 5 min ago" in top
+        assert "AT " in top and "@ earlier" in top
+        assert "source down" not in screen_text(app)
+        assert app.cluster.analysis.ranks_up > 0  # the last moment's ranks, not "0/0 up"
+        app.clock.now += STEP
+        await app.poll_once()  # the polls go on: still gone, the moment stays
+        await pilot.pause()
+        assert app.moment == START + 180
+        source.back = True  # a new attempt: the job answers again
+        app.clock.now += STEP
+        await app.poll_once()
+        await pilot.pause()
+        await replayed(app, pilot)
+        assert app.moment is None and "series ended" not in header(app)

@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from ranktop.tui.cli.report_actions import actions_lines
 from ranktop.tui.cli.report_goodput import goodput_line
@@ -22,7 +23,7 @@ from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_prog
 from ranktop.tui.core.incidents import explained_by
 from ranktop.tui.core.metrics import clock_time, format_value
 from ranktop.tui.core.model import RankMap, is_missing
-from ranktop.tui.core.moment import shown_full
+from ranktop.tui.core.moment import shown, shown_full
 from ranktop.tui.core.parallelism import for_job
 from ranktop.tui.engine.client import EngineClient
 from ranktop.tui.engine.replay import NothingThen
@@ -50,12 +51,18 @@ def collect(settings: Settings, engine: EngineClient, duration: float,
             break
         sleep(wait)
     snapshot = asyncio.run(engine.settle(TRIAGE_WAIT_SECONDS))
+    if snapshot.ended is not None:  # paged after the job died: what its series last showed
+        try:
+            return replace(collect_at(settings, engine, snapshot.ended.at),
+                           ended=snapshot.ended)
+        except NothingThen:  # the backend holds no frame of it: the live poll is all there is
+            pass
     analysis = snapshot.analysis
     active = {a.key for a in analysis.anomalies}
     ended = {a.key: a for a in reversed(analysis.resolved) if a.key not in active}  # newest
     resolved = sorted(ended.values(), key=lambda a: a.order)
     return Findings(engine.job_name, analysis, resolved, snapshot.error,
-                    settings.detect.job_stall_seconds)
+                    settings.detect.job_stall_seconds, ended=snapshot.ended)
 
 
 def collect_at(settings: Settings, engine: EngineClient, moment: float) -> Findings:
@@ -81,7 +88,11 @@ def as_text(findings: Findings, settings: Settings) -> str:
     when = clock_time(frame.time, full=True) if frame else "no data"
     if findings.at is not None:
         when = f"at {shown_full(findings.at)}, from the backend's history: not live"
-    lines = [f"ranktop report: {findings.job}  {when}",
+    lines = [f"ranktop report: {findings.job}  {when}"]
+    if findings.ended is not None:
+        lines.append(f"{findings.ended.said()}: no rank answers now; shown: "
+                     f"{_last_moment(findings)} (--at TIME shows earlier moments)")
+    lines += [
              f"source: {findings.status.name} ({findings.status.health.value}); "
              f"ranks from {rank_map.source}"]
     if findings.error:
@@ -122,6 +133,12 @@ def as_text(findings: Findings, settings: Settings) -> str:
         median = f" (median {format_value(metric, summary[1])})" if summary else ""
         lines.append(f"  {metric.title:<16} {ranks or 'no data'}{median}")
     return "\n".join(lines) + "\n"
+
+
+def _last_moment(findings: Findings) -> str:
+    if findings.at is None:  # the backend held no frame of the job's last moments
+        return "nothing (the backend holds no frame of the job's last moments)"
+    return f"the last moment the backend holds before the end, {shown(findings.at)}"
 
 
 def _named_cause(anomaly: Anomaly, members: tuple[Anomaly, ...], rank_map: RankMap) -> str:

@@ -36,6 +36,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "time": frame.time if frame else None,
         "at": shown_full(findings.at) if findings.at is not None else None,
         "live": findings.at is None,
+        "ended": _ended(findings),
         "healthy": exit_code(findings) == 0,
         "cannot_judge": cannot_judge(findings) or None,
         "no_progress": no_progress(findings) or None,
@@ -54,6 +55,16 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
                   for m in shown if frame is not None and m in frame.values},
     }
+
+
+def _ended(findings: Findings) -> dict | None:
+    """When the job's series ended, for a report started after: ``at`` is then their last
+    moment the backend holds."""
+    end = findings.ended
+    if end is None:
+        return None
+    return {"time": end.at, "at": shown_full(end.at), "seconds_ago": end.seen - end.at,
+            "said": end.said()}
 
 
 def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Sequence],

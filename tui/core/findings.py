@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.detect import Anomaly
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
+from ranktop.tui.core.moment import JobEnd
 
 
 @dataclass
@@ -22,6 +23,7 @@ class Findings:
     error: str = ""
     stall_hold: float = math.inf  # seconds without progress past which a job is not healthy
     at: float | None = None  # the past moment reported (epoch seconds); None: live
+    ended: JobEnd | None = None  # the job's series had ended: ``at`` is their last moment
 
     @property
     def active(self) -> list[Anomaly]:
@@ -41,10 +43,12 @@ class Findings:
 
 
 def exit_code(findings: Findings) -> int:
-    """1 when a confirmed anomaly is active, the job stands still past a stall's hold, or
-    the report cannot judge; pending anomalies alone are listed but do not fail it."""
+    """1 when a confirmed anomaly is active, the job stands still past a stall's hold, its
+    series have ended, or the report cannot judge; pending anomalies alone are listed but do
+    not fail it."""
     confirmed = findings.analysis.confirmed
-    return 1 if confirmed or no_progress(findings) or cannot_judge(findings) else 0
+    gone = findings.ended is not None
+    return 1 if confirmed or gone or no_progress(findings) or cannot_judge(findings) else 0
 
 
 def no_progress(findings: Findings) -> str:

@@ -13,6 +13,7 @@ A time still to come is refused: there is nothing there to show yet.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -107,3 +108,17 @@ def aligned(moment: float, step: float) -> float:
     """``moment`` brought down to a whole number of ``step``s since the epoch: replayed
     moments fall on the same grid, so a step back reuses what was fetched."""
     return (moment // step) * step
+
+
+@dataclass(frozen=True)
+class JobEnd:
+    """The job's series ended at ``at`` (the newest sample of its step series), as a live
+    poll at ``seen`` found: no rank answers now, and the backend holds what came before."""
+
+    at: float
+    seen: float
+
+    def said(self, now: float | None = None) -> str:
+        """"the job's series ended at 12:25:04, 5 min ago" (as of ``now``, else ``seen``)."""
+        now = self.seen if now is None else now
+        return f"the job's series ended at {shown(self.at)}, {ago(now - self.at)} ago"

@@ -116,7 +116,7 @@ class ProcessEngine:
         self._fresh = False
         self._child_rank_maps = snapshot.rank_map_version
         self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
-                               snapshot.retry_after, snapshot.error)
+                               snapshot.retry_after, snapshot.error, ended=snapshot.ended)
         return self.latest
 
     async def plan_maps(self, version: int,

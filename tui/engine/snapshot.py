@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.history import HISTORY_METRICS, HistoryView, Point
+from ranktop.tui.core.moment import JobEnd
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Snapshot:
     retry_after: float = 0.0  # seconds the source asked to be left alone (0: none)
     error: str = ""  # why this poll failed ("" when it did not): the analysis is the last one
     at: float | None = None  # the past moment replayed (epoch seconds); None: a live poll
+    ended: JobEnd | None = None  # the job's series ended: no rank answers the live poll
 
 
 @dataclass(frozen=True)

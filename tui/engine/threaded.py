@@ -13,6 +13,8 @@ from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
+from ranktop.tui.core.moment import JobEnd
+from ranktop.tui.engine.job_end import EndWatch
 from ranktop.tui.engine.maps import MapGeometry, plan_maps
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.engine.rank_data import RankData
@@ -37,9 +39,14 @@ class ThreadEngine:
         first = self.pipeline.latest
         self._rank_map = first.rank_map
         self.latest = Snapshot(0, first, 0)
+        self.end_watch = EndWatch(source)
+        self.ended: JobEnd | None = None  # the job's series ended, as the last poll found
 
     async def poll(self) -> Snapshot:
-        return self._publish(await self.pipeline.poll())
+        analysis = await self.pipeline.poll()
+        self.ended = await asyncio.to_thread(self.end_watch.after, analysis,
+                                             self.pipeline.clock())
+        return self._publish(analysis)
 
     async def settle(self, timeout: float) -> Snapshot:
         return self._publish(await self.pipeline.settle(self.latest.analysis, timeout))
@@ -60,7 +67,8 @@ class ThreadEngine:
             self._rank_map = analysis.rank_map
             rank_map_version += 1
         self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
-                               self.source.retry_after or 0.0, self.pipeline.error)
+                               self.source.retry_after or 0.0, self.pipeline.error,
+                               ended=self.ended)
         return self.latest
 
     # -- a rank's requests -------------------------------------------------------------

@@ -118,11 +118,14 @@ class TriageWorker:
         scanned = HangScan(total, self.checkpoint_pattern)
         reached: set[int] = set()
         unfound: list[int] = []
+        after: list[int] = []  # ranks whose lines read all come after the moment
         order = reading_order(ask.suspects, total)
         for part in self.read(ask.rank_map, order, budget, BATCH_RANKS) if self.read else ():
             unfound.extend(rank for rank, lines in part.items() if lines is None)
-            scanned.add({rank: self._as_of(lines) for rank, lines in part.items()
-                         if lines is not None})
+            as_of = {rank: self._as_of(lines) for rank, lines in part.items()
+                     if lines is not None}
+            after.extend(rank for rank, lines in as_of.items() if part[rank] and not lines)
+            scanned.add(as_of)
             reached.update(part)
         skipped = [rank for rank in range(total) if rank not in reached]
         exits = agent_exits(self.agents(ask.since, self.until), ask.rank_map) \
@@ -131,7 +134,8 @@ class TriageWorker:
         if self.dumps is not None:
             verdict = join_verdicts(verdict, self.dumps(total, ask.since, self.until))
         if verdict is not None:
-            gaps = LogGaps(self.read is not None, plain(self.log_spec), tuple(sorted(unfound)))
+            gaps = LogGaps(self.read is not None, plain(self.log_spec), tuple(sorted(unfound)),
+                           tuple(sorted(after)))
             verdict = replace(verdict, as_of=ask.as_of, checkpoint=scanned.checkpoint)
             verdict = with_gaps(verdict, gaps)
         return TriageResult(ask.ask_id, ask.as_of, verdict, total - len(skipped), total,

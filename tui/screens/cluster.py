@@ -262,6 +262,7 @@ class ClusterScreen(Screen):
             refresh_seconds=self.settings.refresh_seconds,
             moment=self.moment, replaying=self.replaying,
             live_key=key_for(self, "moment.live"), bundle=self.app.home,
+            ended=self.app.ended, earlier_key=key_for(self, "moment.at"),
             goodput=self.analysis.goodput,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),

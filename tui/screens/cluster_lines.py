@@ -13,6 +13,7 @@ from ranktop.tui.core.goodput import Goodput, share_text
 from ranktop.tui.core.lateness import late_after, no_progress_after
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
+from ranktop.tui.core.moment import JobEnd
 from ranktop.tui.screens.line_styles import Styles
 from ranktop.tui.screens.moment_badge import moment_badge, replaying_badge
 from rich.text import Text
@@ -47,6 +48,8 @@ class JobView:
     live_key: str = "L"  # the key back to the live job
     bundle: float | None = None  # the moment of the bundle reopened (None: none is)
     goodput: Goodput | None = None  # the job's, over the last hour
+    ended: JobEnd | None = None  # the job's series ended (None: the job answers)
+    earlier_key: str = "@"  # the key that asks for a past moment
 
     @property
     def late_for(self) -> float:
@@ -87,6 +90,10 @@ def header(view: JobView, style: Styles) -> Text:
         line.append_text(_severity_counts(view.anomalies, style))
     line.append(f"  {view.status.name}", style("muted"))
     line.append("\n")
+    if view.ended is not None:  # first on its line: a narrow pane cuts from the end
+        line.append(f" {view.ended.said(view.now)} · {view.earlier_key} earlier ",
+                    style("moment"))
+        line.append("  ")
     missing = view.n_ranks - view.ranks_up
     line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", style("strong"))
     if view.frame is not None and missing:

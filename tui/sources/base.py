@@ -58,6 +58,12 @@ class Source:
         found = self.lookback(job_values, seconds, step, until)
         return None if found is None else {k: list(v) for k, v in found.job.items()}
 
+    def series_end(self) -> float | None:
+        """When the job's step series last had a sample, looking back ``SEEN_SECONDS``
+        from now (epoch seconds; None: none then, or a source that keeps no past).
+        Blocking; raises as ``poll`` does."""
+        return None
+
     def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
         """The frame a poll would have given at each of ``times`` (epoch seconds, oldest
         first), each with the rank map it was read through: from the backend's own

@@ -59,6 +59,9 @@ class MergedSource(Source):
                  ) -> dict[str, list[tuple[float, float]]] | None:
         return self.primary.job_past(job_values, seconds, step, until)
 
+    def series_end(self) -> float | None:
+        return self.primary.series_end()
+
     @property
     def keeps_past(self) -> bool:  # type: ignore[override]
         return self.primary.keeps_past

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from ranktop.tui.core import ranks
+from ranktop.tui.core.goodput import JOB_LOOKBACK_STEP_SECONDS
 from ranktop.tui.core.hardware import COUNTERS as LEDGER_COUNTERS
 from ranktop.tui.core.hardware import WINDOW_SECONDS as LEDGER_WINDOW_SECONDS
 from ranktop.tui.core.history import Point
@@ -58,6 +59,10 @@ GIVE_UP_KINDS = ("connection refused", "cannot connect", "timed out", "TLS", "HT
 POLL_BYTES = 512_000_000  # a poll of 16,384 ranks reads ~29 MB of JSON
 RECORDED_KEY = "recorded"
 COUNTER_STEP_SECONDS = 60.0  # how finely a late start looks for the counters' lowest value
+DAY_SECONDS = 86_400.0
+# Where a job's step series ended, when not in the last SEEN_SECONDS: first the day with
+# its last samples (in ten years), then the stretch of that day, each ending the next look.
+END_LOOKS = ((3650 * DAY_SECONDS, DAY_SECONDS), (DAY_SECONDS, JOB_LOOKBACK_STEP_SECONDS))
 
 
 class PrometheusSource(Source):
@@ -373,15 +378,41 @@ class PrometheusSource(Source):
         """Each rank's newest step sample within SEEN_SECONDS before ``until`` (None: now),
         by the job's rank label."""
         label = promql.label_name(self.rank_settings.rank_label)
-        newest = promql.freshness_query(self.rank_settings.step_metric, self._job)
-        answer = self.client.query(f"max by ({label}) (max_over_time({newest}"
-                                   f"[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s]))", at=until)
+        answer = self.client.query(f"max by ({label}) ({self._newest_step()})", at=until)
         found: dict[int, float] = {}
         for labels, when in answer.pairs():
             rank = ranks.rank_number(labels.get(self.rank_settings.rank_label, ""))
             if rank is not None and rank < len(self.rank_map):
                 found[rank] = when
         return found
+
+    def series_end(self) -> float | None:
+        """The newest step sample of any rank: one query over SEEN_SECONDS; where it finds
+        none, ever closer looks (``END_LOOKS``) for the last stretch with samples, then the
+        first query at its end. A coarse look reads every sample of the job's step series in
+        its window: asked only of a job not seen for SEEN_SECONDS."""
+        newest = self._one_time(f"max({self._newest_step()})")
+        if newest is not None:
+            return newest
+        series = f"{promql.metric_name(self.rank_settings.step_metric)}{self._job}"
+        stretch = self.clock() + END_LOOKS[0][1]  # the first look's last range ends after now
+        for window, step in END_LOOKS:  # ranges of ``step`` tile the window: none missed
+            stretch = self._one_time(
+                f"max_over_time(timestamp(max(count_over_time({series}[{step:.0f}s])))"
+                f"[{window:.0f}s:{step:.0f}s])", at=stretch)
+            if stretch is None:
+                return None
+        return self._one_time(f"max({self._newest_step()})", at=stretch)
+
+    def _one_time(self, expression: str, at: float | None = None) -> float | None:
+        answer = self.client.query(expression, at=at)
+        return max((when for _, when in answer.pairs() if math.isfinite(when)), default=None)
+
+    def _newest_step(self) -> str:
+        """Each step series' newest sample time within SEEN_SECONDS, looked for every
+        SEEN_STEP seconds (a series that ended between two looks is dated by the first)."""
+        newest = promql.freshness_query(self.rank_settings.step_metric, self._job)
+        return f"max_over_time({newest}[{SEEN_SECONDS:.0f}s:{SEEN_STEP:.0f}s])"
 
     def frames_at(self, times: Sequence[float]) -> Iterator[tuple[Frame, RankMap]]:
         """The frame a poll would have given at each of ``times`` (oldest first), read from

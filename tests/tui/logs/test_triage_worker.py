@@ -223,3 +223,20 @@ def test_the_verdict_carries_the_newest_checkpoint_line_by_the_configured_patter
     own = checkpoint_pattern(r"ckpt written: iter=(?P<step>\d+)")
     configured = TriageWorker(read, checkpoint_pattern=own).run(ask()).verdict
     assert configured.checkpoint == Checkpoint(4200, LOG, "ckpt written: iter=4200", 0)
+
+
+def test_a_past_moment_whose_lines_are_no_longer_on_disk_says_so() -> None:
+    logs = timed_out_job(32)
+    for rank in range(16, 32):  # written anew by a restart: only a later attempt's lines
+        logs[rank] = [f"[rank{rank}]:[I1122 03:20:00.000 init.cpp:1] a new attempt begins"]
+    worker = TriageWorker(lambda rank_map, order, budget, batch: [logs])
+    worker.until = local(2026, 11, 22, 3, 4, 10)
+    verdict = worker.run(ask()).verdict
+    assert verdict is not None and verdict.log_gaps is not None
+    assert verdict.log_gaps.after_moment == tuple(range(16, 32))
+    assert "the log of 16 ranks (ranks 16, 17, 18, 19, 20, ...) begins after this moment: " \
+        "its lines of then are no longer on disk" in verdict.summary
+    assert "begins after this moment" in verdict.log_gaps.of_rank(20)
+    worker.until = None  # live, the same files hold no gap
+    live = worker.run(ask()).verdict
+    assert live is not None and "begins after" not in live.summary
