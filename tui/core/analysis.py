@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.advice import Action, Seen, advise
+from ranktop.tui.core.checkpoint import CHECKPOINT_KEY
 from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
@@ -206,7 +207,8 @@ class Analyser:
         healthy = self.goodput.baseline.step
         return self.restarts.update(frame.time, frame.job.get("step", float("nan")),
                                     self.detectors.liveness.down, named,
-                                    step_seconds if is_missing(healthy) else healthy, gpus)
+                                    step_seconds if is_missing(healthy) else healthy, gpus,
+                                    frame.job.get(CHECKPOINT_KEY, float("nan")))
 
     def dismiss_restart(self, restart: Restart) -> Analysis | None:
         """The last analysis without ``restart``, which stays off the record from now."""

@@ -38,7 +38,7 @@ class Restart:
     rank: int | None
     died: float  # when the first rank's series vanished (the resumption's time if unknown)
     resumed: float  # the first poll with every rank back and the step known again
-    from_step: int
+    from_step: int  # the checkpoint's, where known, else the first step seen back
     attempt: int
     steps_lost: int | None
     gpu_hours_lost: float | None
@@ -84,28 +84,38 @@ class RestartWatch:
         self._gone: dict[int, DownRank] = {}  # the ranks down since the outage began
         self._named: list[int] = []  # ranks a verdict named during the outage
         self._attempts = 0
+        self._step = math.nan  # the job's step, and when it last changed
+        self._moved_at: float | None = None
+        self._stood = False  # the job stood still while ranks were gone
+        self._checkpoint = math.nan  # the job's last checkpoint step before they went
 
     def update(self, now: float, step: float, down: Mapping[int, DownRank],
                named: Sequence[int] = (), step_seconds: float = math.nan,
-               gpus: int = 0) -> tuple[Restart, ...]:
+               gpus: int = 0, checkpoint: float = math.nan) -> tuple[Restart, ...]:
         """The restarts on record after this poll: ``step`` the job's (NaN: absent),
-        ``down`` the ranks down now, ``named`` the ranks a verdict blames now."""
+        ``down`` the ranks down now, ``named`` the ranks a verdict blames now,
+        ``checkpoint`` the step of the job's last checkpoint (NaN: unknown)."""
+        if not is_missing(checkpoint) and not self._gone:
+            self._checkpoint = checkpoint  # the last one saved before the ranks went
         for rank, gone in down.items():
             self._gone.setdefault(rank, gone)
         self._named += [rank for rank in named if rank not in self._named]
+        if not is_missing(step) and step != self._step:
+            self._step, self._moved_at = step, now
+        # The job stood still while ranks were gone: what follows their return is a restart
+        # (from a checkpoint, or from where it stood); a job that stepped on without them
+        # lost ranks for a while, not its run.
+        if self._gone and self._moved_at is not None \
+                and now - self._moved_at >= NO_PROGRESS_SECONDS:
+            self._stood = True
         if is_missing(step):
             return self.current(now)
         if down:  # the step a rank's death leaves the job at (one may end as it unwinds)
             self._high = max(self._high, step)
             return self.current(now)
-        # A restart: the step went back, or ranks went away and the job stood still until
-        # they were back (it goes on from a checkpoint of where it stood); a job that
-        # stepped on without them lost ranks for a while, not its run.
-        stood_still = bool(self._gone) and step <= self._high and (
-            now - min(g.since for g in self._gone.values()) >= NO_PROGRESS_SECONDS)
-        if step < self._high or stood_still:
+        if step < self._high or self._stood:
             self._record(now, step, step_seconds, gpus)
-        elif step > self._high:
+        elif self._gone:
             self._gone, self._named = {}, []
         self._high = max(self._high, step)
         return self.current(now)
@@ -121,15 +131,19 @@ class RestartWatch:
     def _record(self, now: float, step: float, step_seconds: float, gpus: int) -> None:
         first = _first_gone(self._gone, self._named)
         died = first.since if first is not None else now
-        lost = None if self._high == -math.inf else max(0, int(self._high - step))
+        # resumed from the last checkpoint before the death, where the first step back
+        # is past it (the step it is back at, else)
+        known = not is_missing(self._checkpoint) and self._checkpoint <= step
+        start = int(self._checkpoint) if known else int(step)
+        lost = None if self._high == -math.inf else max(0, int(self._high) - start)
         gpu_hours = None
         if lost is not None and not is_missing(step_seconds) and gpus:
             gpu_hours = (now - died + lost * step_seconds) * gpus / HOUR_SECONDS
         self._attempts += 1
         self.restarts.append(Restart(
-            first.rank if first is not None else None, died, now, int(step), self._attempts,
+            first.rank if first is not None else None, died, now, start, self._attempts,
             lost, gpu_hours, first.fault if first is not None else ""))
-        self._gone, self._named = {}, []
+        self._gone, self._named, self._stood = {}, [], False
         self._high = step  # the steps done again from here are this restart's, not another's
 
 

@@ -98,3 +98,24 @@ def test_each_restart_counts_as_its_own_attempt():
     newest, first = run(RestartWatch(), polls + second)
     assert (first.attempt, newest.attempt) == (1, 2)
     assert (newest.rank, newest.from_step) == (6, 140)
+
+
+def test_a_job_that_stood_still_is_restarted_though_it_stepped_before_the_first_poll_back():
+    polls = [(s, float(s), [], []) for s in range(0, 50)]
+    polls += [(s, 50.0, [gone(5, T0 + 50, T0 + 49)], []) for s in range(50, 80, 2)]
+    polls += [(80, 51.0, [], [])]
+    (restart,) = run(RestartWatch(), polls)
+    assert (restart.rank, restart.from_step, restart.resumed) == (5, 51, T0 + 80)
+
+
+def test_the_job_resumes_from_its_last_checkpoint_before_the_death_where_known():
+    watch = RestartWatch()
+    found = ()
+    for seconds, step, down, named in torchrun_restart():
+        # saved every 25 steps; the new group exports its checkpoint again once it saves
+        checkpoint = math.nan if seconds >= 150 else float(step // 25 * 25)
+        found = watch.update(T0 + seconds, step, {g.rank: g for g in down}, named, 0.5, GPUS,
+                             checkpoint if not math.isnan(step) else math.nan)
+    (restart,) = found
+    assert (restart.from_step, restart.steps_lost) == (100, 20)
+    assert "restarted from step 100 at" in restart.summary
