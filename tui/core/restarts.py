@@ -50,7 +50,7 @@ class Restart:
         1) · 11 steps and 3.4 GPU-hours lost"."""
         how = f" ({self.fault})" if self.fault else ""
         death = (f"rank {self.rank} died{how} at {shown(self.died)}" if self.rank is not None
-                 else "the job's ranks went away")
+                 else f"the job stopped after {shown(self.died)} (who died: not seen)")
         restarted = (f"the job restarted from step {self.from_step:,} at "
                      f"{shown(self.resumed)} (attempt {self.attempt})")
         return " · ".join((death, restarted, self._lost()))
@@ -88,6 +88,7 @@ class RestartWatch:
         self._moved_at: float | None = None
         self._stood = False  # the job stood still while ranks were gone
         self._checkpoint = math.nan  # the job's last checkpoint step before they went
+        self._last_time: float | None = None  # the seed's last point
 
     def update(self, now: float, step: float, down: Mapping[int, DownRank],
                named: Sequence[int] = (), step_seconds: float = math.nan,
@@ -119,6 +120,19 @@ class RestartWatch:
             self._gone, self._named = {}, []
         self._high = max(self._high, step)
         return self.current(now)
+
+    def seed(self, steps: Sequence[tuple[float, float]]) -> None:
+        """The job's step counter before the first poll (the source's past, oldest first):
+        each time it went back is a restart on record, with who died unknown there."""
+        for when, step in steps:
+            if step < self._high:
+                died = self._last_time if self._last_time is not None else when
+                self._attempts += 1
+                self.restarts.append(Restart(None, died, when, int(step), self._attempts,
+                                             int(self._high - step), None))
+                self._high = step
+            self._high = max(self._high, step)
+            self._last_time = when
 
     def current(self, now: float) -> tuple[Restart, ...]:
         """The restarts of the last hour not dismissed, newest first."""

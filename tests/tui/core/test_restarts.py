@@ -119,3 +119,14 @@ def test_the_job_resumes_from_its_last_checkpoint_before_the_death_where_known()
     (restart,) = found
     assert (restart.from_step, restart.steps_lost) == (100, 20)
     assert "restarted from step 100 at" in restart.summary
+
+
+def test_a_restart_in_the_hour_before_the_first_poll_is_on_record_from_the_step_counter():
+    watch = RestartWatch()
+    watch.seed([(T0, 100.0), (T0 + 20, 140.0), (T0 + 40, 120.0), (T0 + 60, 150.0)])
+    (restart,) = watch.current(T0 + 60)
+    assert (restart.rank, restart.died, restart.resumed) == (None, T0 + 20, T0 + 40)
+    assert (restart.from_step, restart.steps_lost, restart.attempt) == (120, 20, 1)
+    assert "(who died: not seen)" in restart.summary
+    # the polls that follow go on from there: no second restart of the same one
+    assert watch.update(T0 + 62, 151.0, {}, (), 0.5, GPUS) == (restart,)
