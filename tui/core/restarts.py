@@ -114,9 +114,9 @@ class RestartWatch:
         if down:  # the step a rank's death leaves the job at (one may end as it unwinds)
             self._high = max(self._high, step)
             return self.current(now)
-        if step < self._high or self._stood:
+        if step < self._high or (self._stood and self._moved_at == now):  # stepping again
             self._record(now, step, step_seconds, gpus)
-        elif self._gone:
+        elif self._gone and not self._stood:  # it stepped on without them
             self._gone, self._named = {}, []
         self._high = max(self._high, step)
         return self.current(now)
@@ -146,9 +146,9 @@ class RestartWatch:
         first = _first_gone(self._gone, self._named)
         died = first.since if first is not None else now
         # resumed from the last checkpoint before the death, where the first step back
-        # is past it (the step it is back at, else)
+        # is past it; else from the step it went back to, or the one it stood at
         known = not is_missing(self._checkpoint) and self._checkpoint <= step
-        start = int(self._checkpoint) if known else int(step)
+        start = int(self._checkpoint) if known else int(min(step, self._high))
         lost = None if self._high == -math.inf else max(0, int(self._high) - start)
         gpu_hours = None
         if lost is not None and not is_missing(step_seconds) and gpus:

@@ -105,7 +105,17 @@ def test_a_job_that_stood_still_is_restarted_though_it_stepped_before_the_first_
     polls += [(s, 50.0, [gone(5, T0 + 50, T0 + 49)], []) for s in range(50, 80, 2)]
     polls += [(80, 51.0, [], [])]
     (restart,) = run(RestartWatch(), polls)
-    assert (restart.rank, restart.from_step, restart.resumed) == (5, 51, T0 + 80)
+    assert (restart.rank, restart.from_step, restart.resumed) == (5, 50, T0 + 80)
+
+
+def test_ranks_back_while_the_job_still_stands_still_are_no_restart_until_it_steps():
+    polls = [(s, float(s), [], []) for s in range(0, 50)]
+    polls += [(s, 50.0, [gone(5, T0 + 50, T0 + 49)], []) for s in range(50, 80, 2)]
+    polls += [(s, 50.0, [], []) for s in range(80, 90, 2)]
+    watch = RestartWatch()
+    assert run(watch, polls) == ()
+    (restart,) = run(watch, [(90, 51.0, [], [])])
+    assert (restart.resumed, restart.from_step, restart.steps_lost) == (T0 + 90, 50, 0)
 
 
 def test_the_job_resumes_from_its_last_checkpoint_before_the_death_where_known():
