@@ -63,8 +63,10 @@ def _all_up(report: Report, truth: dict) -> tuple[bool, str]:
 
 
 def _restart_on_record(report: Report, truth: dict) -> tuple[bool, str]:
-    said = " ".join(a["summary"] for a in report["anomalies"] + report["resolved"])
-    return "restart" in said and str(truth["rank"]) in said, said[:120] or "nothing"
+    """A resolved entry of its own for the restart, naming the dead rank as who died."""
+    restarts = [a for a in report["resolved"] if a["kind"] == "restart"]
+    right = any(a["rank"] == truth["rank"] for a in restarts)
+    return right, " | ".join(a["summary"] for a in restarts)[:160] or "no restart on record"
 
 
 def _hang_culprit(report: Report, truth: dict) -> tuple[bool, str]:

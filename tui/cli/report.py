@@ -119,6 +119,9 @@ def as_text(findings: Findings, settings: Settings) -> str:
         lines += [f"    ↳ {_anomaly_line(a, rank_map)}; explained by: "
                   f"{_named_cause(a, incident.members, rank_map)}" for a in incident.explained]
     lines += actions_lines(findings.analysis.actions)
+    if findings.analysis.restarts:
+        lines += ["", "restarts in the last hour (resolved):"]
+        lines += [f"  {r.summary}" for r in findings.analysis.restarts]
     if findings.resolved:
         lines += ["", "seen during the report, since resolved:"]
         lines += [f"  {_anomaly_line(a, rank_map)}" for a in findings.resolved]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.advice import Action, Seen, advise
+from ranktop.tui.core.checkpoint import CHECKPOINT_KEY
 from ranktop.tui.core.config_values import AnalysisSettings
 from ranktop.tui.core.detect import Anomaly, Detectors
 from ranktop.tui.core.down import DownRank
@@ -34,6 +35,7 @@ from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
 from ranktop.tui.core.restart_cost import JobStop
+from ranktop.tui.core.restarts import Restart, RestartWatch
 from ranktop.tui.core.tenants import NodeTenants
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
@@ -83,6 +85,7 @@ class Analysis:
     neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)
     goodput: Goodput = field(default_factory=Goodput)
     gpu: GpuCoverage = field(default_factory=GpuCoverage)  # maps fold where it covers none
+    restarts: tuple[Restart, ...] = ()  # the restarts of the last hour on record, newest first
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -159,6 +162,7 @@ class Analyser:
         self.trackers = {m: ScaleTracker(d) for m, d in settings.metrics.items()}
         self.resolved: deque[Anomaly] = deque(maxlen=RESOLVED_KEPT)
         self.goodput = GoodputLedger()
+        self.restarts = RestartWatch()
         self.last: Analysis | None = None
         self._step: tuple[float, float] | None = None  # (step, when it was first seen)
         self._moved = False  # the step has moved while we watched
@@ -184,6 +188,7 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
+        restarts = self._restarts(frame, hang, len(rank_map), summaries.median("step_time"))
         self.goodput.feed(frame.time, frame.job.get("step", float("nan")), anomalies,
                           summaries.median("step_time"))
         self.last = Analysis(
@@ -195,8 +200,28 @@ class Analyser:
             history=self.history.view(), warmed_up=self.detectors.warmed_up,
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down), neighbours=self.neighbours,
-            goodput=self.goodput.value(frame.time), gpu=gpu,
+            goodput=self.goodput.value(frame.time), gpu=gpu, restarts=restarts,
         )
+        return self.last
+
+    def _restarts(self, frame: Frame, hang: HangVerdict | None, gpus: int,
+                  step_seconds: float) -> tuple[Restart, ...]:
+        """The restarts on record after ``frame``: the ranks the hang verdict blames tell
+        who died first among ranks gone in the same poll. A healthy step is goodput's, or
+        until it knows one, this frame's median."""
+        named = [*hang.dead, *hang.behind] if hang is not None and hang.sure else []
+        healthy = self.goodput.baseline.step
+        return self.restarts.update(frame.time, frame.job.get("step", float("nan")),
+                                    self.detectors.liveness.down, named,
+                                    step_seconds if is_missing(healthy) else healthy, gpus,
+                                    frame.job.get(CHECKPOINT_KEY, float("nan")))
+
+    def dismiss_restart(self, restart: Restart) -> Analysis | None:
+        """The last analysis without ``restart``, which stays off the record from now."""
+        self.restarts.dismiss(restart)
+        if self.last is not None and self.last.frame is not None:
+            self.last = replace(self.last,
+                                restarts=self.restarts.current(self.last.frame.time))
         return self.last
 
     def with_neighbours(self, neighbours: Mapping[str, NodeTenants]) -> Analysis | None:

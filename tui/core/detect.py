@@ -22,6 +22,7 @@ from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
 from ranktop.tui.core.hardware import Ledger
 from ranktop.tui.core.hotspots import MOVING_SECONDS
+from ranktop.tui.core.lasting import FIGURES, LastingFaults
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.lookback import Lookback
 from ranktop.tui.core.loss_rule import LossRule
@@ -66,6 +67,8 @@ class Detectors:
         self.ledger = Ledger()
         self._nodes: tuple[RankMap | None, dict[int, list[int]]] = (None, {})
         self._faults: dict[str, dict[object, str]] = {}  # last poll's hardware faults
+        self._was_up: tuple[bool, ...] = ()  # last poll's ranks up
+        self.lasting = LastingFaults()
         self.polls = 0
         self.loss = LossRule(s.loss_window_seconds, s.loss_rise, s.loss_spreads)
         self._tokens: deque[tuple[float, float]] = deque()
@@ -228,21 +231,27 @@ class Detectors:
                 codes[rank] = f"{code:.0f}"
                 text = f"XID {code:.0f}: {xid_meaning(int(code))}"
                 (critical if int(code) in CRITICAL_XIDS else xids)[rank] = text
-        ecc, xids, critical, codes = (self._still_gone(name, found, up) for name, found in (
-            ("ecc", ecc), ("xid", xids), ("xid_critical", critical), ("xid_codes", codes)))
+        ecc, xids, critical, codes = (
+            self._still_gone(frame.time, name, found, up) for name, found in (
+                ("ecc", ecc), ("xid", xids), ("xid_critical", critical), ("xid_codes", codes)))
         self._faults = {"ecc": ecc, "xid": xids, "xid_critical": critical, "xid_codes": codes}
+        self._was_up = tuple(up)
         return [*self.holds["ecc"].update(frame.time, ecc),
                 *self.holds["xid"].update(frame.time, xids, figures=codes),
                 *self.holds["xid_critical"].update(frame.time, critical, figures=codes)]
 
-    def _still_gone(self, name: str, found: dict[object, str], up: Sequence[bool]
-                    ) -> dict[object, str]:
+    def _still_gone(self, now: float, name: str, found: dict[object, str],
+                    up: Sequence[bool]) -> dict[object, str]:
         """``found``, and the faults of last poll on ranks that are down now: a GPU that
-        reported an XID and then vanished has not recovered, its series are only gone."""
-        kept = {rank: text for rank, text in self._faults.get(name, {}).items()
+        reported an XID and then vanished has not recovered, its series are only gone;
+        and once its rank is back, a fault no restart mends (``core.lasting``)."""
+        before = self._faults.get(name, {})
+        kept = {rank: text for rank, text in before.items()
                 if rank not in found and isinstance(rank, int) and rank < len(up)
                 and not up[rank]}
-        return {**found, **kept}
+        lasting = self.lasting.update(now, name, found, before,
+                                      self._faults.get(FIGURES, {}), self._was_up, up)
+        return {**found, **lasting, **kept}
 
     # -- the whole job -----------------------------------------------------------------
 

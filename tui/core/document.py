@@ -48,7 +48,9 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "job_values": {k: _number(v) for k, v in (frame.job if frame else {}).items()},
         "anomalies": [{**anomaly_entry(a, findings.rank_map),
                        "explained_by": _cause(a, findings)} for a in findings.active],
-        "resolved": [anomaly_entry(a, findings.rank_map) for a in findings.resolved],
+        # the restarts on record first: each is a resolved incident of its own (kind "restart")
+        "resolved": [anomaly_entry(a, findings.rank_map)
+                     for a in [*(r.anomaly for r in analysis.restarts), *findings.resolved]],
         "hang": hang_entry(analysis.hang),
         "actions": actions_entry(analysis.actions),
         "goodput": goodput_entry(analysis.goodput),

@@ -48,6 +48,8 @@ def for_hardware(root: Anomaly, seen: Seen) -> Action:
 def _xid(root: Anomaly, seen: Seen) -> Action:
     rank = root.rank if root.rank is not None else -1
     code = seen.value("xid", rank)
+    if (is_missing(code) or code <= 0) and root.figure.isdigit():
+        code = float(root.figure)  # no longer reported (a restart): the code it was seen with
     if is_missing(code):
         return _watch_hardware(root, seen)
     known = xid(int(code))

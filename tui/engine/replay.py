@@ -275,6 +275,7 @@ def seed_goodput(analyser: Analyser, source: Source, until: float) -> None:
         if found is None:
             return
         ledger.seed(found.get("step", ()), hour)
+        analyser.restarts.seed(found.get("step", ()))
         if ledger.job_older_than_seed:
             older = source.job_past(("step",), JOB_LOOKBACK_SECONDS,
                                     JOB_LOOKBACK_STEP_SECONDS, hour)

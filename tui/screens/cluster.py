@@ -18,6 +18,7 @@ from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.metrics import format_value
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.core.parallelism import Parallelism, for_job
+from ranktop.tui.core.restarts import KIND as RESTART
 from ranktop.tui.engine.maps import MapGeometry
 from ranktop.tui.screens import cluster_lines
 from ranktop.tui.screens.advice import AdviceScreen
@@ -89,6 +90,9 @@ class ClusterScreen(Screen):
                         "folded under it and why"),
         Binding("s", "since", "Since", show=False, id="anomaly.since",
                 tooltip="Show the job as it was when the selected anomaly began"),
+        Binding("x", "dismiss_restart", "Dismiss", show=False, id="anomaly.dismiss",
+                tooltip="Take the selected restart off the panel (it stays in the goodput "
+                        "and in `ranktop report`)"),
         Binding("p", "pause", "Pause", id="app.pause",
                 tooltip="Freeze the screen (polling goes on); again to resume"),
         # Named in the anomalies' title: the footer is full at 120 columns.
@@ -121,6 +125,7 @@ class ClusterScreen(Screen):
         self.anomalies: tuple[Anomaly, ...] = ()
         self.incidents: tuple[Incident, ...] = ()  # the panel's rows: one per root
         self.current_incident: int | None = None
+        self.dismissed: set[tuple[float, int]] = set()  # restarts taken off the panel
         self._status_lines = 0
         self.layout_view = settings.layout.view  # "node" or "parallelism"
         self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
@@ -313,7 +318,10 @@ class ClusterScreen(Screen):
 
     def _show_anomalies(self, analysis: Analysis) -> None:
         previous = self._current_key()
-        self.anomalies, self.incidents = analysis.anomalies, analysis.incidents
+        self.anomalies = analysis.anomalies
+        # the restarts on record follow the active incidents, as resolved rows of their own
+        self.incidents = (*analysis.incidents, *(
+            Incident(r.anomaly) for r in analysis.restarts if r.key not in self.dismissed))
         keys = [incident.key for incident in self.incidents]
         self.current_incident = (keys.index(previous) if previous in keys
                                  else self._incident_holding(previous))
@@ -357,6 +365,8 @@ class ClusterScreen(Screen):
         # The hold goes before the summary, so a long summary cut with … never hides it.
         held = (f" ({root.held:.0f} s of {root.confirm_after:.0f} s)"
                 if root.pending and not root.awaiting else "")
+        if root.kind == RESTART:
+            return f"✓ resolved · {where}  {incident.headline}: {root.summary}"
         return f"{self._advice(incident)}{where}  {incident.headline}{held}: {root.summary}"
 
     def _advice(self, incident: Incident) -> str:
@@ -413,6 +423,21 @@ class ClusterScreen(Screen):
         chosen = self._chosen_incident()
         if chosen is not None:
             self.app.go_to_start(chosen.root.since)
+
+    def action_dismiss_restart(self) -> None:
+        """Take the highlighted restart's row off the panel."""
+        index = self.current_incident
+        chosen = self.incidents[index] if index is not None and index < len(self.incidents) \
+            else None
+        restart = next((r for r in self.analysis.restarts
+                        if chosen is not None and r.anomaly == chosen.root), None)
+        if restart is None:
+            self.app.notify("Only a restart's row can be dismissed: select it with "
+                            f"{key_for(self, 'anomaly.next')}.", timeout=4, markup=False)
+            return
+        self.dismissed.add(restart.key)
+        self.current_incident = None
+        self._show_anomalies(self.analysis)
 
     def action_open_rank(self) -> None:
         self.app.open_rank(self.cursor)

@@ -153,11 +153,21 @@ def test_a_rank_that_dies_after_an_xid_is_down_with_the_xid_named():
     record = detectors.liveness.down[7]
     assert record.last_values["temperature"] == 62.0 and record.last_seen == 2
     # Its series gone, the GPU has not recovered: the XID stays while the rank is down,
-    # and ends once the rank is back without it.
+    # and once the rank is back without it (a restart does not reset a GPU), marked so.
     for t in (6, 8):
         still = [a.kind for a in detectors.update(healthy(t, **gone)) if a.rank == 7]
         assert "xid" in still
-    assert [a for a in detectors.update(healthy(10)) if a.kind == "xid"] == []
+    (back,) = [a for a in detectors.update(healthy(10)) if a.kind == "xid"]
+    assert back.summary.endswith("(before the restart)") and back.since == 2
+
+
+def test_an_applications_xid_ends_when_its_rank_is_back():
+    gone = {metric: {7: math.nan} for metric in healthy(0).values}
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    detectors.update(healthy(0))
+    detectors.update(healthy(2, xid={7: 13.0}))
+    assert "xid" in [a.kind for a in detectors.update(healthy(4, **gone)) if a.rank == 7]
+    assert [a for a in detectors.update(healthy(6)) if a.kind == "xid"] == []
 
 
 def test_a_rank_map_that_grows_keeps_every_timer():
