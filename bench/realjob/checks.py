@@ -123,7 +123,7 @@ CHECKS: dict[str, list[Check]] = {
         Check("the dead rank is missing", 8, _missing),
         Check("the dead rank alone is the root", 8, _alone_as_root),
         Check("every rank steps again after the restart", 60, _all_up),
-        Check("the restart is on record", 60, _restart_on_record, issue=32),
+        Check("the restart is on record", 60, _restart_on_record),
     ],
     "frozen": [
         Check("the frozen rank is the hang's only culprit", 20, _hang_culprit),

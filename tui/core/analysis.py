@@ -209,7 +209,9 @@ class Analyser:
         """The restarts on record after ``frame``: the ranks the hang verdict blames tell
         who died first among ranks gone in the same poll. A healthy step is goodput's, or
         until it knows one, this frame's median."""
-        named = [*hang.dead, *hang.behind] if hang is not None and hang.sure else []
+        # a tie-break only, among ranks gone together: a verdict not yet sure still names
+        # the one the evidence (an agent's exit line, a log's own error) points at
+        named = [*hang.behind, *hang.dead] if hang is not None else []
         healthy = self.goodput.baseline.step
         return self.restarts.update(frame.time, frame.job.get("step", float("nan")),
                                     self.detectors.liveness.down, named,

@@ -28,6 +28,7 @@ from ranktop.tui.core.model import is_missing
 from ranktop.tui.core.moment import shown
 
 KIND = "restart"
+TOGETHER_SECONDS = 2.0  # series gone this close to the first went down with it
 
 
 @dataclass(frozen=True)
@@ -162,9 +163,13 @@ class RestartWatch:
 
 
 def _first_gone(gone: Mapping[int, DownRank], named: Collection[int]) -> DownRank | None:
-    """The rank whose series vanished first; among those gone in the same poll, the one a
-    verdict named, then one with a hardware fault, then the lowest."""
+    """The rank whose series vanished first. Ranks gone within a scrape or two of the first
+    (one death takes its group down in seconds, and targets are scraped at their own
+    offsets) are told apart by evidence: the one a verdict named, then one with a hardware
+    fault, then the earliest seen last, then the lowest."""
     if not gone:
         return None
-    return min(gone.values(), key=lambda g: (g.last_seen, g.rank not in named, not g.fault,
-                                             g.rank))
+    first = min(g.last_seen for g in gone.values())
+    together = [g for g in gone.values() if g.last_seen <= first + TOGETHER_SECONDS]
+    return min(together, key=lambda g: (g.rank not in named, not g.fault, g.last_seen,
+                                        g.rank))
