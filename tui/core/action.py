@@ -1,6 +1,7 @@
 """What the advice says and what it reads: an ``Action`` (drain a node, reset a GPU when idle,
 watch a rank, restart the job, nothing on hardware) and ``Seen`` (the frame, dead ranks' last
-values, the hardware ledger, the hang, who else is on a node, the job's stop)."""
+values, the hardware ledger, the hang, who else is on a node, the job's stop, the ranks down
+it stepped on without)."""
 
 from __future__ import annotations
 
@@ -82,6 +83,7 @@ class Seen:
     hang: HangVerdict | None
     neighbours: Mapping[str, NodeTenants] = field(default_factory=dict)  # by node
     stop: JobStop | None = None  # the job's step and since when it stands still
+    left_behind: frozenset[int] = frozenset()  # ranks down the job stepped on without
 
     def value(self, metric: str, rank: int) -> float:
         found = self.frame.value(metric, rank) if self.frame is not None else float("nan")

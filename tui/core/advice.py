@@ -10,6 +10,10 @@ A fault in software (a desync, a data-loader stall, loss divergence, a straggler
 hardware evidence) never gets a hardware action: only a watch, a restart, or "nothing to do
 on hardware". The kinds of the GPU and their rules are in ``core.hardware_advice``; any
 other kind is software. ``Action`` and ``Seen`` are in ``core.action``.
+
+Progress is the arbiter of a restart: a rank down that the job's step went on without
+(``Seen.left_behind``) stopped nothing, so it asks for no restart; it gets a line saying the
+job goes on without it.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ from ranktop.tui.core.drain_commands import (
 )
 from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hardware_advice import HARDWARE_KINDS, for_hardware, gpu_faulted
-from ranktop.tui.core.incidents import Incident
+from ranktop.tui.core.incidents import Incident, left_behind
 from ranktop.tui.core.model import RankMap, is_missing
+from ranktop.tui.core.moment import ago
 from ranktop.tui.core.restart_cost import RestartCost, restart_cost
 from ranktop.tui.core.tenants import NodeTenants
 
@@ -49,6 +54,7 @@ __all__ = ["DRAIN", "HARDWARE_ACTIONS", "KINDS", "NOTHING", "RESET", "RESTART", 
            "WATCH", "Action", "Seen", "action_on", "advise"]
 
 STOPPING_KINDS = ("hang", "missing")  # an incident holding one of these has stopped the job
+# (a missing rank not left behind)
 FLIGHT_WORDS = {  # a Flight Recorder verdict's kind, as the advice says it
     "mismatch": "collective mismatch",
     "missing": "a rank never joined the collective",
@@ -66,7 +72,7 @@ def advise(incidents: Iterable[Incident], seen: Seen) -> tuple[Action, ...]:
         if incident.pending:
             continue
         actions += _for_root(incident.root, seen)
-        if any(a.kind in STOPPING_KINDS for a in incident.members):
+        if any(_stops(a, seen) for a in incident.members):
             stopped.append(incident)
     if stopped:
         actions.append(_restart(stopped, seen))
@@ -110,10 +116,29 @@ def _software(root: Anomaly, seen: Seen) -> list[Action]:
             return []  # its GPU's own fault gets its own action
         return [Action(NOTHING, "the hang's culprit is alive, its GPU reports no fault",
                        f"the hang is in software ({_hang_words(seen.hang)})", rank=root.rank)]
+    if left_behind(root, seen.left_behind):
+        return [_goes_on_without(root, seen)]
     if root.kind in ("missing", "never_seen", "throughput"):
         return []  # a dead rank's restart is said once for the job; the rest are symptoms
     return [Action(NOTHING, "a fault of the job, not of a GPU",
                    f"{root.label}: {root.summary}", rank=root.rank)]
+
+
+def _goes_on_without(root: Anomaly, seen: Seen) -> Action:
+    """A rank down in a job that steps on without it: no restart, nothing on hardware."""
+    gone = seen.down.get(root.rank) if root.rank is not None else None
+    how = gone.summary if gone is not None else root.summary
+    since = gone.since if gone is not None else root.since
+    now = seen.frame.time if seen.frame is not None else since
+    step = seen.stop.step if seen.stop is not None else float("nan")
+    to = "" if is_missing(step) else f" (to step {int(step):,})"
+    return Action(NOTHING, "the job steps on without a rank it lost: no restart",
+                  f"rank {root.rank} down {ago(now - since)} ({how}); the job goes on "
+                  f"without it{to}", rank=root.rank)
+
+
+def _stops(anomaly: Anomaly, seen: Seen) -> bool:
+    return anomaly.kind in STOPPING_KINDS and not left_behind(anomaly, seen.left_behind)
 
 
 def _restart(stopped: Sequence[Incident], seen: Seen) -> Action:
@@ -137,7 +162,7 @@ def _restart_cost(stopped: Sequence[Incident], seen: Seen) -> RestartCost | None
     checkpoint = from_metric(seen.frame.job if seen.frame is not None else None)
     if checkpoint is None and seen.hang is not None:
         checkpoint = seen.hang.checkpoint
-    began = min((a.since for i in stopped for a in i.members if a.kind in STOPPING_KINDS),
+    began = min((a.since for i in stopped for a in i.members if _stops(a, seen)),
                 default=None)
     return restart_cost(seen.stop.stopped_by(began), checkpoint)
 

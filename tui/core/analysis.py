@@ -29,7 +29,7 @@ from ranktop.tui.core.hang import HangVerdict
 from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
 from ranktop.tui.core.hardware import LedgerEntry
 from ranktop.tui.core.history import History, HistoryView
-from ranktop.tui.core.incidents import Incident, incidents
+from ranktop.tui.core.incidents import Incident, incidents, left_behind
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
@@ -55,12 +55,20 @@ class Progress:
     step: float = float("nan")
     still_since: float | None = None
     moving: bool = False  # the step moved more than once since it last stood still
+    moves: tuple[float, ...] = ()  # when the step last moved, the last two times at most
 
     def stalled_for(self, now: float) -> float:
         return 0.0 if self.still_since is None else max(0.0, now - self.still_since)
 
     def stalled(self, now: float) -> bool:
         return self.stalled_for(now) >= NO_PROGRESS_SECONDS
+
+    def moving_since(self, moment: float | None) -> bool:
+        """Moving, with both of its last moves after ``moment`` (None: any time): the job
+        ran on past what happened then, not only unwound one step."""
+        if moment is None:
+            return self.moving
+        return self.moving and len(self.moves) == 2 and self.moves[0] > moment
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,8 @@ class Analysis:
     goodput: Goodput = field(default_factory=Goodput)
     gpu: GpuCoverage = field(default_factory=GpuCoverage)  # maps fold where it covers none
     restarts: tuple[Restart, ...] = ()  # the restarts of the last hour on record, newest first
+    # The ranks down that the job's step went on without: they stopped nothing.
+    left_behind: frozenset[int] = frozenset()
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -93,9 +103,10 @@ class Analysis:
     actions: tuple[Action, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "incidents", incidents(self.anomalies, self.rank_map))
+        object.__setattr__(self, "incidents",
+                           incidents(self.anomalies, self.rank_map, self.left_behind))
         seen = Seen(self.rank_map, self.frame, self.down_ranks, self.ledger, self.hang,
-                    self.neighbours, self._job_stop())
+                    self.neighbours, self._job_stop(), self.left_behind)
         object.__setattr__(self, "actions", advise(self.incidents, seen))
 
     def _job_stop(self) -> JobStop | None:
@@ -169,7 +180,8 @@ class Analyser:
         self._moved_now = False  # ... in the frame being analysed
         self._last_step: float | None = None  # the last step seen, kept across gaps
         self._moves = 0  # moves of the step since it last stood still for a stall
-        self._last_move: float | None = None
+        self._move_times: deque[float] = deque(maxlen=2)  # when it last moved
+        self._left: dict[int, float] = {}  # ranks left behind, by when they went down
         self.neighbours: Mapping[str, NodeTenants] = {}  # who else is on drained nodes
         self.gpu = GpuData(m.id for m in settings.metrics.values() if m.from_gpu)
 
@@ -184,12 +196,16 @@ class Analyser:
         progress = self._progress(frame)
         anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time),
                                           summaries)
-        hang = self._hang_verdict(frame, anomalies, progress, rank_map)
+        behind = self._left_behind(progress)
+        hang = self._hang_verdict(frame, anomalies, progress, behind, rank_map)
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
         restarts = self._restarts(frame, hang, len(rank_map), summaries.median("step_time"))
-        self.goodput.feed(frame.time, frame.job.get("step", float("nan")), anomalies,
+        # a rank the job stepped on without lost it no time: what it lost is a stall's or
+        # a slowdown's
+        self.goodput.feed(frame.time, frame.job.get("step", float("nan")),
+                          [a for a in anomalies if not left_behind(a, behind)],
                           summaries.median("step_time"))
         self.last = Analysis(
             status=status, rank_map=rank_map, frame=frame, anomalies=tuple(anomalies),
@@ -201,6 +217,7 @@ class Analyser:
             ledger=self.detectors.ledger.entries,
             down_ranks=dict(self.detectors.liveness.down), neighbours=self.neighbours,
             goodput=self.goodput.value(frame.time), gpu=gpu, restarts=restarts,
+            left_behind=behind,
         )
         return self.last
 
@@ -258,31 +275,43 @@ class Analyser:
             self._step = (step, frame.time)
         moved_at = self._step[1]
         progress = Progress(step, moved_at if frame.time > moved_at else None)
-        return replace(progress, moving=self._moving(frame.time, progress))
+        moving = self._moving(frame.time, progress)
+        return replace(progress, moving=moving, moves=tuple(self._move_times))
 
     def _moving(self, now: float, progress: Progress) -> bool:
         """More than one move since the step last stood still for a stall: one step may
         complete as a hung job unwinds, two are the job running."""
         if self._moved_now:
-            ran_on = self._last_move is not None and now - self._last_move < NO_PROGRESS_SECONDS
+            last = self._move_times[-1] if self._move_times else None
+            ran_on = last is not None and now - last < NO_PROGRESS_SECONDS
             self._moves = self._moves + 1 if ran_on else 1
-            self._last_move = now
+            self._move_times.append(now)
         elif progress.stalled(now):
             self._moves = 0
         return self._moves >= 2
 
+    def _left_behind(self, progress: Progress) -> frozenset[int]:
+        """The ranks down that the job's step has gone on without (moved twice since they
+        went down), for as long as they stay down: progress is the arbiter, such a rank
+        stopped nothing, and a later stall or hang is not its doing."""
+        down = self.detectors.liveness.down
+        self._left = {rank: gone.since for rank, gone in down.items()
+                      if self._left.get(rank) == gone.since
+                      or progress.moving_since(gone.since)}
+        return frozenset(self._left)
+
     def _hang_verdict(self, frame: Frame, anomalies: list[Anomaly], progress: Progress,
-                      rank_map: RankMap) -> HangVerdict | None:
+                      behind: frozenset[int], rank_map: RankMap) -> HangVerdict | None:
         """The newest verdict from the ranks' logs, a new read asked for now and then while
-        the job looks stuck."""
-        kinds = {a.kind for a in anomalies}
+        the job looks stuck. The ranks left ``behind`` are neither signs nor suspects."""
+        kinds = {a.kind for a in anomalies if not left_behind(a, behind)}
+        down = {r: gone for r, gone in self.detectors.liveness.down.items() if r not in behind}
         slow = not progress.moving and bool(kinds.intersection(SLOW_SIGNS))
         stuck = progress.stalled(frame.time) or "missing" in kinds or slow
         # Dumps older than the stall (or a move of the step after which it stood still) are
         # of an earlier hang; a hang still open keeps its first ask's (``HangWatch``).
         since = frame.time if self._moved_now else (
             progress.still_since if self._moved else None)
-        down = self.detectors.liveness.down
 
         def ask(ask_id: int) -> TriageAsk:
             flagged = [a.rank for a in anomalies if a.rank is not None]

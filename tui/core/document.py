@@ -118,7 +118,8 @@ def _device(rank: Rank | None) -> dict:
 
 def _cause(anomaly: Anomaly, findings: Findings) -> dict | None:
     """The active anomaly that explains ``anomaly`` and why (None: it is a root)."""
-    found = explained_by(anomaly, findings.active, findings.rank_map)
+    found = explained_by(anomaly, findings.active, findings.rank_map,
+                         findings.analysis.left_behind)
     if found is None:
         return None
     cause, rule = found

@@ -8,6 +8,12 @@ consequence it explains, where the two must be, and why:
 - ``node``: on the same node (a GPU whose link takes errors drags its node's NVLink down);
 - ``job``: the consequence is the whole job's, or another rank's (a hung job stalls).
 
+A dead rank stops a synchronous job, but a job may step on without a rank it lost (a
+replica group dropped, the rest training on): such a rank is *left behind*, and the rules
+that hold because a dead rank stops the job (``stops``) do not hold for it. It explains no
+hang, stall or slowdown, then or later, and went down with no hang: those are roots of
+their own, and its ``missing`` is a root too.
+
 Explanations chain (an XID kills a rank, the dead rank hangs the job, the hang stalls it),
 and an incident is rooted at the first cause of its chain, with every link of the chain
 folded under it, so an incident is one level deep. An anomaly nothing active explains is a
@@ -17,7 +23,7 @@ its own text is kept in the incident's detail view and in ``ranktop report``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from ranktop.tui.core.anomaly import Anomaly
@@ -35,6 +41,7 @@ class Rule:
     effect: str
     why: str
     scope: str = "rank"
+    stops: bool = False  # holds because a dead rank stops the job: not for one left behind
 
 
 RULES = (
@@ -49,15 +56,18 @@ RULES = (
          "a link taking CRC errors retries and retrains, dragging its node's NVLink down",
          "node"),
     Rule("missing", "hang",
-         "the hang waits on this rank, and the rank is down: its going down is the hang's cause"),
+         "the hang waits on this rank, and the rank is down: its going down is the hang's cause",
+         stops=True),
     Rule("hang", "job_stall", "a hung job's GPUs idle, waiting in a collective", "job"),
     Rule("hang", "throughput", "a hung job makes no steps, so no tokens", "job"),
     Rule("hang", "missing",
-         "ranks that vanish during a hang went down with the hung job", "job"),
+         "ranks that vanish during a hang went down with the hung job", "job", stops=True),
     Rule("missing", "job_stall",
-         "in a synchronous job the live ranks wait for a dead one, their GPUs idle", "job"),
+         "in a synchronous job the live ranks wait for a dead one, their GPUs idle", "job",
+         stops=True),
     Rule("missing", "throughput",
-         "in a synchronous job no step ends without every rank, so no tokens", "job"),
+         "in a synchronous job no step ends without every rank, so no tokens", "job",
+         stops=True),
     Rule("job_stall", "throughput", "a job whose GPUs idle makes fewer tokens", "job"),
 )
 
@@ -110,17 +120,25 @@ class Incident:
         return " → ".join([self.root.name, *folded])
 
 
+def left_behind(anomaly: Anomaly, ranks: Collection[int]) -> bool:
+    """``anomaly`` is a rank gone that the job steps on without (``ranks``): it stops
+    nothing."""
+    return anomaly.kind == "missing" and anomaly.rank in ranks
+
+
 def explained_by(anomaly: Anomaly, active: Iterable[Anomaly],
-                 rank_map: RankMap | None = None) -> tuple[Anomaly, Rule] | None:
+                 rank_map: RankMap | None = None, behind: Collection[int] = ()
+                 ) -> tuple[Anomaly, Rule] | None:
     """The active anomaly that directly explains ``anomaly``, and the rule; None for one
-    nothing explains."""
-    return _Causes(tuple(active), rank_map).of(anomaly)
+    nothing explains. ``behind``: the ranks the job was seen to step on without."""
+    return _Causes(tuple(active), rank_map, behind).of(anomaly)
 
 
-def incidents(anomalies: Sequence[Anomaly], rank_map: RankMap | None = None
-              ) -> tuple[Incident, ...]:
-    """The anomalies as incidents, one per root, most pressing first."""
-    causes = _Causes(tuple(anomalies), rank_map)
+def incidents(anomalies: Sequence[Anomaly], rank_map: RankMap | None = None,
+              behind: Collection[int] = ()) -> tuple[Incident, ...]:
+    """The anomalies as incidents, one per root, most pressing first; ``behind`` as for
+    ``explained_by``."""
+    causes = _Causes(tuple(anomalies), rank_map, behind)
     roots: list[Anomaly] = []
     folded: dict[Key, list[tuple[int, Anomaly]]] = {}
     for anomaly in anomalies:
@@ -138,12 +156,14 @@ def incidents(anomalies: Sequence[Anomaly], rank_map: RankMap | None = None
 class _Causes:
     """Which active anomaly explains which, looked up by kind and place."""
 
-    def __init__(self, anomalies: tuple[Anomaly, ...], rank_map: RankMap | None) -> None:
+    def __init__(self, anomalies: tuple[Anomaly, ...], rank_map: RankMap | None,
+                 behind: Collection[int] = ()) -> None:
         self.by_kind: dict[str, list[Anomaly]] = {}
         for anomaly in anomalies:
             self.by_kind.setdefault(anomaly.kind, []).append(anomaly)
         self.by_key = {anomaly.key: anomaly for anomaly in anomalies}
         self.rank_map = rank_map
+        self.behind = frozenset(behind)
 
     def of(self, anomaly: Anomaly) -> tuple[Anomaly, Rule] | None:
         for rule in RULES:
@@ -151,13 +171,20 @@ class _Causes:
                 continue
             if rule.scope == "rank":  # the one place to look: found at once among many
                 cause = self.by_key.get((rule.cause, anomaly.rank))
-                if cause is not None and anomaly.rank is not None:
+                if (cause is not None and anomaly.rank is not None
+                        and self._holds(rule, cause, anomaly)):
                     return cause, rule
                 continue
             for cause in self.by_kind.get(rule.cause, ()):
-                if cause is not anomaly and self._placed(rule.scope, cause, anomaly):
+                if (cause is not anomaly and self._placed(rule.scope, cause, anomaly)
+                        and self._holds(rule, cause, anomaly)):
                     return cause, rule
         return None
+
+    def _holds(self, rule: Rule, cause: Anomaly, effect: Anomaly) -> bool:
+        """A rule of a stopped job does not hold for a rank the job stepped on without."""
+        return not rule.stops or not (left_behind(cause, self.behind)
+                                      or left_behind(effect, self.behind))
 
     def chain(self, anomaly: Anomaly) -> list[Anomaly]:
         """``anomaly``, what explains it, what explains that, … up to the first cause, its

@@ -176,14 +176,17 @@ class SimCluster:
     def _job_state(self, loop_time: float, faults: list[Fault]) -> _JobState:
         crawl = next((f for f in faults if f.effect == "rank_death"
                       and f.params.get("others_step", 0.0) > 0), None)
-        if crawl is not None:  # the others go on without the dead rank, slowly
+        stall = next((f for f in faults if f.effect == "job_stall"), None)
+        if crawl is not None and stall is None:  # the others go on without the dead rank
             pace = crawl.params["others_step"]
             return _JobState("running", pace, pace, since=loop_time - crawl.start)
-        hang = next((f for f in faults if f.effect in HANG_EFFECTS), None)
+        hang = next((f for f in faults if f.effect in HANG_EFFECTS and f is not crawl), None)
         if hang is not None:
             # The step metrics stay those of the last step that completed, slow ranks and all.
             mode = "stalled" if hang.effect == "job_stall" else "hung"
             frozen, slowdown = self._running_step(max(0.0, hang.start - 0.01))
+            if crawl is not None:  # a stall of the job going on without the dead rank
+                frozen = crawl.params["others_step"]
             return _JobState(mode, frozen, math.inf, slowdown, since=loop_time - hang.start)
         slowdown = self._slowdown(loop_time, faults)
         job_factor = math.prod(f.params["factor"] for f in faults if f.effect == "job_slowdown")

@@ -51,9 +51,11 @@ def anomaly(kind: str, rank: int | None, figure: str = "", held: float = 60.0,
 
 def advice(anomalies: list[Anomaly], seen_frame: Frame | None = None,
            down: dict[int, DownRank] | None = None, hang: HangVerdict | None = None,
-           ledger: dict[int, tuple[LedgerEntry, ...]] | None = None):
-    seen = Seen(RANKS, seen_frame or frame(), down or {}, ledger or {}, hang)
-    return advise(incidents(anomalies, RANKS), seen)
+           ledger: dict[int, tuple[LedgerEntry, ...]] | None = None,
+           left_behind: frozenset[int] = frozenset()):
+    seen = Seen(RANKS, seen_frame or frame(), down or {}, ledger or {}, hang,
+                left_behind=left_behind)
+    return advise(incidents(anomalies, RANKS, left_behind), seen)
 
 
 def test_a_gpu_fallen_off_the_bus_whose_rank_died_drains_its_node_and_restarts_the_job():
@@ -230,3 +232,30 @@ def test_a_drain_for_spread_nvlink_errors_holds_while_they_age_out_of_the_window
     ledger[13] = (LedgerEntry(crc, 5060.0, 60.0, raised=True),)
     actions = advice([anomaly("nvlink_errors", 12, "+960")], ledger=ledger)
     assert [(a.kind, a.node) for a in actions] == [(DRAIN, "gpu-node-001")]
+
+
+def test_a_rank_the_job_stepped_on_without_gets_no_restart_but_says_the_job_goes_on():
+    down = {13: DownRank(13, 940.0, 938.0)}
+    actions = advice([anomaly("missing", 13), anomaly("job_stall", None)], frame(dead=13),
+                     down, left_behind=frozenset({13}))
+    assert RESTART not in [a.kind for a in actions]
+    said = next(a for a in actions if a.rank == 13)
+    assert said.kind == NOTHING
+    assert said.text == ("nothing to do on hardware: rank 13 down 60 s (its series vanished);"
+                         " the job goes on without it")
+    assert any(a.kind == NOTHING and "job stall" in a.text for a in actions)  # its own root
+
+
+def test_a_hardware_fault_that_killed_a_rank_left_behind_keeps_its_action_without_restart():
+    down = {13: DownRank(13, 998.0, 996.0, {"xid": 79.0, "recovery_action": 1.0})}
+    actions = advice([anomaly("xid", 13, "79"), anomaly("missing", 13)], frame(dead=13),
+                     down, left_behind=frozenset({13}))
+    assert [a.kind for a in actions] == [DRAIN]
+
+
+def test_a_dead_rank_not_left_behind_still_restarts_beside_one_that_is():
+    down = {13: DownRank(13, 940.0, 938.0), 20: DownRank(20, 990.0, 988.0)}
+    actions = advice([anomaly("missing", 13), anomaly("missing", 20)], frame(dead=13), down,
+                     left_behind=frozenset({13}))
+    restart = next(a for a in actions if a.kind == RESTART)
+    assert restart.evidence == "stopped by missing on rank 20"

@@ -1,6 +1,7 @@
 """A hang verdict holds still: a dead rank's verdict stays on screen, on the same row and
-with the same start, while the rest of the job keeps stepping slowly without it; it ends
-once the rank is back and the job runs (simulator -> logs -> triage -> analysis)."""
+with the same start, while the rest of the job waits for it; it ends once the rank is back
+and the job runs (simulator -> logs -> triage -> analysis). A job that steps on without
+the rank is another story: ``test_analysis_progress``."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from tests.tui.core.job_run import hang_rows, job, polls
 DEAD = 13
 
 
-def test_a_dead_rank_stays_the_verdict_while_the_others_step_slowly(tmp_path: Path) -> None:
-    death = Fault("rank_death", DEAD, 20.0, 80.0, {"others_step": 6.0, "dumps": "none"})
+def test_a_dead_rank_stays_the_verdict_while_the_others_wait(tmp_path: Path) -> None:
+    death = Fault("rank_death", DEAD, 20.0, 80.0, {"dumps": "none"})
     seen: list[tuple[float, list]] = []
     for analysis in polls(job((death,)), tmp_path, until=130.0):
         seen.append((analysis.frame.time - START, hang_rows(analysis)))

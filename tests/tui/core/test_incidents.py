@@ -115,3 +115,34 @@ def test_a_hang_with_no_culprit_roots_the_job_wide_stall_and_throughput_drop():
     stall, slow = anomaly("job_stall", rank=None), anomaly("throughput", rank=None)
     (row,) = incidents([stall, slow, hang])
     assert row.root is hang and row.explained == (stall, slow)
+
+
+# The folds that hold because a dead rank stops the job, and the place of the missing rank.
+STOPPING_FOLDS = [("missing", "hang", 37), ("hang", "missing", 12),
+                  ("missing", "job_stall", None), ("missing", "throughput", None)]
+
+
+@pytest.mark.parametrize(("cause", "effect", "where"), STOPPING_FOLDS)
+def test_a_rank_the_job_stepped_on_without_explains_nothing_of_a_stop(cause, effect, where):
+    root, other = anomaly(cause), anomaly(effect, rank=where)
+    gone = next(a for a in (root, other) if a.kind == "missing")
+    found = incidents([other, root], RANK_MAP, behind={gone.rank})
+    assert sorted(i.root.kind for i in found) == sorted([cause, effect])
+    assert all(not i.explained for i in found)
+    assert explained_by(other, [root, other], RANK_MAP, behind={gone.rank}) is None
+
+
+def test_only_the_folds_of_a_stopped_job_ask_whether_the_rank_was_left_behind():
+    assert sorted((r.cause, r.effect) for r in RULES if r.stops) == sorted(
+        f[:2] for f in STOPPING_FOLDS)
+
+
+def test_what_killed_a_rank_the_job_stepped_on_without_still_explains_its_death():
+    xid, gone = anomaly("xid"), anomaly("missing")
+    assert incidents([gone, xid], RANK_MAP, behind={37}) == (Incident(xid, (gone,)),)
+
+
+def test_another_ranks_death_still_stops_the_job_beside_one_left_behind():
+    left, dead, stall = anomaly("missing", rank=5), anomaly("missing"), anomaly("job_stall", None)
+    found = incidents([left, dead, stall], RANK_MAP, behind={5})
+    assert Incident(dead, (stall,)) in found and Incident(left) in found
