@@ -123,6 +123,7 @@ class ClusterScreen(Screen):
         self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
+        self.waiting_since: float | None = None  # when it began waiting for a first answer
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
@@ -145,7 +146,10 @@ class ClusterScreen(Screen):
         self._layout_refused()
         self.set_interval(1.0, self._tick)
         self.query_one(TooSmall).check(self, self.app.size)
+        if self.frame is None and self.moment is None:
+            self.waiting_since = self.app.clock()
         self._refresh_header()
+        self._draw_anomalies()
         self._refresh_rank_status()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -179,7 +183,7 @@ class ClusterScreen(Screen):
         ``planned``: the maps' levels planned by the engine, if the caller has them."""
         self.status = analysis.status
         self.set_class(analysis.status.health is Health.STALE, "-stale")
-        if self.paused:
+        if self.paused and self.waiting_since is None:  # a first answer is always shown
             self.pending = analysis
             self._refresh_header()
             return
@@ -199,7 +203,7 @@ class ClusterScreen(Screen):
         self._refresh_header()
 
     def _draw(self, analysis: Analysis, planned: Mapping[str, MapLevels] | None) -> None:
-        self.analysis = analysis
+        self.analysis, self.waiting_since = analysis, None
         self._show_anomalies(analysis)
         with self.app.batch_update():
             if analysis.frame is not None:
@@ -241,6 +245,8 @@ class ClusterScreen(Screen):
 
     def _tick(self) -> None:
         self._refresh_header()  # the header's clock
+        if self.waiting_since is not None:
+            self._draw_anomalies()  # how long it has waited
 
     def _refresh_header(self) -> None:
         if not self.query("#header"):
@@ -255,7 +261,7 @@ class ClusterScreen(Screen):
             refresh_seconds=self.settings.refresh_seconds,
             moment=self.moment, replaying=self.replaying,
             live_key=key_for(self, "moment.live"), bundle=self.app.home,
-            goodput=self.analysis.goodput,
+            goodput=self.analysis.goodput, waiting_since=self.waiting_since,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)
@@ -335,7 +341,14 @@ class ClusterScreen(Screen):
         advice = key_for(self, "advice.open")
         box.border_title = (f"anomalies ({counts}): {visit} to visit, {advice} what to do"
                             if rows else "anomalies")
-        box.set_rows(rows, self.current_incident, self.analysis.verdict_when_clear)
+        box.set_rows(rows, self.current_incident, self._verdict_when_clear())
+
+    def _verdict_when_clear(self) -> tuple[str, bool]:
+        """What the panel says without a row: that it waits, before the first answer."""
+        if self.waiting_since is None:
+            return self.analysis.verdict_when_clear
+        return cluster_lines.waiting_text(self.status.name,
+                                          self.app.clock() - self.waiting_since), False
 
     def _describe(self, incident: Incident) -> str:
         """"rank 37 gpu-node-004 GPU 5  thermal → straggler 1.29x: GPU 88 °C, …": where,

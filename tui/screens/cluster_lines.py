@@ -47,6 +47,7 @@ class JobView:
     live_key: str = "L"  # the key back to the live job
     bundle: float | None = None  # the moment of the bundle reopened (None: none is)
     goodput: Goodput | None = None  # the job's, over the last hour
+    waiting_since: float | None = None  # when the console began waiting for its first answer
 
     @property
     def late_for(self) -> float:
@@ -65,7 +66,8 @@ class JobView:
 
 
 def header(view: JobView, style: Styles) -> Text:
-    """Two lines: the job and how fresh its data is; the ranks and the job's progress."""
+    """Two lines: the job and how fresh its data is; the ranks and the job's progress.
+    Before the first answer, that it is waiting, and for how long: no health, no count."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("ranktop ", style("strong"))
     line.append(view.job_name, style("job"))
@@ -80,6 +82,13 @@ def header(view: JobView, style: Styles) -> Text:
     if view.paused:
         line.append("  ")
         line.append(f" PAUSED: {view.pause_key} to resume ", style("paused"))
+    if view.waiting_since is not None:
+        line.append("  ")
+        line.append(waiting_text(view.status.name, view.now - view.waiting_since),
+                    style(Health.SLOW.value))
+        expected = f" ({view.n_ranks} in the rank map)" if view.n_ranks else ""
+        line.append(f"\nranks: no answer yet{expected}", style("strong"))
+        return line
     if view.moment is None:  # the source's health and the data's age are about now
         line.append_text(_freshness(view, style))
     if view.anomalies:
@@ -98,6 +107,12 @@ def header(view: JobView, style: Styles) -> Text:
     return line
 
 
+def waiting_text(source: str, waited: float) -> str:
+    """"◌ waiting for the first answer from demo (simulated)… 3.0 s": said where an
+    all-clear or a count of ranks would stand before anything has answered."""
+    return f"◌ waiting for the first answer from {source}… {_age(max(0.0, waited))}"
+
+
 def _freshness(view: JobView, style: Styles) -> Text:
     """The source's health and how old its data is: "  ● ok  data 1.2 s old"."""
     text = Text("  ")
@@ -105,8 +120,6 @@ def _freshness(view: JobView, style: Styles) -> Text:
     if view.frame is not None:
         age = max(0.0, view.now - view.frame.time)
         text.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
-    else:
-        text.append("  waiting for the first poll…", style("muted"))
     return text
 
 
