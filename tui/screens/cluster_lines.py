@@ -86,8 +86,7 @@ def header(view: JobView, style: Styles) -> Text:
         line.append("  ")
         line.append(waiting_text(view.status.name, view.now - view.waiting_since),
                     style(Health.SLOW.value))
-        expected = f" ({view.n_ranks} in the rank map)" if view.n_ranks else ""
-        line.append(f"\nranks: no answer yet{expected}", style("strong"))
+        line.append(f"\n{_ranks_up(view)}", style("strong"))
         return line
     if view.moment is None:  # the source's health and the data's age are about now
         line.append_text(_freshness(view, style))
@@ -97,7 +96,7 @@ def header(view: JobView, style: Styles) -> Text:
     line.append(f"  {view.status.name}", style("muted"))
     line.append("\n")
     missing = view.n_ranks - view.ranks_up
-    line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", style("strong"))
+    line.append(_ranks_up(view), style("strong"))
     if view.frame is not None and missing:
         line.append("  ")
         line.append(f"{ALARM_MARK} {missing} missing", style("alarm"))
@@ -105,6 +104,15 @@ def header(view: JobView, style: Styles) -> Text:
     if view.status.detail:
         line.append(f"  {view.status.detail}", style("muted"))
     return line
+
+
+def _ranks_up(view: JobView) -> str:
+    """"ranks 510/512 up"; without data, no count: "ranks: no answer yet (512 in the rank
+    map)"."""
+    if view.frame is not None:
+        return f"ranks {view.ranks_up}/{view.n_ranks} up"
+    known = f" ({view.n_ranks} in the rank map)" if view.n_ranks else ""
+    return f"ranks: {'no answer yet' if view.waiting_since is not None else 'no data'}{known}"
 
 
 def waiting_text(source: str, waited: float) -> str:

@@ -91,3 +91,18 @@ def test_the_header_gives_the_hours_goodput_and_how_much_of_the_hour_it_covers()
     assert "  goodput 87 %" in with_goodput(Goodput(hour=0.871, covered=3600.0))
     assert "  goodput 91 % (12 min)" in with_goodput(Goodput(hour=0.91, covered=720.0))
     assert "goodput" not in with_goodput(Goodput())  # unknown: nothing said
+
+
+def test_without_an_answer_the_header_counts_no_rank_up() -> None:
+    waiting = SourceStatus("Prometheus http://p:9090", Health.STALE, since=90.0,
+                           message="waiting for the first poll")
+    text = plain(replace(view(waiting, polling_since=90.0), n_ranks=0, ranks_up=0,
+                         waiting_since=80.0))
+    assert "◌ waiting for the first answer from Prometheus http://p:9090… 20.0 s" in text
+    assert "ranks: no answer yet" in text
+    assert " up" not in text and "STALE" not in text and "LATE" not in text
+    refused = SourceStatus("Prometheus http://p:9090", Health.ERROR, since=95.0,
+                           message="connection refused")
+    text = plain(replace(view(refused, polling_since=None), ranks_up=0))
+    assert "ERROR for 5.0 s: connection refused" in text
+    assert "ranks: no data (8 in the rank map)" in text and "0/8 up" not in text
