@@ -59,12 +59,20 @@ class Why:
         """Whether what it says depends on the scrape targets."""
         return self.job_absent or self.dcgm_absent
 
+    @property
+    def said(self) -> str:
+        """Both sides in one line; a scrape-target clause both share is said once."""
+        if self.job_absent and self.dcgm_absent and self._targets(False) == self._targets(True):
+            return f"{self.job_said}, {self.dcgm_said}; {self._targets(True)}"
+        return "; ".join(side for side in (self.job, self.dcgm) if side)
+
     def _told(self, said: str, absent: bool, dcgm: bool) -> str:
-        if not absent:
-            return said
+        return f"{said}; {self._targets(dcgm)}" if absent else said
+
+    def _targets(self, dcgm: bool) -> str:
         if self.scrape_error:
-            return f"{said}; cannot tell whether its scrape targets are up: {self.scrape_error}"
-        return f"{said}; {targets_text(list(self.scrape), dcgm)}"
+            return f"cannot tell whether its scrape targets are up: {self.scrape_error}"
+        return targets_text(list(self.scrape), dcgm)
 
 
 def explain(client: PromClient, settings: Settings, job_empty: bool, dcgm_empty: bool) -> Why:
