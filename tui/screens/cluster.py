@@ -167,6 +167,7 @@ class ClusterScreen(Screen):
         self._layout_refused()
         self.watch_solo()
         self.watch_cursor()
+        self._draw_anomalies()  # the panel was built anew: what it said, it says again
 
     @property
     def frame(self) -> Frame | None:
