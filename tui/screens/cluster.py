@@ -123,7 +123,8 @@ class ClusterScreen(Screen):
         self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
-        self.waiting_since: float | None = None  # when it began waiting for a first answer
+        self.started = 0.0  # when the screen was first shown: the wait for an answer began
+        self.answered = False  # the live job's source has answered (or failed to) once
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
@@ -146,8 +147,7 @@ class ClusterScreen(Screen):
         self._layout_refused()
         self.set_interval(1.0, self._tick)
         self.query_one(TooSmall).check(self, self.app.size)
-        if self.frame is None and self.moment is None:
-            self.waiting_since = self.app.clock()
+        self.started, self.answered = self.app.clock(), self.frame is not None
         self._refresh_header()
         self._draw_anomalies()
         self._refresh_rank_status()
@@ -173,6 +173,12 @@ class ClusterScreen(Screen):
     def frame(self) -> Frame | None:
         return self.analysis.frame
 
+    @property
+    def waiting_since(self) -> float | None:
+        """Since when the live job's first answer is awaited; None once it came, and while
+        a past moment is shown."""
+        return None if self.answered or self.moment is not None else self.started
+
     def map_geometry(self) -> tuple[MapGeometry, ...]:
         """Each map as it stands, as plain values: the engine plans its levels from them."""
         return tuple(MapGeometry(panel.id, self.map_metrics[index], panel.heatmap.view())
@@ -182,9 +188,10 @@ class ClusterScreen(Screen):
                       planned: Mapping[str, MapLevels] | None = None) -> None:
         """A new poll was analysed; drawn at once unless paused (its status always is).
         ``planned``: the maps' levels planned by the engine, if the caller has them."""
+        first, self.answered = not self.answered, True
         self.status = analysis.status
         self.set_class(analysis.status.health is Health.STALE, "-stale")
-        if self.paused and self.waiting_since is None:  # a first answer is always shown
+        if self.paused and not first:  # a first answer is always shown
             self.pending = analysis
             self._refresh_header()
             return
@@ -204,7 +211,7 @@ class ClusterScreen(Screen):
         self._refresh_header()
 
     def _draw(self, analysis: Analysis, planned: Mapping[str, MapLevels] | None) -> None:
-        self.analysis, self.waiting_since = analysis, None
+        self.analysis = analysis
         self._show_anomalies(analysis)
         with self.app.batch_update():
             if analysis.frame is not None:
@@ -413,6 +420,9 @@ class ClusterScreen(Screen):
         self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
 
     def action_advice(self) -> None:
+        if self.waiting_since is not None:  # not even "no advice" before anything is known
+            self.app.notify(self._verdict_when_clear()[0], timeout=4, markup=False)
+            return
         self.app.push_screen(AdviceScreen(self.analysis.actions))
 
     def action_since(self) -> None:
