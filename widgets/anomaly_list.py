@@ -58,11 +58,11 @@ class AnomalyList(Widget):
         super().__init__(id=id, classes=classes)
         self.rows: tuple[Row, ...] = ()
         self.current: int | None = None
-        self.empty: tuple[str, bool] = ("✓ no anomalies", True)  # (text, is it good news)
+        self.empty: tuple[str, bool] = ("", False)  # (text, is it good news): none until told
         self.first = 0  # the first row shown
 
     def set_rows(self, rows: Sequence[Row], current: int | None,
-                 empty: tuple[str, bool] = ("✓ no anomalies", True)) -> None:
+                 empty: tuple[str, bool]) -> None:
         rows = tuple(Row(*row) for row in rows)
         if (rows, current, empty) == (self.rows, self.current, self.empty):
             return

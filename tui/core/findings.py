@@ -70,6 +70,8 @@ def cannot_judge(findings: Findings) -> str:
     if findings.status.health in (Health.STALE, Health.ERROR) or (
             findings.status.health is Health.SLOW and "partial" in findings.status.message):
         return f"the source is {findings.status.health.value}: {findings.status.message}"
-    if len(findings.rank_map) and findings.analysis.ranks_up == 0:
+    if not len(findings.rank_map):  # an answer with no rank in it: no all-clear from it
+        return "no rank of the job is known"
+    if findings.analysis.ranks_up == 0:
         return f"no rank of {len(findings.rank_map)} is up"
     return ""

@@ -133,6 +133,8 @@ class ClusterScreen(Screen):
         self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
         self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
+        self.started = 0.0  # when the screen was first shown: the wait for an answer began
+        self.answered = False  # the live job's source has answered (or failed to) once
 
     def compose(self) -> ComposeResult:
         yield Static(id="header", markup=False)
@@ -156,7 +158,9 @@ class ClusterScreen(Screen):
         self._layout_refused()
         self.set_interval(1.0, self._tick)
         self.query_one(TooSmall).check(self, self.app.size)
+        self.started, self.answered = self.app.clock(), self.frame is not None
         self._refresh_header()
+        self._draw_anomalies()
         self._refresh_rank_status()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -174,10 +178,17 @@ class ClusterScreen(Screen):
         self._layout_refused()
         self.watch_solo()
         self.watch_cursor()
+        self._draw_anomalies()  # the panel was built anew: what it said, it says again
 
     @property
     def frame(self) -> Frame | None:
         return self.analysis.frame
+
+    @property
+    def waiting_since(self) -> float | None:
+        """Since when the live job's first answer is awaited; None once it came, and while
+        a past moment is shown."""
+        return None if self.answered or self.moment is not None else self.started
 
     def map_geometry(self) -> tuple[MapGeometry, ...]:
         """Each map as it stands, as plain values: the engine plans its levels from them."""
@@ -188,9 +199,10 @@ class ClusterScreen(Screen):
                       planned: Mapping[str, MapLevels] | None = None) -> None:
         """A new poll was analysed; drawn at once unless paused (its status always is).
         ``planned``: the maps' levels planned by the engine, if the caller has them."""
+        first, self.answered = not self.answered, True
         self.status = analysis.status
         self.set_class(analysis.status.health is Health.STALE, "-stale")
-        if self.paused:
+        if self.paused and not first:  # a first answer is always shown
             self.pending = analysis
             self._refresh_header()
             return
@@ -253,6 +265,8 @@ class ClusterScreen(Screen):
 
     def _tick(self) -> None:
         self._refresh_header()  # the header's clock
+        if self.waiting_since is not None:
+            self._draw_anomalies()  # how long it has waited
 
     def _refresh_header(self) -> None:
         if not self.query("#header"):
@@ -268,7 +282,7 @@ class ClusterScreen(Screen):
             moment=self.moment, replaying=self.replaying,
             live_key=key_for(self, "moment.live"), bundle=self.app.home,
             ended=self.app.ended, earlier_key=key_for(self, "moment.at"),
-            goodput=self.analysis.goodput,
+            goodput=self.analysis.goodput, waiting_since=self.waiting_since,
         )
         self.query_one("#header", Static).update(cluster_lines.header(view, styles_of(self)),
                                                  layout=False)
@@ -351,7 +365,14 @@ class ClusterScreen(Screen):
         advice = key_for(self, "advice.open")
         box.border_title = (f"anomalies ({counts}): {visit} to visit, {advice} what to do"
                             if rows else "anomalies")
-        box.set_rows(rows, self.current_incident, self.analysis.verdict_when_clear)
+        box.set_rows(rows, self.current_incident, self._verdict_when_clear())
+
+    def _verdict_when_clear(self) -> tuple[str, bool]:
+        """What the panel says without a row: that it waits, before the first answer."""
+        if self.waiting_since is None:
+            return self.analysis.verdict_when_clear
+        return cluster_lines.waiting_text(self.status.name,
+                                          self.app.clock() - self.waiting_since), False
 
     def _describe(self, incident: Incident) -> str:
         """"rank 37 gpu-node-004 GPU 5  thermal → straggler 1.29x: GPU 88 °C, …": where,
@@ -417,6 +438,9 @@ class ClusterScreen(Screen):
         self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
 
     def action_advice(self) -> None:
+        if self.waiting_since is not None:  # not even "no advice" before anything is known
+            self.app.notify(self._verdict_when_clear()[0], timeout=4, markup=False)
+            return
         self.app.push_screen(AdviceScreen(self.analysis.actions))
 
     def action_since(self) -> None:

@@ -50,6 +50,7 @@ class JobView:
     goodput: Goodput | None = None  # the job's, over the last hour
     ended: JobEnd | None = None  # the job's series ended (None: the job answers)
     earlier_key: str = "@"  # the key that asks for a past moment
+    waiting_since: float | None = None  # when the console began waiting for its first answer
 
     @property
     def late_for(self) -> float:
@@ -68,7 +69,8 @@ class JobView:
 
 
 def header(view: JobView, style: Styles) -> Text:
-    """Two lines: the job and how fresh its data is; the ranks and the job's progress."""
+    """Two lines: the job and how fresh its data is; the ranks and the job's progress.
+    Before the first answer, that it is waiting, and for how long: no health, no count."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("ranktop ", style("strong"))
     line.append(view.job_name, style("job"))
@@ -83,6 +85,12 @@ def header(view: JobView, style: Styles) -> Text:
     if view.paused:
         line.append("  ")
         line.append(f" PAUSED: {view.pause_key} to resume ", style("paused"))
+    if view.waiting_since is not None:
+        line.append("  ")
+        line.append(waiting_text(view.status.name, view.now - view.waiting_since),
+                    style(Health.SLOW.value))
+        line.append(f"\n{_ranks_up(view)}", style("strong"))
+        return line
     if view.moment is None:  # the source's health and the data's age are about now
         line.append_text(_freshness(view, style))
     if view.anomalies:
@@ -95,7 +103,7 @@ def header(view: JobView, style: Styles) -> Text:
                     style("moment"))
         line.append("  ")
     missing = view.n_ranks - view.ranks_up
-    line.append(f"ranks {view.ranks_up}/{view.n_ranks} up", style("strong"))
+    line.append(_ranks_up(view), style("strong"))
     if view.frame is not None and missing:
         line.append("  ")
         line.append(f"{ALARM_MARK} {missing} missing", style("alarm"))
@@ -105,6 +113,21 @@ def header(view: JobView, style: Styles) -> Text:
     return line
 
 
+def _ranks_up(view: JobView) -> str:
+    """"ranks 510/512 up"; without data, no count: "ranks: no answer yet (512 in the rank
+    map)"."""
+    if view.frame is not None:
+        return f"ranks {view.ranks_up}/{view.n_ranks} up"
+    known = f" ({view.n_ranks} in the rank map)" if view.n_ranks else ""
+    return f"ranks: {'no answer yet' if view.waiting_since is not None else 'no data'}{known}"
+
+
+def waiting_text(source: str, waited: float) -> str:
+    """"◌ waiting for the first answer from demo (simulated)… 3.0 s": said where an
+    all-clear or a count of ranks would stand before anything has answered."""
+    return f"◌ waiting for the first answer from {source}… {_age(max(0.0, waited))}"
+
+
 def _freshness(view: JobView, style: Styles) -> Text:
     """The source's health and how old its data is: "  ● ok  data 1.2 s old"."""
     text = Text("  ")
@@ -112,8 +135,6 @@ def _freshness(view: JobView, style: Styles) -> Text:
     if view.frame is not None:
         age = max(0.0, view.now - view.frame.time)
         text.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
-    else:
-        text.append("  waiting for the first poll…", style("muted"))
     return text
 
 

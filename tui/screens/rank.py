@@ -198,7 +198,8 @@ class RankScreen(Screen):
         title = rank_lines.title(rank, self.rank_map, mine,
                                  rank_lines.hang_note(self.analysis.hang, self.rank),
                                  styles_of(self), self._gpu_model(),
-                                 ledger_lines(self.analysis.ledger, self.rank))
+                                 ledger_lines(self.analysis.ledger, self.rank),
+                                 judged=self.frame is not None)
         if self.moment is not None:
             badge = moment_badge(self.moment, self.app.clock(), key_for(self, "moment.live"),
                                  self.replaying, self.app.home)

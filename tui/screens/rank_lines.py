@@ -17,10 +17,11 @@ from rich.text import Text
 
 
 def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str,
-          style: Styles, model: str = "", hardware: Sequence[str] = ()) -> Text:
+          style: Styles, model: str = "", hardware: Sequence[str] = (),
+          judged: bool = True) -> Text:
     """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line
     that wraps (every word of it shown), pending ones with how long they have held, then
-    its hardware-error ledger."""
+    its hardware-error ledger. ``judged``: the source has answered (no all-clear before)."""
     text = Text(overflow="fold")
     text.append(f" rank {rank.rank} ", style("rank"))
     text.append(f" {rank.place}", style("strong"))
@@ -38,7 +39,9 @@ def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str
         text.append(f"{anomaly.name}: {anomaly.summary}")
         if anomaly.pending or anomaly.rule:
             text.append(f"  ({anomaly.state})", style("muted"))
-    if not anomalies:
+    if not judged:
+        text.append("\n no answer from the source yet: nothing judged", style("muted"))
+    elif not anomalies:
         text.append("\n ✓ no active anomaly on this rank", style("quiet"))
     if hang and not any(a.kind == "hang" for a in anomalies):  # said once is enough
         text.append("\n")

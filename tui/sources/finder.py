@@ -3,8 +3,10 @@
 While the job's configured metrics come back empty it looks for them (discovery, now and
 then, never every poll) and, where one find is unambiguous, uses it at once and says so;
 while the job's or DCGM's series are empty it asks why (targets down, another job label,
-a selector that matches nothing), now and then too. Every empty map gets a note saying
-what is known and what to do.
+a selector that matches nothing), now and then too, and again at once when what is empty
+changes; the scrape targets a "why" names are asked again at every poll, so that what it
+says of them is what ``up`` says now. Every empty map gets a note saying what is known and
+what to do.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Finder:
         self.shows: dict[str, str] = {}  # metric -> how its found query is named on screen
         self._looked_at = -math.inf
         self._asked_at = -math.inf
+        self._asked_for = (False, False)  # (job empty, DCGM empty) when last asked why
 
     def after_poll(self, settings: Settings, job_empty: bool, dcgm_empty: bool
                    ) -> Settings | None:
@@ -44,12 +47,14 @@ class Finder:
             self._looked_at = now
             self.discovery = discover(self.client, settings.prometheus.job, now)
             adopted = self._adopt(settings)
-        job_empty = job_empty and adopted is None
-        if not (job_empty or dcgm_empty):
-            self.why = diagnosis.Why()
-        elif now - self._asked_at >= EXPLAIN_EVERY_SECONDS:
-            self._asked_at = now
-            self.why = diagnosis.explain(self.client, adopted or settings, job_empty, dcgm_empty)
+        empty = (job_empty and adopted is None, dcgm_empty)
+        if not any(empty):
+            self.why, self._asked_for = diagnosis.Why(), empty
+        elif empty != self._asked_for or now - self._asked_at >= EXPLAIN_EVERY_SECONDS:
+            self._asked_at, self._asked_for = now, empty
+            self.why = diagnosis.explain(self.client, adopted or settings, *empty)
+        else:
+            self.why = diagnosis.with_targets(self.client, self.why)
         return adopted
 
     def _adopt(self, settings: Settings) -> Settings | None:

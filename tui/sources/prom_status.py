@@ -61,7 +61,7 @@ def _verdict(source: PrometheusSource, frame: Frame, polled: Polled, took: float
         return Health.SLOW, (f"partial answer: the backend warns {warnings[0]!r}; some "
                              f"series may be missing")
     if not any(frame.values.values()):
-        why = "; ".join(w for w in (source.finder.why.job, source.finder.why.dcgm) if w)
+        why = source.finder.why.said
         return Health.ERROR, f"no series for job {source.job_name!r}" + (
             f": {why}" if why else "")
     if len(frame.stale) >= len(source.rank_map) > 0:  # answers, but nothing new in them

@@ -14,6 +14,7 @@ from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import DemoSource, demo_source
 
 from tests.tui.conftest import START, CpuCluster, FakeClock
+from tests.tui.scripted_http import Scripted
 
 
 def report_at(at: float, duration: float = 0.0, log_root=None, cluster=None):
@@ -100,6 +101,18 @@ def test_an_unreachable_prometheus_is_reported_and_exits_1(capsys):
     document = json.loads(capsys.readouterr().out)
     assert document["healthy"] is False
     assert "connection refused" in document["source"]["message"]
+
+
+def test_a_first_poll_that_times_out_is_never_called_healthy(server, tmp_path, capsys):
+    Scripted.delay = 2.0  # a backend under load: no answer within the client's timeout
+    config = tmp_path / "config.toml"
+    config.write_text("[prometheus]\ntimeout_seconds = 0.5\n")
+    assert main(["report", "--config", str(config), "--prometheus", server]) == 1
+    text = capsys.readouterr().out
+    assert "could not read the source" in text and "healthy" not in text
+    assert main(["report", "--config", str(config), "--prometheus", server, "--json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["healthy"] is False and document["source"]["health"] == "error"
 
 
 def test_a_report_made_during_the_hang_names_the_culprit_from_the_logs(tmp_path):

@@ -104,3 +104,16 @@ async def test_the_maps_keep_their_layout_as_the_panel_fills_and_empties():
             assert [heatmap.layout_grid for heatmap in heatmaps] == grids
             if count == 14:
                 assert "+" in screen_text(app) and "more below" in screen_text(app)
+
+
+async def test_maps_laid_out_anew_while_paused_keep_what_the_panel_said():
+    app = make_app(at=20.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        rows = [row for row in screen_text(app).splitlines() if "straggler" in row]
+        assert rows
+        await pilot.press("p")
+        await app.cluster.use_rank_map(app.engine.source.rank_map)  # the ranks re-learned
+        await pilot.pause()
+        assert [row for row in screen_text(app).splitlines() if "straggler" in row] == rows

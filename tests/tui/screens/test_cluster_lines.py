@@ -100,3 +100,18 @@ def test_the_folded_maps_are_said_once_as_no_gpu_data_or_as_one_metric_missing()
         "check-config")
     assert folded_note(["NVLink bandwidth"], any_gpu=True) == (
         "not exported for this job: NVLink bandwidth not shown — see check-config")
+
+
+def test_without_an_answer_the_header_counts_no_rank_up() -> None:
+    waiting = SourceStatus("Prometheus http://p:9090", Health.STALE, since=90.0,
+                           message="waiting for the first poll")
+    text = plain(replace(view(waiting, polling_since=90.0), n_ranks=0, ranks_up=0,
+                         waiting_since=80.0))
+    assert "◌ waiting for the first answer from Prometheus http://p:9090… 20.0 s" in text
+    assert "ranks: no answer yet" in text
+    assert " up" not in text and "STALE" not in text and "LATE" not in text
+    refused = SourceStatus("Prometheus http://p:9090", Health.ERROR, since=95.0,
+                           message="connection refused")
+    text = plain(replace(view(refused, polling_since=None), ranks_up=0))
+    assert "ERROR for 5.0 s: connection refused" in text
+    assert "ranks: no data (8 in the rank map)" in text and "0/8 up" not in text

@@ -77,3 +77,14 @@ def test_a_question_that_fails_says_it_cannot_tell():
 def test_values_from_outside_are_shown_short_and_without_controls():
     assert shown("ab\x1b]52;c;evil\x07") == '"ab?]52;c;evil?"'
     assert len(shown("x" * 500)) == 62 and shown("x" * 500).endswith('…"')
+
+
+def test_both_sides_said_in_one_line_name_targets_they_share_once():
+    backend = FakePrometheus(up("realjob", 0, 8))
+    why = explain(backend, settings(job="realjob"), job_empty=True, dcgm_empty=True)
+    assert why.said == ('no training_step_seconds series at all, no DCGM_FI_DEV_GPU_TEMP series '
+                        'at all; scrape targets down (up == 0): "realjob" 8 of 8')
+    apart = FakePrometheus([*up("training", 0, 2), *up("dcgm-exporter", 0)])
+    why = explain(apart, settings(job="llm"), job_empty=True, dcgm_empty=True)
+    assert why.said == (f"{why.job}; {why.dcgm}")
+    assert why.dcgm.endswith('dcgm-exporter scrape targets down (up == 0): "dcgm-exporter" 1 of 1')

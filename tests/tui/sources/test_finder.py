@@ -71,3 +71,43 @@ def test_data_back_clears_why_it_was_missing():
     assert finder.why.job and finder.why.dcgm
     finder.after_poll(settings(job="x"), job_empty=False, dcgm_empty=False)
     assert (finder.why.job, finder.why.dcgm) == ("", "")
+
+
+def targets(value: str, n: int = 8) -> list[dict]:
+    return [{"__name__": "up", "job": "ranks", "instance": f"h{i}", "value": value}
+            for i in range(n)]
+
+
+def test_what_is_said_of_the_scrape_targets_is_what_up_says_at_each_poll():
+    # As on a real job without DCGM: its GPU series were never there, every target up;
+    # then the job's agents tore its ranks down: up == 0 for all eight, its series gone.
+    clock = Clock()
+    backend = FakePrometheus(targets("1"))
+    finder = Finder(backend, clock)
+    finder.after_poll(settings(job="llm"), job_empty=False, dcgm_empty=True)
+    assert finder.why.dcgm == ("no DCGM_FI_DEV_GPU_TEMP series at all; every scrape target "
+                               "is up (8 of 8)")
+    backend.series = targets("0")
+    clock.now += 2
+    finder.after_poll(settings(job="llm"), job_empty=True, dcgm_empty=True)
+    down = 'scrape targets down (up == 0): "ranks" 8 of 8'
+    assert finder.why.dcgm == f"no DCGM_FI_DEV_GPU_TEMP series at all; {down}"
+    assert finder.why.job == f"no training_step_seconds series at all; {down}"
+
+
+def test_targets_that_go_down_between_two_explanations_are_said_at_once():
+    clock = Clock()
+    backend = FakePrometheus(targets("1"))
+    finder = Finder(backend, clock)
+    finder.after_poll(settings(job="llm"), job_empty=True, dcgm_empty=True)
+    assert "every scrape target is up (8 of 8)" in finder.why.job
+    backend.series = [*targets("0", 3), *targets("1")[3:]]
+    clock.now += 2  # well within the minute between two full explanations
+    finder.after_poll(settings(job="llm"), job_empty=True, dcgm_empty=True)
+    assert finder.why.job == ('no training_step_seconds series at all; scrape targets down '
+                              '(up == 0): "ranks" 3 of 8')
+    backend.failing = {"count by (job) (up)"}
+    clock.now += 2
+    finder.after_poll(settings(job="llm"), job_empty=True, dcgm_empty=True)
+    assert finder.why.dcgm == ("no DCGM_FI_DEV_GPU_TEMP series at all; cannot tell whether "
+                               "its scrape targets are up: HTTP 422: bad query")
