@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.realjob.rig import free_port, wait_for
+from tests.integration.cluster import free_port, wait_for
 
 
 @dataclass(frozen=True)

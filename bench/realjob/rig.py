@@ -24,13 +24,12 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.realjob.faults import FAULTS, Fault
+from tests.integration.cluster import free_port, instant, wait_for
 
 HERE = Path(__file__).resolve().parent
 JOB = "realjob"
@@ -54,12 +53,6 @@ class Truth:
     job: str = JOB
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def free_ports(count: int, first: int = 19500) -> int:
     """The first of ``count`` consecutive free ports below the ephemeral range."""
     for base in range(first, 30000, count):
@@ -71,24 +64,6 @@ def free_ports(count: int, first: int = 19500) -> int:
             continue
         return base
     raise OSError(f"no {count} consecutive free ports")
-
-
-def wait_for(check: Callable[[], bool], what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"waited {timeout:.0f} s for {what}")
-
-
-def instant(url: str, promql: str) -> list[dict]:
-    query = urllib.parse.urlencode({"query": promql})
-    with urllib.request.urlopen(f"{url}/api/v1/query?{query}", timeout=5) as answer:
-        return json.load(answer)["data"]["result"]
 
 
 class Rig:
