@@ -28,7 +28,7 @@ from ranktop.tui.core.model import is_missing
 from ranktop.tui.core.moment import shown
 
 KIND = "restart"
-TOGETHER_SECONDS = 2.0  # series gone this close to the first went down with it
+TOGETHER_SECONDS = 1.0  # series last seen within this of the first went down with it
 
 
 @dataclass(frozen=True)
@@ -44,14 +44,22 @@ class Restart:
     steps_lost: int | None
     gpu_hours_lost: float | None
     fault: str = ""  # the dead rank's last hardware fault, where it had one
+    # ranks gone together that no evidence told apart (rank is then None): who died first
+    # is one of them
+    together: tuple[int, ...] = ()
 
     @property
     def summary(self) -> str:
         """"rank 2 died at 12:22:28 · the job restarted from step 250 at 12:22:58 (attempt
         1) · 11 steps and 3.4 GPU-hours lost"."""
         how = f" ({self.fault})" if self.fault else ""
-        death = (f"rank {self.rank} died{how} at {shown(self.died)}" if self.rank is not None
-                 else f"the job stopped after {shown(self.died)} (who died: not seen)")
+        if self.rank is not None:
+            death = f"rank {self.rank} died{how} at {shown(self.died)}"
+        elif self.together:
+            death = (f"ranks {', '.join(map(str, self.together))} went down together at "
+                     f"{shown(self.died)} (which died first: not told apart)")
+        else:
+            death = f"the job stopped after {shown(self.died)} (who died: not seen)"
         restarted = (f"the job restarted from step {self.from_step:,} at "
                      f"{shown(self.resumed)} (attempt {self.attempt})")
         return " · ".join((death, restarted, self._lost()))
@@ -144,8 +152,9 @@ class RestartWatch:
         self._dismissed.add(restart.key)
 
     def _record(self, now: float, step: float, step_seconds: float, gpus: int) -> None:
-        first = _first_gone(self._gone, self._named)
-        died = first.since if first is not None else now
+        first, together = _first_gone(self._gone, self._named)
+        died = (first.since if first is not None
+                else min((self._gone[r].since for r in together), default=now))
         # resumed from the last checkpoint before the death, where the first step back
         # is past it; else from the step it went back to, or the one it stood at
         known = not is_missing(self._checkpoint) and self._checkpoint <= step
@@ -157,19 +166,26 @@ class RestartWatch:
         self._attempts += 1
         self.restarts.append(Restart(
             first.rank if first is not None else None, died, now, start, self._attempts,
-            lost, gpu_hours, first.fault if first is not None else ""))
+            lost, gpu_hours, first.fault if first is not None else "", together))
         self._gone, self._named, self._stood = {}, [], False
         self._high = step  # the steps done again from here are this restart's, not another's
 
 
-def _first_gone(gone: Mapping[int, DownRank], named: Collection[int]) -> DownRank | None:
-    """The rank whose series vanished first. Ranks gone within a scrape or two of the first
-    (one death takes its group down in seconds, and targets are scraped at their own
-    offsets) are told apart by evidence: the one a verdict named, then one with a hardware
-    fault, then the earliest seen last, then the lowest."""
+def _first_gone(gone: Mapping[int, DownRank], named: Collection[int]
+                ) -> tuple[DownRank | None, tuple[int, ...]]:
+    """The rank whose series vanished first, or, where several went within a scrape or two
+    of the first (one death takes its group down in seconds, and targets are scraped at
+    their own offsets), the one evidence names: a verdict's, else a hardware fault's. With
+    none, no rank is claimed: the ranks gone together are given instead."""
     if not gone:
-        return None
+        return None, ()
     first = min(g.last_seen for g in gone.values())
-    together = [g for g in gone.values() if g.last_seen <= first + TOGETHER_SECONDS]
-    return min(together, key=lambda g: (g.rank not in named, not g.fault, g.last_seen,
-                                        g.rank))
+    together = sorted((g for g in gone.values() if g.last_seen < first + TOGETHER_SECONDS),
+                      key=lambda g: g.rank)
+    if len(together) == 1:
+        return together[0], ()
+    for evidence in ([g for g in together if g.rank in named],
+                     [g for g in together if g.fault]):
+        if len(evidence) == 1:
+            return evidence[0], ()
+    return None, tuple(g.rank for g in together)

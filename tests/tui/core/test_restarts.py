@@ -59,7 +59,9 @@ def test_ranks_gone_in_the_same_poll_the_one_a_verdict_named_died_first():
     (restart,) = run(RestartWatch(), polls)
     assert restart.rank == 2
     (unnamed,) = run(RestartWatch(), [*polls[:-2], (121, 120.0, same, []), polls[-1]])
-    assert unnamed.rank == 1  # nothing tells them apart: the lowest
+    # nothing tells them apart: no rank is claimed, the ranks gone together are said
+    assert (unnamed.rank, unnamed.together) == (None, (1, 2))
+    assert "ranks 1, 2 went down together at" in unnamed.summary
 
 
 def test_a_dead_rank_back_after_the_job_stood_still_is_a_restart_with_its_fault():
