@@ -17,7 +17,7 @@ step's seconds) x GPUs / 3600.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ranktop.tui.core.anomaly import Anomaly
@@ -171,11 +171,12 @@ class RestartWatch:
         self._high = step  # the steps done again from here are this restart's, not another's
 
 
-def _first_gone(gone: Mapping[int, DownRank], named: Collection[int]
+def _first_gone(gone: Mapping[int, DownRank], named: Sequence[int]
                 ) -> tuple[DownRank | None, tuple[int, ...]]:
     """The rank whose series vanished first, or, where several went within a scrape or two
     of the first (one death takes its group down in seconds, and targets are scraped at
-    their own offsets), the one evidence names: a verdict's, else a hardware fault's. With
+    their own offsets), the one evidence names: the first a verdict names, else the one
+    with a hardware fault. With
     none, no rank is claimed: the ranks gone together are given instead."""
     if not gone:
         return None, ()
@@ -184,8 +185,11 @@ def _first_gone(gone: Mapping[int, DownRank], named: Collection[int]
                       key=lambda g: g.rank)
     if len(together) == 1:
         return together[0], ()
-    for evidence in ([g for g in together if g.rank in named],
-                     [g for g in together if g.fault]):
-        if len(evidence) == 1:
-            return evidence[0], ()
+    by_rank = {g.rank: g for g in together}
+    for rank in named:  # in the order the verdict gives them: its culprits first
+        if rank in by_rank:
+            return by_rank[rank], ()
+    faulty = [g for g in together if g.fault]
+    if len(faulty) == 1:
+        return faulty[0], ()
     return None, tuple(g.rank for g in together)
