@@ -26,6 +26,10 @@ class PinnedClient(RangeClient):
     def label_names(self, metric: str, since: float) -> list[str]:
         return self.client.label_names(metric, since)
 
+    def targets(self, budget: object = None) -> dict:
+        """The scrape targets as they were then are not known now: none."""
+        return {"activeTargets": []}
+
 
 def test_a_live_poll_after_the_death_says_every_target_is_down(tmp_path):
     with replayed(DEATH, tmp_path) as replay:

@@ -358,6 +358,8 @@ class ClusterScreen(Screen):
         return self.incidents[self.current_incident].key
 
     def _draw_anomalies(self) -> None:
+        if not self.query("#anomalies"):
+            return  # the maps are being laid out anew: the panel is drawn once they are
         rows = [Row(i.severity, self._describe(i), i.pending) for i in self.incidents]
         box = self.query_one("#anomalies", AnomalyList)
         visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
