@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from ranktop.tui.screens.advice import AdviceScreen
 from ranktop.tui.screens.rank import RankScreen
@@ -26,6 +28,20 @@ def stuck_first_poll(app) -> threading.Event:
     return release
 
 
+@asynccontextmanager
+async def first_poll_held(app) -> AsyncIterator[tuple]:
+    """The app running with its first poll asked and held: (pilot, the event that lets the
+    poll through, the poll); the poll is let through and awaited at the end."""
+    release = stuck_first_poll(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        polling = asyncio.ensure_future(app.poll_once())
+        try:
+            yield pilot, release, polling
+        finally:
+            release.set()
+            await polling
+
+
 def says_nothing_is_known(text: str) -> None:
     assert "✓" not in text and "no anomalies" not in text
     assert " up" not in text and "● ok" not in text
@@ -34,9 +50,7 @@ def says_nothing_is_known(text: str) -> None:
 
 async def test_before_the_first_answer_it_says_it_waits_and_for_how_long():
     app = make_app(at=1.0)  # a healthy job
-    release = stuck_first_poll(app)
-    async with app.run_test(size=(120, 40)) as pilot:
-        polling = asyncio.ensure_future(app.poll_once())
+    async with first_poll_held(app) as (pilot, release, polling):
         await pilot.pause()
         text = screen_text(app)
         says_nothing_is_known(text)
@@ -58,38 +72,28 @@ async def test_before_the_first_answer_it_says_it_waits_and_for_how_long():
 
 async def test_advice_asked_before_the_first_answer_says_it_waits():
     app = make_app()
-    release = stuck_first_poll(app)
-    async with app.run_test(size=(120, 40)) as pilot:
-        polling = asyncio.ensure_future(app.poll_once())
+    async with first_poll_held(app) as (pilot, _, _):
         await pilot.press("a")
         await pilot.pause()
         said = [str(n.message) for n in app._notifications]
         assert said == ["◌ waiting for the first answer from demo (simulated)… 0.0 s"]
         assert not isinstance(app.screen, AdviceScreen)
-        release.set()
-        await polling
 
 
 async def test_a_rank_opened_before_the_first_answer_is_not_called_clear():
     app = make_app()
-    release = stuck_first_poll(app)
-    async with app.run_test(size=(120, 40)) as pilot:
-        polling = asyncio.ensure_future(app.poll_once())
+    async with first_poll_held(app) as (pilot, _, _):
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, RankScreen)
         text = screen_text(app)
         assert "no answer from the source yet: nothing judged" in text
         assert "✓" not in text
-        release.set()
-        await polling
 
 
 async def test_a_first_answer_that_comes_while_paused_is_shown_all_the_same():
     app = make_app()
-    release = stuck_first_poll(app)
-    async with app.run_test(size=(120, 40)) as pilot:
-        polling = asyncio.ensure_future(app.poll_once())
+    async with first_poll_held(app) as (pilot, release, polling):
         await pilot.press("p")
         release.set()
         await polling
