@@ -18,9 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from ranktop.tui.core.lookback import SEEN_STEP
+from ranktop.tui.core.model import Frame
+from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.exporter import ExportOptions, make_server
 from ranktop.tui.simulator.scenario import load_scenario
+from ranktop.tui.sources.prometheus import PrometheusSource
 
 from tests.serving import serve_in_thread
 
@@ -263,3 +267,33 @@ def scraped_file(scrape: Path) -> Iterator[int]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def held_then_one_gone(server: Prometheus, simulator: SkippingSimulator, job: str,
+                       ranks: int, to: float) -> None:
+    """Prometheus holds the live job with all its ``ranks`` (a report learns which ranks
+    reported before it, a ``SEEN_STEP`` apart); then ``simulator`` skips to ``to``, where
+    one rank is dead, and its series are gone."""
+    series = f'count(training_step_seconds{{training_job="{job}"}})'
+    server.wait_for_series(series, ranks)
+    held_past = (time.time() // SEEN_STEP + 1) * SEEN_STEP + 1.0
+    wait_for(lambda: time.time() >= held_past, "Prometheus holding the live job")
+    simulator.skip_to(to)
+    wait_for(lambda: [float(r["value"][1]) for r in instant(server.url, series)]
+             == [ranks - 1], "the dead rank's series gone")
+
+
+@contextmanager
+def file_polled_once(folder: Path, scrape: Path, job: str, ready: str, count: int
+                     ) -> Iterator[Frame]:
+    """One poll of ``job`` by ranktop's Prometheus source, against a Prometheus scraping
+    ``scrape`` (a fixture in the exposition format) once ``ready`` counts ``count``."""
+    with scraped_file(scrape) as port:
+        server = Prometheus(folder, [port])
+        try:
+            server.wait_for_series(ready, count)
+            settings = load_settings(overrides={"prometheus": {"url": server.url, "job": job}},
+                                     environ={})
+            yield PrometheusSource(settings).poll_now()
+        finally:
+            server.stop()

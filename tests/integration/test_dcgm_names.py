@@ -6,25 +6,17 @@ action under older go-dcgm's name), XIDs blank until the first."""
 from __future__ import annotations
 
 import pytest
-from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import HERE, Prometheus, scraped_file
+from tests.integration.cluster import HERE, file_polled_once
 
 JOB = "dcgm46"
 
 
 @pytest.fixture(scope="module")
 def frame(tmp_path_factory):
-    with scraped_file(HERE / "dcgm-4.6.prom") as port:
-        server = Prometheus(tmp_path_factory.mktemp("dcgm46"), [port])
-        try:
-            server.wait_for_series("count(DCGM_FI_DEV_GPU_TEMP_CELSIUS)", 4)
-            settings = load_settings(overrides={"prometheus": {"url": server.url, "job": JOB}},
-                                     environ={})
-            yield PrometheusSource(settings).poll_now()
-        finally:
-            server.stop()
+    with file_polled_once(tmp_path_factory.mktemp("dcgm46"), HERE / "dcgm-4.6.prom", JOB,
+                          "count(DCGM_FI_DEV_GPU_TEMP_CELSIUS)", 4) as polled:
+        yield polled
 
 
 def test_each_gauge_is_read_under_either_name(frame):

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import pytest
 from ranktop.tui.cli.main import main
-from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
 
-from tests.integration.cluster import HERE, Prometheus, scraped_file
+from tests.integration.cluster import HERE, Prometheus, file_polled_once, scraped_file
 
 JOB = "inspector230"
 STRAGGLER = 3  # GPU 1 of gpu-node-001: the others wait for it
@@ -18,15 +16,10 @@ STRAGGLER = 3  # GPU 1 of gpu-node-001: the others wait for it
 
 @pytest.fixture(scope="module")
 def frame(tmp_path_factory):
-    with scraped_file(HERE / "nccl-inspector-2.30.prom") as port:
-        server = Prometheus(tmp_path_factory.mktemp("inspector"), [port])
-        try:
-            server.wait_for_series("count(nccl_collective_exec_time_microseconds)", 12)
-            settings = load_settings(overrides={"prometheus": {"url": server.url, "job": JOB}},
-                                     environ={})
-            yield PrometheusSource(settings).poll_now()
-        finally:
-            server.stop()
+    scrape = HERE / "nccl-inspector-2.30.prom"
+    with file_polled_once(tmp_path_factory.mktemp("inspector"), scrape, JOB,
+                          "count(nccl_collective_exec_time_microseconds)", 12) as polled:
+        yield polled
 
 
 def test_collective_time_is_each_ranks_own_its_largest_bucket_in_seconds(frame):

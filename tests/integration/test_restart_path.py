@@ -6,16 +6,14 @@ or, where none is exported, from rank 0's saved-checkpoint line in the simulated
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from ranktop.tui.cli.main import main
-from ranktop.tui.core.lookback import SEEN_STEP
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import LogWriter
 from ranktop.tui.simulator.scenario import default_scenario_path, load_scenario
 
-from tests.integration.cluster import Prometheus, SkippingSimulator, instant, wait_for
+from tests.integration.cluster import Prometheus, SkippingSimulator, held_then_one_gone
 
 JOB = "llama-70b-pretrain"
 SEED, NODES = 31, 64  # the demo's 512 ranks
@@ -33,14 +31,7 @@ def hung(tmp_path_factory):
     simulator = SkippingSimulator(default_scenario_path(), seed=SEED, nodes=NODES, start=START)
     server = Prometheus(folder, [simulator.port])
     try:
-        series = f'count(training_step_seconds{{training_job="{JOB}"}})'
-        server.wait_for_series(series, RANKS)
-        # a report learns from Prometheus, SEEN_STEP apart, which ranks reported before it
-        held_past = (time.time() // SEEN_STEP + 1) * SEEN_STEP + 1.0
-        wait_for(lambda: time.time() >= held_past, "Prometheus holding the live job")
-        simulator.skip_to(IN_THE_HANG)
-        wait_for(lambda: [float(r["value"][1]) for r in instant(server.url, series)]
-                 == [RANKS - 1], "rank 455's series gone")
+        held_then_one_gone(server, simulator, JOB, RANKS, IN_THE_HANG)
         writer = LogWriter(SimCluster(NODES, seed=SEED, scenario=load_scenario()),
                            folder / "logs", seed=SEED)
         writer.advance(simulator.now())

@@ -6,12 +6,16 @@ so nothing says it stopped or hangs and no restart is advised: the dead rank is 
 from __future__ import annotations
 
 import json
-import time
 
 from ranktop.tui.cli.main import main
-from ranktop.tui.core.lookback import SEEN_STEP
 
-from tests.integration.cluster import HERE, Prometheus, SkippingSimulator, instant, wait_for
+from tests.integration.cluster import (
+    HERE,
+    Prometheus,
+    SkippingSimulator,
+    held_then_one_gone,
+    wait_for,
+)
 
 JOB = "integration-stepping-on"
 NODES = 16
@@ -26,13 +30,7 @@ def test_a_job_stepping_on_without_a_dead_rank_gets_no_restart(tmp_path, capsys)
                                   start=START)
     server = Prometheus(tmp_path, [simulator.port])
     try:
-        series = f'count(training_step_seconds{{training_job="{JOB}"}})'
-        server.wait_for_series(series, RANKS)
-        held_past = (time.time() // SEEN_STEP + 1) * SEEN_STEP + 1.0
-        wait_for(lambda: time.time() >= held_past, "Prometheus holding the live job")
-        simulator.skip_to(DEATH)
-        wait_for(lambda: [float(r["value"][1]) for r in instant(server.url, series)]
-                 == [RANKS - 1], "the dead rank's series gone")
+        held_then_one_gone(server, simulator, JOB, RANKS, DEATH)
         stepped = simulator.now() + STEPS_AFTER * 6.0
         wait_for(lambda: simulator.now() >= stepped, "the job stepping on", timeout=60.0)
         main(["report", "--prometheus", server.url, "--job", JOB, "--json"])
