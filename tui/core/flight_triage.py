@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ranktop.tui.core.flight import DumpSet, Entry, Group
+from ranktop.tui.core.text import ranks_named
 
 NAMED = 5  # ranks named in a summary
 # Ranks without a dump are blamed only when this few: a dead or frozen rank writes none, but
@@ -164,15 +165,15 @@ class _Judged:
         evidence: dict[int, tuple[str, ...]] = {}
         if missing:
             kind, culprits = "missing", missing
-            text = (f"{_ranks(missing)} never joined {where}, at which {count}"
+            text = (f"{ranks_named(missing)} never joined {where}, at which {count}"
                     f" {wait.split()[0]}; {self._elsewhere(missing[0])}")
         elif odd:
             kind, culprits = "mismatch", odd
-            text = (f"{_ranks(odd)} entered {where} with another {odd_what}"
+            text = (f"{ranks_named(odd)} entered {where} with another {odd_what}"
                     + (" (as many ranks on each side)" if self.tied else ""))
         elif late := self.late_state():
             kind, culprits = "state", late
-            text = (f"{_ranks(late)} never started {where} on the GPU (scheduled only), "
+            text = (f"{ranks_named(late)} never started {where} on the GPU (scheduled only), "
                     "while the others started it")
         elif len(no_dump) > NO_DUMP_BLAMED_AT_MOST:
             kind, culprits = "landing", []
@@ -180,7 +181,7 @@ class _Judged:
                     " (still landing?): too many to blame")
         elif no_dump:
             kind, culprits = "no_dump", no_dump
-            text = (f"{count} {wait} {where}; {_ranks(no_dump)} wrote no dump"
+            text = (f"{count} {wait} {where}; {ranks_named(no_dump)} wrote no dump"
                     " (frozen or dead, or its dump has not landed)")
         else:
             kind, culprits = "all_stuck", []
@@ -257,15 +258,9 @@ def _lacking(absent: tuple[int, ...], unreadable: Mapping[int, str],
     parts = []
     unsaid = [r for r in absent if r not in said]
     if unsaid:
-        parts.append(f"no dump found for {_ranks(unsaid)}")
+        parts.append(f"no dump found for {ranks_named(unsaid)}")
     if unreadable:
         rank, why = next(iter(sorted(unreadable.items())))
         more = f" and {len(unreadable) - 1} more" if len(unreadable) > 1 else ""
         parts.append(f"unreadable dump for rank {rank}{more}: {why}")
     return "".join(f"; {p}" for p in parts)
-
-
-def _ranks(ranks: list[int]) -> str:
-    shown = ", ".join(map(str, ranks[:NAMED]))
-    more = f", ... (+{len(ranks) - NAMED})" if len(ranks) > NAMED else ""
-    return f"{'rank' if len(ranks) == 1 else 'ranks'} {shown}{more}"

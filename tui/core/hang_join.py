@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ranktop.tui.core.flight_triage import FlightVerdict
 from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.text import ranks_named
 
 __all__ = ["join_verdicts"]
 
@@ -40,8 +41,8 @@ def join_verdicts(logs: HangVerdict | None, dumps: FlightVerdict | None) -> Hang
         return replace(logs, summary=f"{logs.summary}; the Flight Recorder agrees: "
                        f"{dumps.summary}", flight=dumps)
     others = [r for r in dumps.culprits if r not in blamed]
-    disagreement = (f"the logs blame {_ranks(logs.behind)}; the Flight Recorder dumps blame"
-                    f" {_ranks(list(dumps.culprits))}")
+    disagreement = (f"the logs blame {ranks_named(logs.behind)}; the Flight Recorder dumps blame"
+                    f" {ranks_named(list(dumps.culprits))}")
     return replace(logs, behind=[*logs.behind, *others], flight=dumps,
                    disagreement=disagreement,
                    summary=f"{logs.summary}; but {disagreement}: {dumps.summary}")
@@ -53,9 +54,3 @@ def _from_dumps(dumps: FlightVerdict) -> HangVerdict:
         reporting=list(dumps.waiting), silent=[], behind=list(dumps.culprits),
         last_completed={}, evidence={}, summary=f"Flight Recorder: {dumps.summary}",
         sure=dumps.kind != "landing", flight=dumps)
-
-
-def _ranks(ranks: list[int]) -> str:
-    shown = ", ".join(map(str, ranks[:5])) + (f", ... (+{len(ranks) - 5})"
-                                                if len(ranks) > 5 else "")
-    return f"{'rank' if len(ranks) == 1 else 'ranks'} {shown}"

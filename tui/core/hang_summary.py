@@ -11,6 +11,7 @@ from itertools import accumulate
 
 from ranktop.tui.core.agent_exit import AgentExit
 from ranktop.tui.core.hang_scan import RankLog, Work
+from ranktop.tui.core.text import ranks_named
 from ranktop.tui.core.watchdog import Ending
 
 _NOTABLE = ("WARN", "rror", "ailure", "xception", "terminate", "Xid", "Traceback")
@@ -73,7 +74,7 @@ class Facts:
 
     def waiting(self) -> str:
         unread = sum(1 for r in self.awaited if not self.logs[r].read)
-        text = f"waiting for {len(self.awaited)} more ({_ranks(self.awaited)})"
+        text = f"waiting for {len(self.awaited)} more ({ranks_named(self.awaited)})"
         return text + (f", no log read for {unread} of them" if unread else "")
 
     def _dead(self) -> str:
@@ -91,7 +92,7 @@ class Facts:
             else "are down"
         listed = "; ".join(f"{r}: {c}" for r, c in zip(shown, causes, strict=True))
         more = f"; +{len(self.dead) - len(shown)}" if len(self.dead) > len(shown) else ""
-        return f"ranks {_ranks(self.dead, False)} {state} ({listed}{more})"
+        return f"ranks {ranks_named(self.dead, False)} {state} ({listed}{more})"
 
     def _exited(self, rank: int) -> bool:
         return rank in self.exits or self.logs[rank].end.kind == "fault"
@@ -101,7 +102,7 @@ class Facts:
             return ""
         if len(self.stopped) == 1:
             return f"; rank {self.stopped[0]} was stopped by its agent"
-        return f"; {_ranks(self.stopped)} were stopped by their agents"
+        return f"; {ranks_named(self.stopped)} were stopped by their agents"
 
     def _no_timeout(self) -> str:
         # A log that could not be read says nothing about the job: say which it is.
@@ -115,7 +116,7 @@ class Facts:
         if all(r not in self.reporting for r in ranks):
             seq = self.work.seq if self.work else None
             noun = (f"rank {ranks[0]} is the only rank" if len(ranks) == 1
-                    else f"{_ranks(ranks)} are the only ranks")
+                    else f"{ranks_named(ranks)} are the only ranks")
             single = len(ranks) == 1
             reasons = "; ".join(self.why[r] if single else f"rank {r}: {self.why[r]}"
                                 for r in ranks[:NAMED_IN_SUMMARY])
@@ -124,7 +125,7 @@ class Facts:
 
     def _peers(self) -> str:
         peers = [r for r in self.reporting if self.logs[r].end.kind == "peer"]
-        return f"; {_ranks(peers)} gave up on a peer (remote error)" if peers else ""
+        return f"; {ranks_named(peers)} gave up on a peer (remote error)" if peers else ""
 
     def _partial(self) -> str:
         if not self.skipped:
@@ -224,11 +225,3 @@ def _own_words(log: RankLog) -> list[str]:
 
 def count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _ranks(ranks: list[int], with_noun: bool = True) -> str:
-    shown = ", ".join(str(r) for r in ranks[:NAMED_IN_SUMMARY])
-    more = f", ... (+{len(ranks) - NAMED_IN_SUMMARY})" if len(ranks) > NAMED_IN_SUMMARY else ""
-    if not with_noun:
-        return shown + more
-    return f"{'rank' if len(ranks) == 1 else 'ranks'} {shown}{more}"

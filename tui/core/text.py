@@ -29,8 +29,11 @@ shows that it held something, and nothing of it reaches the terminal as a contro
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ranktop.tui.core.watchdog import DUMP_WRITTEN, WAIT_TIMEOUT
+
+NAMED_RANKS = 5  # ranks a summary names before "... (+N)"
 
 _UNSAFE_BYTES = re.compile(rb"[^\x20-\x7e]")
 _CONTINUATION = bytes(range(0x80, 0xC0))
@@ -185,3 +188,12 @@ def clean_lines(raws: list[bytes], max_chars: int) -> list[str]:
     if max(map(len, raws)) <= max_chars and _UNSAFE_BYTES.search(joined) is None:
         return [raw.decode("ascii") for raw in raws]
     return [clean(raw, max_chars) for raw in raws]
+
+
+def ranks_named(ranks: Sequence[int], with_noun: bool = True) -> str:
+    """"ranks 1, 2, 3, 4, 5, ... (+3)": the first few of ``ranks`` and how many more."""
+    shown = ", ".join(str(r) for r in ranks[:NAMED_RANKS])
+    more = f", ... (+{len(ranks) - NAMED_RANKS})" if len(ranks) > NAMED_RANKS else ""
+    if not with_noun:
+        return shown + more
+    return f"{'rank' if len(ranks) == 1 else 'ranks'} {shown}{more}"
