@@ -141,13 +141,16 @@ def _why_job(client: PromClient, settings: Settings) -> tuple[str, bool]:
 
 
 def _why_dcgm(client: PromClient, settings: Settings) -> tuple[str, bool]:
-    """What DCGM's probe metric's series say, and whether it has none at all."""
-    probe = promql.DCGM_PROBE_METRIC
+    """What DCGM's probe metric's series say (under its old name or DCGM 4.6's), and whether
+    it has none at all."""
     extra = settings.prometheus.dcgm_selector
-    counted = client.query(f"count({probe})")
-    total = int(next(iter(counted)).value) if counted else 0
-    if not total:
-        return f"no {probe} series at all", True
+    for probe in promql.DCGM_PROBE_METRICS:
+        counted = client.query(f"count({probe})")
+        total = int(next(iter(counted)).value) if counted else 0
+        if total:
+            break
+    else:
+        return f"no {promql.DCGM_PROBE_METRIC} series at all", True
     if extra:
         return (f"{probe} has {total} series, none matching {{{shown(extra, quoted=False)}}} "
                 "(dcgm_selector)"), False

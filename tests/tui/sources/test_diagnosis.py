@@ -68,6 +68,14 @@ def test_a_dcgm_selector_that_matches_nothing():
                         "(dcgm_selector)")
 
 
+def test_dcgm_46_names_are_not_called_absent():
+    temps = [{"__name__": "DCGM_FI_DEV_GPU_TEMP_CELSIUS", "gpu": str(g)} for g in range(4)]
+    why = explain(FakePrometheus([*temps, *up("d", 1)]), settings(dcgm_selector='cluster="b"'),
+                  job_empty=False, dcgm_empty=True)
+    assert why.dcgm == ('DCGM_FI_DEV_GPU_TEMP_CELSIUS has 4 series, none matching '
+                        '{cluster="b"} (dcgm_selector)')
+
+
 def test_a_question_that_fails_says_it_cannot_tell():
     backend = FakePrometheus([], failing={"count by (job) (up)"})
     why = explain(backend, settings(job="x"), job_empty=True, dcgm_empty=False)
