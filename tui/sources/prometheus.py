@@ -389,12 +389,23 @@ class PrometheusSource(Source):
     def series_end(self) -> float | None:
         """The newest step sample of any rank: one query over SEEN_SECONDS; where it finds
         none, ever closer looks (``END_LOOKS``) for the last stretch with samples, then the
-        first query at its end. A coarse look reads every sample of the job's step series in
-        its window: asked only of a job not seen for SEEN_SECONDS."""
+        first query at its end. The coarse looks read rank 0's series alone (a whole job's
+        would be every sample of every rank, past a backend's sample limit at 16k ranks),
+        and all ranks' only where rank 0 has none; asked only of a job not seen for
+        SEEN_SECONDS."""
         newest = self._one_time(f"max({self._newest_step()})")
         if newest is not None:
             return newest
-        series = f"{promql.metric_name(self.rank_settings.step_metric)}{self._job}"
+        metric = promql.metric_name(self.rank_settings.step_metric)
+        labels = promql.job_labels(self.rank_settings.job_label, self.prom.job)
+        for one in (promql.selector({**labels, self.rank_settings.rank_label: "0"}), self._job):
+            stretch = self._last_stretch(f"{metric}{one}")
+            if stretch is not None:
+                return self._one_time(f"max({self._newest_step()})", at=stretch)
+        return None
+
+    def _last_stretch(self, series: str) -> float | None:
+        """The end of the last ``END_LOOKS`` stretch in which ``series`` had samples."""
         stretch = self.clock() + END_LOOKS[0][1]  # the first look's last range ends after now
         for window, step in END_LOOKS:  # ranges of ``step`` tile the window: none missed
             stretch = self._one_time(
@@ -402,7 +413,7 @@ class PrometheusSource(Source):
                 f"[{window:.0f}s:{step:.0f}s])", at=stretch)
             if stretch is None:
                 return None
-        return self._one_time(f"max({self._newest_step()})", at=stretch)
+        return stretch
 
     def _one_time(self, expression: str, at: float | None = None) -> float | None:
         answer = self.client.query(expression, at=at)
