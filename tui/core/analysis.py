@@ -201,7 +201,8 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
-        restarts = self._restarts(frame, hang, len(rank_map), summaries.median("step_time"))
+        restarts = self._restarts(frame, hang, behind, len(rank_map),
+                                  summaries.median("step_time"))
         # a rank the job stepped on without lost it no time: what it lost is a stall's or
         # a slowdown's
         self.goodput.feed(frame.time, frame.job.get("step", float("nan")),
@@ -221,19 +222,22 @@ class Analyser:
         )
         return self.last
 
-    def _restarts(self, frame: Frame, hang: HangVerdict | None, gpus: int,
-                  step_seconds: float) -> tuple[Restart, ...]:
+    def _restarts(self, frame: Frame, hang: HangVerdict | None, behind: frozenset[int],
+                  gpus: int, step_seconds: float) -> tuple[Restart, ...]:
         """The restarts on record after ``frame``: the ranks the hang verdict blames tell
         who died first among ranks gone in the same poll. A healthy step is goodput's, or
-        until it knows one, this frame's median."""
+        until it knows one, this frame's median. Ranks the job stepped on without are no
+        restart's: they are left out."""
         # a tie-break only, among ranks gone together: a verdict not yet sure still names
         # the one the evidence (an agent's exit line, a log's own error) points at
         named = [*hang.behind, *hang.dead] if hang is not None else []
         healthy = self.goodput.baseline.step
-        return self.restarts.update(frame.time, frame.job.get("step", float("nan")),
-                                    self.detectors.liveness.down, named,
-                                    step_seconds if is_missing(healthy) else healthy, gpus,
-                                    frame.job.get(CHECKPOINT_KEY, float("nan")))
+        down = {rank: gone for rank, gone in self.detectors.liveness.down.items()
+                if rank not in behind}
+        return self.restarts.update(frame.time, frame.job.get("step", float("nan")), down,
+                                    named, step_seconds if is_missing(healthy) else healthy,
+                                    gpus, frame.job.get(CHECKPOINT_KEY, float("nan")),
+                                    hang.dead if hang is not None else ())
 
     def dismiss_restart(self, restart: Restart) -> Analysis | None:
         """The last analysis without ``restart``, which stays off the record from now."""

@@ -24,8 +24,9 @@ from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.down import DownRank
 from ranktop.tui.core.goodput import HOUR_SECONDS
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
+from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.model import is_missing
-from ranktop.tui.core.moment import shown
+from ranktop.tui.core.text import ranks_named
 
 KIND = "restart"
 TOGETHER_SECONDS = 1.0  # series last seen within this of the first went down with it
@@ -47,6 +48,7 @@ class Restart:
     # ranks gone together that no evidence told apart (rank is then None): who died first
     # is one of them
     together: tuple[int, ...] = ()
+    exited: bool = False  # an exit was seen (a verdict's dead rank, a hardware fault)
 
     @property
     def summary(self) -> str:
@@ -54,14 +56,15 @@ class Restart:
         1) · 11 steps and 3.4 GPU-hours lost"."""
         how = f" ({self.fault})" if self.fault else ""
         if self.rank is not None:
-            death = f"rank {self.rank} died{how} at {shown(self.died)}"
+            went = "died" if self.exited else "went down first"
+            death = f"rank {self.rank} {went}{how} at {clock_time(self.died)}"
         elif self.together:
-            death = (f"ranks {', '.join(map(str, self.together))} went down together at "
-                     f"{shown(self.died)} (which died first: not told apart)")
+            death = (f"{ranks_named(self.together)} went down together at "
+                     f"{clock_time(self.died)} (which died first: not told apart)")
         else:
-            death = f"the job stopped after {shown(self.died)} (who died: not seen)"
+            death = f"the job stopped after {clock_time(self.died)} (who died: not seen)"
         restarted = (f"the job restarted from step {self.from_step:,} at "
-                     f"{shown(self.resumed)} (attempt {self.attempt})")
+                     f"{clock_time(self.resumed)} (attempt {self.attempt})")
         return " · ".join((death, restarted, self._lost()))
 
     def _lost(self) -> str:
@@ -92,6 +95,7 @@ class RestartWatch:
         self._high = -math.inf  # the highest step seen
         self._gone: dict[int, DownRank] = {}  # the ranks down since the outage began
         self._named: list[int] = []  # ranks a verdict named during the outage
+        self._dead: set[int] = set()  # ranks a verdict saw exit during the outage
         self._attempts = 0
         self._step = math.nan  # the job's step, and when it last changed
         self._moved_at: float | None = None
@@ -101,7 +105,8 @@ class RestartWatch:
 
     def update(self, now: float, step: float, down: Mapping[int, DownRank],
                named: Sequence[int] = (), step_seconds: float = math.nan,
-               gpus: int = 0, checkpoint: float = math.nan) -> tuple[Restart, ...]:
+               gpus: int = 0, checkpoint: float = math.nan, dead: Sequence[int] = ()
+               ) -> tuple[Restart, ...]:
         """The restarts on record after this poll: ``step`` the job's (NaN: absent),
         ``down`` the ranks down now, ``named`` the ranks a verdict blames now,
         ``checkpoint`` the step of the job's last checkpoint (NaN: unknown)."""
@@ -110,6 +115,7 @@ class RestartWatch:
         for rank, gone in down.items():
             self._gone.setdefault(rank, gone)
         self._named += [rank for rank in named if rank not in self._named]
+        self._dead.update(dead)
         if not is_missing(step) and step != self._step:
             self._step, self._moved_at = step, now
         # The job stood still while ranks were gone: what follows their return is a restart
@@ -126,7 +132,7 @@ class RestartWatch:
         if step < self._high or (self._stood and self._moved_at == now):  # stepping again
             self._record(now, step, step_seconds, gpus)
         elif self._gone and not self._stood:  # it stepped on without them
-            self._gone, self._named = {}, []
+            self._gone, self._named, self._dead = {}, [], set()
         self._high = max(self._high, step)
         return self.current(now)
 
@@ -164,10 +170,11 @@ class RestartWatch:
         if lost is not None and not is_missing(step_seconds) and gpus:
             gpu_hours = (now - died + lost * step_seconds) * gpus / HOUR_SECONDS
         self._attempts += 1
+        exited = first is not None and (bool(first.fault) or first.rank in self._dead)
         self.restarts.append(Restart(
             first.rank if first is not None else None, died, now, start, self._attempts,
-            lost, gpu_hours, first.fault if first is not None else "", together))
-        self._gone, self._named, self._stood = {}, [], False
+            lost, gpu_hours, first.fault if first is not None else "", together, exited))
+        self._gone, self._named, self._dead, self._stood = {}, [], set(), False
         self._high = step  # the steps done again from here are this restart's, not another's
 
 

@@ -18,11 +18,13 @@ def gone(rank: int, since: float, last_seen: float, fault: str = "") -> DownRank
     return DownRank(rank, since, last_seen, fault=fault)
 
 
-def run(watch: RestartWatch, polls) -> tuple:
-    """Feed ``polls`` of (seconds, step, down ranks, named ranks); the last answer."""
+def run(watch: RestartWatch, polls, dead: tuple[int, ...] = ()) -> tuple:
+    """Feed ``polls`` of (seconds, step, down ranks, named ranks), ``dead`` the ranks a
+    verdict saw exit; the last answer."""
     found = ()
     for seconds, step, down, named in polls:
-        found = watch.update(T0 + seconds, step, {g.rank: g for g in down}, named, 0.5, GPUS)
+        found = watch.update(T0 + seconds, step, {g.rank: g for g in down}, named, 0.5, GPUS,
+                             dead=dead)
     return found
 
 
@@ -44,7 +46,10 @@ def test_a_restart_from_a_checkpoint_names_the_first_rank_gone_and_what_it_cost(
     assert restart.attempt == 1 and restart.steps_lost == 20
     # 29 s down and 20 steps of 0.5 s done again, on 8 GPUs
     assert restart.gpu_hours_lost == pytest.approx((29 + 20 * 0.5) * GPUS / 3600)
-    assert "rank 2 died at" in restart.summary
+    # only its series vanished first: no exit seen, so not said to have died
+    assert "rank 2 went down first at 08:02:01" in restart.summary
+    (exited,) = run(RestartWatch(), torchrun_restart(), dead=(2,))
+    assert "rank 2 died at 08:02:01" in exited.summary
     assert "the job restarted from step 100 at" in restart.summary
     assert "(attempt 1) · 20 steps and 0.1 GPU-hours lost" in restart.summary
     anomaly = restart.anomaly
