@@ -17,12 +17,13 @@ import time
 from pathlib import Path
 
 from ranktop.tui.core.agent_exit import FAILED_WORDS
+from ranktop.tui.core.outside_file import open_regular
 from ranktop.tui.core.text import plain
 from ranktop.tui.logs.discovery import preset_argument
 from ranktop.tui.logs.line_time import line_time, local_clock
 
 SUFFIX = ".console"
-TAIL_BYTES = 4 * 1024 * 1024  # of each console: its newest restarts and failures
+TAIL_BYTES = 256 * 1024  # of each console: its newest restarts and failures
 MAX_CONSOLES = 4096  # one a node
 LINE_CHARS = 1000  # of a line kept, made plain: it is shown as evidence
 EARLIER_SECONDS = 60.0  # an exit this long before the hang began is of an earlier one
@@ -44,7 +45,7 @@ def console_files(spec: str) -> dict[str, Path]:
             if path.is_file():
                 found.setdefault(path.name[:-len(SUFFIX)], path)
         if found:
-            return found
+            break
     return found
 
 
@@ -54,13 +55,14 @@ def failure_lines(files: dict[str, Path], since: float | None = None,
     before ``since`` up to ``until`` (POSIX seconds; None: no bound)."""
     low = None if since is None else local_clock(since) - EARLIER_SECONDS
     high = None if until is None else local_clock(until)
+    ceiling = high if high is not None else local_clock(time.time())
     found: dict[str, list[str]] = {}
     for name, path in files.items():
         kept = []
         for line in _tail(path):
             if FAILED_WORDS not in line:
                 continue
-            stamp = line_time(line, high if high is not None else local_clock(time.time()))
+            stamp = line_time(line, ceiling)
             if stamp is not None and ((low is not None and stamp < low)
                                       or (high is not None and stamp > high)):
                 continue
@@ -70,15 +72,22 @@ def failure_lines(files: dict[str, Path], since: float | None = None,
 
 
 def _tail(path: Path) -> list[str]:
+    """The last TAIL_BYTES of a console, opened as a regular file only (never a FIFO or a
+    device a name was swapped for)."""
     try:
-        with path.open("rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            file.seek(max(0, size - TAIL_BYTES))
-            data = file.read(TAIL_BYTES)
+        fd = open_regular(path)
+    except (OSError, ValueError):
+        return []
+    try:
+        size = os.lseek(fd, 0, os.SEEK_END)
+        data = os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES))
     except OSError:
         return []
+    finally:
+        os.close(fd)
+    if FAILED_WORDS.encode() not in data:
+        return []
     return data.decode("utf-8", "replace").splitlines()
-
 
 
 def agent_failures(spec: str, since: float | None, until: float | None
