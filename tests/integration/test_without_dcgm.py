@@ -5,6 +5,7 @@ once."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from ranktop.tui.app import RanktopApp
@@ -36,7 +37,7 @@ async def test_a_job_without_dcgm_is_named_by_local_rank_and_its_gpu_maps_fold(t
                 await app.poll_once()
                 await pilot.pause()
                 await pilot.pause()
-                time.sleep(1.0)
+                await asyncio.sleep(1.0)  # the fold waits FOLD_AFTER_SECONDS of the job
             text = screen_text(app)
             assert text.count(FOLDED) == 1
             assert f"ranks {RANKS}/{RANKS} up" in text

@@ -30,7 +30,7 @@ def test_ten_minutes_of_ordinary_noise_raise_nothing() -> None:
     # the premise: this noise crosses 1.25x its lowest of two minutes, as real losses do
     crossings = [when for i, (when, loss) in enumerate(values)
                  if loss > 1.25 * min(v for t, v in values[:i + 1] if t >= when - 120)]
-    assert crossings
+    assert crossings, "the noise must cross the old rule's bar, or this test proves nothing"
     assert _alarms(_rule(), values) == []
 
 
@@ -40,7 +40,8 @@ def test_a_spike_that_plateaus_is_held_for_as_long_as_it_stays() -> None:
     assert _alarms(rule, calm) == []
     plateau = _noisy(1.2, 300, start=120, seed=4, spread=0.03)
     assert _alarms(rule, plateau) == [when for when, _ in plateau]
-    assert "13" in (rule.judge(420.0, 1.2) or "")  # 13x its usual level, said
+    said = rule.judge(420.0, 1.2) or ""
+    assert said.startswith("loss 1.200, 13.44x its usual level (0.089 ± 0.003 over the last")
     after = _noisy(0.09, 60, start=422, seed=5, spread=0.03)
     assert _alarms(rule, after) == []
 
