@@ -102,7 +102,10 @@ def as_text(findings: Findings, settings: Settings) -> str:
     if frame is None:
         return "\n".join(lines) + "\n"
     missing = [str(r) for r in findings.analysis.down]
+    unknown = len(findings.analysis.unknown)
     lines.append(f"ranks: {findings.analysis.ranks_up}/{len(rank_map)} up"
+                 + (f", {unknown} not answered (the backend's answer is partial: not known, "
+                    "not down)" if unknown else "")
                  + (f", {len(missing)} missing ({', '.join(missing[:20])})" if missing else ""))
     lines.append("job: " + _job_line(findings.analysis))
     lines.append(goodput_line(findings.analysis.goodput, live=findings.at is None))

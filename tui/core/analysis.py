@@ -135,7 +135,14 @@ class Analysis:
 
     @property
     def down(self) -> list[int]:
-        return [rank for rank, is_up in enumerate(self.up) if not is_up]
+        """The ranks without data, but for those a partial answer left out (``unknown``)."""
+        unknown = self.unknown
+        return [rank for rank, is_up in enumerate(self.up) if not is_up and rank not in unknown]
+
+    @property
+    def unknown(self) -> frozenset[int]:
+        """The ranks not answered: the backend's answer was partial (``Frame.unknown``)."""
+        return self.frame.unknown if self.frame is not None else frozenset()
 
     @property
     def step_seconds(self) -> float:

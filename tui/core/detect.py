@@ -15,12 +15,17 @@ from collections.abc import Sequence
 from statistics import median
 
 from ranktop.tui.core import ranks
-from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.anomaly import EVERY_KEY, Anomaly, Hold
 from ranktop.tui.core.config_values import DetectSettings
-from ranktop.tui.core.domain import CRITICAL_XIDS, THERMAL_BITS, throttle_names, xid_meaning
+from ranktop.tui.core.domain import (
+    CRITICAL_XIDS,
+    THERMAL_BITS,
+    throttle_names,
+    xid_meaning,
+)
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
-from ranktop.tui.core.hardware import Ledger
+from ranktop.tui.core.hardware import Ledger, gpu_unknown
 from ranktop.tui.core.hotspots import MOVING_SECONDS
 from ranktop.tui.core.lasting import FIGURES, LastingFaults
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
@@ -166,15 +171,16 @@ class Detectors:
                 holding[rank] = ", ".join(parts)
                 if not is_missing(flags) and int(flags) & HW_THERMAL_BIT:
                     severe[rank] = "HW thermal slowdown is set"
-        return self.holds["thermal"].update(frame.time, holding, severe, figures)
+        unseen = frame.without(("temperature", "throttle_reasons"), len(self.rank_map))
+        return self.holds["thermal"].update(frame.time, holding, severe, figures,
+                                            unseen=unseen)
 
     def _sm_stall(self, frame: Frame, up: list[bool],
                   summaries: FrameSummaries) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
         if sm is None:
-            for name in ("sm_stall", "job_stall"):
-                self.holds[name].update(frame.time, {})
-            return []
+            return [anomaly for name in ("sm_stall", "job_stall")
+                    for anomaly in self.holds[name].update(frame.time, {}, unseen=EVERY_KEY)]
         low = {r: f"SM activity {sm[r]:.0f} %" for r in range(len(self.rank_map))
                if not is_missing(_at(sm, r)) and sm[r] < self.s.sm_active_pct}
         live = sum(up) or 1
@@ -189,7 +195,8 @@ class Detectors:
         # threshold beside a job that is itself slowed (waiting on a straggler) is not one.
         stalled = {r: f"{text} (median {typical:.0f} %)" for r, text in low.items()
                    if sm[r] < SM_STALL_OUTLIER * typical}
-        return self.holds["sm_stall"].update(frame.time, stalled)
+        return self.holds["sm_stall"].update(frame.time, stalled,
+                                             unseen=frame.without(("sm_active",), len(sm)))
 
     def nodes(self) -> dict[int, list[int]]:
         """Each node's ranks, by the node's first rank (kept while the rank map is)."""
@@ -200,7 +207,7 @@ class Detectors:
     def _nvlink(self, frame: Frame) -> list[Anomaly]:
         links = frame.values.get("nvlink")
         if links is None or not len(self.rank_map):
-            return self.holds["nvlink"].update(frame.time, {})
+            return self.holds["nvlink"].update(frame.time, {}, unseen=EVERY_KEY)
         nodes = self.nodes()
         per_node = {first: present_median([_at(links, r) for r in ranks])
                     for first, ranks in nodes.items()}
@@ -216,7 +223,9 @@ class Detectors:
                                       f"{_lowest(links, nodes[first])}")
                     if value < NVLINK_SEVERE_FRACTION * typical:
                         severe[first] = "under a tenth of the median node"
-        return self.holds["nvlink"].update(frame.time, holding, severe)
+        unseen = {first for first, value in per_node.items() if is_missing(value)}
+        return self.holds["nvlink"].update(frame.time, holding, severe,
+                                           unseen=EVERY_KEY if is_missing(typical) else unseen)
 
     def _hardware(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
         ecc: dict[object, str] = {}
@@ -236,9 +245,11 @@ class Detectors:
                 ("ecc", ecc), ("xid", xids), ("xid_critical", critical), ("xid_codes", codes)))
         self._faults = {"ecc": ecc, "xid": xids, "xid_critical": critical, "xid_codes": codes}
         self._was_up = tuple(up)
-        return [*self.holds["ecc"].update(frame.time, ecc),
-                *self.holds["xid"].update(frame.time, xids, figures=codes),
-                *self.holds["xid_critical"].update(frame.time, critical, figures=codes)]
+        no_ecc, no_xid = gpu_unknown(frame, "ecc_dbe"), gpu_unknown(frame, "xid")
+        return [*self.holds["ecc"].update(frame.time, ecc, unseen=no_ecc),
+                *self.holds["xid"].update(frame.time, xids, figures=codes, unseen=no_xid),
+                *self.holds["xid_critical"].update(frame.time, critical, figures=codes,
+                                                   unseen=no_xid)]
 
     def _still_gone(self, now: float, name: str, found: dict[object, str],
                     up: Sequence[bool]) -> dict[object, str]:
@@ -258,14 +269,14 @@ class Detectors:
     def _loss_divergence(self, frame: Frame) -> list[Anomaly]:
         loss = frame.job.get("loss", float("nan"))
         if is_missing(loss):
-            return self.holds["loss"].update(frame.time, {})
+            return self.holds["loss"].update(frame.time, {}, unseen=EVERY_KEY)
         outside = self.loss.judge(frame.time, loss)
         return self.holds["loss"].update(frame.time, {None: outside} if outside else {})
 
     def _throughput(self, frame: Frame) -> list[Anomaly]:
         tokens = frame.job.get("tokens_per_s", float("nan"))
         if is_missing(tokens):
-            return self.holds["throughput"].update(frame.time, {})
+            return self.holds["throughput"].update(frame.time, {}, unseen=EVERY_KEY)
         _push(self._tokens, frame.time, tokens, self.s.throughput_window_seconds)
         typical = median(v for _, v in self._tokens)
         holding: dict[object, str] = {}

@@ -42,9 +42,13 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "no_progress": no_progress(findings) or None,
         "source": {"name": findings.status.name, "health": findings.status.health.value,
                    "message": findings.error or findings.status.message,
-                   "ranks_from": findings.rank_map.source},
+                   "ranks_from": findings.rank_map.source,
+                   # why the backend's answers lack series ([]: they are whole)
+                   "partial": list(findings.status.partial),
+                   "infos": list(findings.status.infos)},
         "ranks": {"total": len(findings.rank_map), "up": analysis.ranks_up,
-                  "missing": analysis.down if frame else []},
+                  "missing": analysis.down if frame else [],
+                  "not_answered": sorted(analysis.unknown)},
         "job_values": {k: _number(v) for k, v in (frame.job if frame else {}).items()},
         "anomalies": [{**anomaly_entry(a, findings.rank_map),
                        "explained_by": _cause(a, findings)} for a in findings.active],
@@ -106,7 +110,8 @@ def anomaly_entry(anomaly: Anomaly, rank_map: RankMap) -> dict:
             "state": "pending" if anomaly.pending else "confirmed",
             "held_seconds": round(anomaly.held, 1),
             "confirm_after_seconds": anomaly.confirm_after,
-            "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None}
+            "confirmed_by": anomaly.rule or None, "awaiting": anomaly.awaiting or None,
+            "no_data_since": anomaly.unseen_since}
 
 
 def _device(rank: Rank | None) -> dict:

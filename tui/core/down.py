@@ -94,7 +94,8 @@ class Liveness:
         alive = {rank for rank, is_up in enumerate(up) if is_up}
         for rank in alive:
             self.down.pop(rank, None)
-        for rank in self.seen - alive:
+        # a rank not answered (a partial answer) is neither alive nor gone: as it was
+        for rank in self.seen - alive - frame.unknown:
             if rank not in self.down:
                 self.down[rank] = self._went_down(rank, now)
         self.seen |= alive
@@ -104,7 +105,7 @@ class Liveness:
                 self.down[rank] = replace(self.down[rank], scrape=words)
         found = [Anomaly("missing", "critical", rank, _said(gone), gone.since)
                  for rank, gone in sorted(self.down.items())]
-        return found + self._never_seen(up, self._started)
+        return found + self._never_seen(up, frame.unknown, self._started)
 
     def _went_down(self, rank: int, now: float) -> DownRank:
         previous = self._previous
@@ -120,10 +121,12 @@ class Liveness:
         fault_time, fault, _ = self._faults.get(rank, (None, "", ""))
         return DownRank(rank, since, last_seen, last_values, fault, fault_time)
 
-    def _never_seen(self, up: Sequence[bool], since: float) -> list[Anomaly]:
+    def _never_seen(self, up: Sequence[bool], unknown: frozenset[int], since: float
+                    ) -> list[Anomaly]:
         if not self.seen:
             return []
-        never = [rank for rank, is_up in enumerate(up) if not is_up and rank not in self.seen]
+        never = [rank for rank, is_up in enumerate(up)
+                 if not is_up and rank not in self.seen and rank not in unknown]
         when = self._never_when()
         if len(never) > NEVER_NAMED:
             return [Anomaly("never_seen", "warning", never[0],

@@ -67,6 +67,8 @@ def cannot_judge(findings: Findings) -> str:
     """Why the data is not enough to call the job healthy, or "" when it is."""
     if findings.error or findings.frame is None:
         return f"the source could not be read: {findings.error or findings.status.message}"
+    if findings.status.partial:
+        return f"the backend's answers are partial: {findings.status.message}"
     if findings.status.health in (Health.STALE, Health.ERROR) or (
             findings.status.health is Health.SLOW and "partial" in findings.status.message):
         return f"the source is {findings.status.health.value}: {findings.status.message}"

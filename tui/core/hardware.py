@@ -58,6 +58,7 @@ COUNTERS = (
     Counter("pcie_replay", "pcie", "warning", "PCIe replay(s)", "a flaky PCIe link",
             min_rise=10),
 )
+COUNTER_METRICS = tuple(counter.metric for counter in COUNTERS)
 
 
 @dataclass(frozen=True)
@@ -150,10 +151,12 @@ class Ledger:
                          for worst in rising}
             figures = {key: f"+{rise:.0f}" for key, rise in rises.items()
                        if not counter.flag}
-            found += self._holds[counter.metric].update(frame.time, rising, figures=figures)
+            found += self._holds[counter.metric].update(
+                frame.time, rising, figures=figures, unseen=_unseen(frame, counter, nodes))
         for counter in COUNTERS:
             if counter not in counters:
-                self._holds[counter.metric].update(frame.time, {})
+                found += self._holds[counter.metric].update(
+                    frame.time, {}, unseen=_unseen(frame, counter, nodes))
         self.entries = {rank: tuple(found_here) for rank, found_here in entries.items()}
         self._alarmed = alarmed
         return found
@@ -205,6 +208,26 @@ class Ledger:
 
     def of(self, rank: int) -> tuple[LedgerEntry, ...]:
         return self.entries.get(rank, ())
+
+
+def gpu_unknown(frame: Frame, metric: str) -> frozenset[int]:
+    """The ranks whose ``metric`` is not known this poll: their GPU answered neither it,
+    nor DCGM's probe, nor any error counter (a GPU that answered without the metric's
+    series reads 0 on it: DCGM leaves a counter out while it is blank)."""
+    n = max((len(series) for series in frame.values.values()), default=0)
+    return frame.without((metric, GPU_PROBE_METRIC, *COUNTER_METRICS), n)
+
+
+def _unseen(frame: Frame, counter: Counter, nodes: Mapping[int, Sequence[int]] | None
+            ) -> frozenset[int]:
+    """Where ``counter`` is not known this poll: ranks whose GPU answered neither it nor
+    DCGM's probe (a GPU answering without the counter's series reads 0: it is known).
+    For a per-node counter, the nodes none of whose GPUs is known."""
+    unseen = gpu_unknown(frame, counter.metric)
+    if counter.per_node and nodes:
+        return frozenset(first for first, ranks in nodes.items()
+                         if all(rank in unseen for rank in ranks))
+    return unseen
 
 
 def _by_node(counter: Counter, rising: Mapping[int, str],

@@ -116,12 +116,29 @@ class Frame:
     # ranks down whose scrape the backend says fails, and what that says of the process
     # ("scrape timing out: alive but frozen?"): a live poll's only
     scrape: Mapping[int, str] = field(default_factory=dict)
+    # ranks not answered: the backend's answer was partial (a shard or a store did not
+    # answer) and held none of their series. Not known, not gone: no verdict is started
+    # from their absence, and what was known of them holds.
+    unknown: frozenset[int] = frozenset()
 
     def value(self, metric: str, rank: int) -> float:
         series = self.values.get(metric)
         if series is None or rank >= len(series):
             return MISSING
         return series[rank]
+
+    def without(self, metrics: Sequence[str], n_ranks: int) -> frozenset[int]:
+        """The ranks with no value of any of ``metrics`` this poll: a gap in their data
+        (a failed scrape, a partial answer), not a sign that what they showed is gone.
+        A metric not in the frame at all has no value on any rank."""
+        lacking = set(range(n_ranks))
+        for metric in metrics:
+            series = self.values.get(metric)
+            if series is None:
+                continue
+            lacking = {rank for rank in lacking
+                       if rank >= len(series) or series[rank] != series[rank]}
+        return frozenset(lacking)
 
     def ranks_up(self, n_ranks: int) -> list[bool]:
         """For each rank, whether any metric has a value for it."""
@@ -152,3 +169,5 @@ class SourceStatus:
     detail: str = ""  # e.g. where the rank map came from and how many ranks matched
     poll_seconds: float = 0.0  # how long the last poll took
     sample_interval: float = 0.0  # about how often the source's data is sampled (0: unknown)
+    partial: tuple[str, ...] = ()  # why the backend's answers lack series; (): they are whole
+    infos: tuple[str, ...] = ()  # the backend's notes on its answers (Prometheus 3's infos)

@@ -11,10 +11,11 @@ changing are one anomaly of the whole job: data or sequence-length imbalance.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import replace
 from statistics import median
 
-from ranktop.tui.core.anomaly import Anomaly, Hold
+from ranktop.tui.core.anomaly import EVERY_KEY, Anomaly, Hold
 from ranktop.tui.core.cause import Medians, causes, said
 from ranktop.tui.core.config_values import DetectSettings
 from ranktop.tui.core.hardware import Ledger
@@ -64,12 +65,13 @@ class Stragglers:
         already worked out."""
         summaries = summaries if summaries is not None else FrameSummaries(frame)
         name, metric, values = _measure(frame, self.s.sm_active_pct, summaries)
+        gap = EVERY_KEY if metric not in frame.values else frame.without((metric,), len(rank_map))
         if values is None or not progressing:
-            return self._none(frame.time)
+            return self._none(frame.time, gap if progressing else ())
         present = [v for v in values if v == v]  # not NaN
         middle = summaries.median(metric) if len(present) >= 3 else float("nan")
         if is_missing(middle) or middle <= 0:
-            return self._none(frame.time)
+            return self._none(frame.time, gap if is_missing(middle) else ())
         spread = MAD_TO_SIGMA * median(abs(v - middle) for v in present)
         floor = max(self.s.straggler_mads * spread, 1e-9)
         grid = self.grid(rank_map)
@@ -86,7 +88,7 @@ class Stragglers:
                                                ledger, medians))
         if wandering:
             conditions[None] = self._wandering(hot, name, middle)
-        return self._judged(frame.time, conditions)
+        return self._judged(frame.time, conditions, gap)
 
     def _hot_ranks(self, values: list[float], middle: float, floor: float
                    ) -> dict[int, float]:
@@ -126,10 +128,10 @@ class Stragglers:
         self._lines = lines
         return hot
 
-    def _none(self, now: float) -> list[Anomaly]:
+    def _none(self, now: float, unseen: Container[object] = ()) -> list[Anomaly]:
         self._hot, self._lines, self._last = set(), set(), {}
         self.wander.clear(now)
-        return self._judged(now, {})
+        return self._judged(now, {}, unseen)
 
     def _conditions(self, frame: Frame, shape: Shape, grid: Grid, hot: dict[int, float],
                     name: str, middle: float, spread: float, ledger: Ledger | None,
@@ -173,8 +175,8 @@ class Stragglers:
                 f"{MOVING_SECONDS:.0f} s (now up to +{worst:.0%}) · scattered and moving: "
                 "data or sequence-length imbalance", worst)
 
-    def _judged(self, now: float, conditions: dict[object, tuple[str, float]]
-                ) -> list[Anomaly]:
+    def _judged(self, now: float, conditions: dict[object, tuple[str, float]],
+                unseen: Container[object] = ()) -> list[Anomaly]:
         """Held conditions as anomalies, each as severe as the highest impact it reached. A
         condition that lapses for a poll or two (a value dipping under the bar in noise)
         goes on as it was: a straggler's verdict does not end and start over."""
@@ -185,13 +187,15 @@ class Stragglers:
                 conditions[key] = last
                 missed[key] = self._missed.get(key, 0) + 1
         self._last, self._missed = dict(conditions), missed
-        self._peak = {key: max(impact, self._peak.get(key, 0.0))
-                      for key, (_, impact) in conditions.items()}
         found = self.hold.update(now, {key: line for key, (line, _) in conditions.items()},
                                  figures={key: f"{1 + impact:.2f}x"
                                           for key, (_, impact) in conditions.items()},
                                  details={key: self._details.get(key, "")
-                                          for key in conditions})
+                                          for key in conditions}, unseen=unseen)
+        held = {_key(a): self._peak.get(_key(a), 0.0) for a in found
+                if a.unseen_since is not None}  # a condition held while its data is missing
+        self._peak = {**held, **{key: max(impact, self._peak.get(key, 0.0))
+                                 for key, (_, impact) in conditions.items()}}
         self._details = {key: self._details[key] for key in conditions
                          if key in self._details}
         critical = self.s.straggler_critical_factor - 1

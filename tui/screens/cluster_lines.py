@@ -19,6 +19,7 @@ from ranktop.tui.screens.moment_badge import moment_badge, replaying_badge
 from rich.text import Text
 
 ALARM_MARK = "▲"  # before what needs acting on: read without colour too
+NOT_ANSWERED_MARK = "◇"  # before ranks a partial answer left out: not known, not down
 # Most telling first: a narrow pane cuts the status line from the end.
 STATUS_ORDER = (
     "sm_active", "temperature", "nvlink", "step_time", "compute_time", "throttle_reasons",
@@ -102,8 +103,12 @@ def header(view: JobView, style: Styles) -> Text:
         line.append(f" {view.ended.said(view.now)} · {view.earlier_key} earlier ",
                     style("moment"))
         line.append("  ")
-    missing = view.n_ranks - view.ranks_up
+    unknown = len(view.frame.unknown) if view.frame is not None else 0
+    missing = view.n_ranks - view.ranks_up - unknown
     line.append(_ranks_up(view), style("strong"))
+    if unknown:
+        line.append("  ")
+        line.append(f"{NOT_ANSWERED_MARK} {unknown:,} not answered (partial)", style("slow"))
     if view.frame is not None and missing:
         line.append("  ")
         line.append(f"{ALARM_MARK} {missing} missing", style("alarm"))
@@ -170,11 +175,14 @@ def _health(view: JobView, style: Styles) -> Text:
         return Text(f"● LATE: no answer for {_age(view.late_for)}", late)
     health = style(status.health.value)
     text = Text(f"● {status.health.value}", health)
-    if status.health is not Health.OK:
+    if status.partial:  # the data is part of the job's: said before anything else
+        text = Text("● PARTIAL", health)
+        text.append(f" for {_age(max(0.0, view.now - status.since))}", health)
+    elif status.health is not Health.OK:
         text = Text(f"● {status.health.value.upper()}", health)
         text.append(f" for {_age(max(0.0, view.now - status.since))}", health)
     if status.message:
-        text.append(f": {status.message}", health)
+        text.append(f": {status.message.removeprefix('partial: ')}", health)
     return text
 
 

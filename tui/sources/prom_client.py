@@ -3,8 +3,10 @@ way) and with Alertmanager, and failures that say what they are.
 
 Instant and range queries go to Prometheus by POST; the names of metrics and labels (for
 discovering a job's metrics) by GET; the alerts Alertmanager holds come from its v2 API, with
-the same credentials and TLS settings. A partial answer (Thanos's ``warnings``) is kept on
-the vector for the source to say so; Mimir and Cortex take a path prefix in the URL and a
+the same credentials and TLS settings. What a backend says beside an answer is kept on the
+vector (``Notes``): a partial answer (Prometheus's and Thanos's ``warnings``,
+VictoriaMetrics cluster's ``isPartial``) for the source to hold what it lacks as not known,
+and Prometheus 3's ``infos`` to show; Mimir and Cortex take a path prefix in the URL and a
 tenant in ``X-Scope-OrgID``; VictoriaMetrics is asked for its newest samples when
 ``latency_offset`` is set. Every failure is a ``QueryError``
 whose ``kind`` is the short word the console shows ("connection refused", "timed out",
@@ -45,7 +47,13 @@ from ranktop.tui.sources.bounded_body import (
     ByteBudget,
     read_body,
 )
-from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels, range_matrix
+from ranktop.tui.sources.prom_decode import (
+    Notes,
+    Record,
+    instant_vector,
+    plain_labels,
+    range_matrix,
+)
 from ranktop.tui.sources.prom_decode import answer as decoded_answer
 from ranktop.tui.sources.workers import Workers
 
@@ -59,7 +67,6 @@ TENANT_HEADER = "X-Scope-OrgID"  # Mimir's and Cortex's tenant
 VICTORIA_METRICS = "VictoriaMetrics"
 # VictoriaMetrics' HTTP server names itself on every answer with this header.
 VICTORIA_HEADER = "X-Server-Hostname"
-MAX_WARNINGS = 3
 WORKERS = 8  # exchanges in flight at once, at most
 
 
@@ -91,16 +98,19 @@ class Series(NamedTuple):
     points: list[tuple[float, float]]  # (time, value), oldest first
 
 
+WHOLE = Notes()  # an answer the backend said nothing beside
+
+
 class Vector:
     """An instant vector as Prometheus sent it, read sample by sample without copying;
-    ``warnings`` are the server's (a partial answer, from Thanos or a federating proxy);
+    ``notes`` are what the backend said beside it (``Notes.partial``: why it may lack series);
     ``originals`` the label values that were made plain, as they came, by what they became
     (what a query about them sends)."""
 
-    def __init__(self, result: list, warnings: tuple[str, ...] = (),
+    def __init__(self, result: list, notes: Notes = WHOLE,
                  originals: Mapping[str, str] | None = None) -> None:
         self._result = result  # Records (prom_decode's fast path), or dicts as JSON reads
-        self.warnings = warnings
+        self.notes = notes
         self.originals = originals or {}
 
     def __len__(self) -> int:
@@ -127,8 +137,8 @@ class Vector:
         for item in self._result:
             labels = item.metric if isinstance(item, Record) else item.get("metric", {})
             (carrying if label in labels else without).append(item)
-        return (Vector(without, self.warnings, self.originals),
-                Vector(carrying, (), self.originals))
+        return (Vector(without, self.notes, self.originals),
+                Vector(carrying, WHOLE, self.originals))
 
     def pairs(self) -> Iterator[tuple[Mapping[str, str], float]]:
         """Each sample's labels and value: what a poll reads, without making Samples (nor a
@@ -182,14 +192,14 @@ class PromClient:
                            budget=budget)
         fast = instant_vector(answer.content)
         if fast is not None:
-            result, warnings = fast
-            return Vector(result, _warnings({"warnings": warnings}))
+            return Vector(*fast)
         originals: dict[str, str] = {}
         payload = self._payload(answer, "POST", originals)
         result = payload["data"].get("result")
         if not isinstance(result, list):
             raise QueryError("bad answer", "expected an instant vector")
-        return Vector(result, _warnings(payload), originals)
+        notes = Notes.of(payload.get("warnings"), payload.get("infos"), payload.get("isPartial"))
+        return Vector(result, notes, originals)
 
     def metric_names(self, since: float) -> list[str]:
         """The names of the metrics that had samples since ``since`` (epoch seconds)."""
@@ -416,14 +426,6 @@ def _json(answer: httpx.Response, what: str) -> object:
         return answer.json()
     except ValueError:
         raise QueryError("bad answer", what) from None
-
-
-def _warnings(payload: dict) -> tuple[str, ...]:
-    """The server's warnings, a few, each short (they are shown, and come from outside)."""
-    found = payload.get("warnings")
-    if not isinstance(found, list):
-        return ()
-    return tuple(plain(str(w), 160) for w in found[:MAX_WARNINGS])
 
 
 def _reason(answer: httpx.Response) -> str:

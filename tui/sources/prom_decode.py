@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 from ranktop.tui.core.text import plain
@@ -48,10 +48,44 @@ class _Data(msgspec.Struct):
 class _Answer(msgspec.Struct):
     status: str
     data: _Data
-    warnings: list[str] = []
+    warnings: list[str] = []  # Prometheus, Thanos: a store or a remote read failed
+    infos: list[str] = []  # Prometheus 3: notes on the query, the data is whole
+    isPartial: bool = False  # VictoriaMetrics cluster: a storage node did not answer
 
 
 _DECODER = msgspec.json.Decoder(_Answer)
+
+
+class Notes(NamedTuple):
+    """What a backend says beside its answer. ``partial``: why the answer may lack series
+    (a store, a shard or a storage node did not answer), a few reasons, each short; empty
+    when the answer is whole. ``infos``: notes that leave the data whole (Prometheus 3's
+    "metric might not be a counter"), shown only."""
+
+    partial: tuple[str, ...] = ()
+    infos: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, warnings: object, infos: object, is_partial: object) -> Notes:
+        """The notes of an answer's ``warnings``, ``infos`` and ``isPartial`` fields, as
+        they came (any JSON value)."""
+        partial = _texts(warnings)
+        if is_partial is True and not partial:
+            partial = (PARTIAL_FLAG,)
+        return cls(partial, _texts(infos))
+
+
+MAX_NOTES = 3  # of each kind, the first ones: they are shown
+NOTE_CHARS = 160
+# VictoriaMetrics cluster says no more than this: which storage node failed is in its log.
+PARTIAL_FLAG = "the backend flags its answer partial (isPartial): a storage node did not answer"
+
+
+def _texts(found: object) -> tuple[str, ...]:
+    """A few short plain texts from a list of anything (they are shown, and from outside)."""
+    if not isinstance(found, list):
+        return ()
+    return tuple(plain(str(text), NOTE_CHARS) for text in found[:MAX_NOTES])
 
 
 class RangeRecord(msgspec.Struct, gc=False):
@@ -96,9 +130,9 @@ def range_matrix(body: bytes) -> list[RangeRecord] | None:
     return answer.data.result
 
 
-def instant_vector(body: bytes) -> tuple[list[Record], list[str]] | None:
-    """The samples and the warnings of a successful instant vector of plain ASCII, or None:
-    read it the general way."""
+def instant_vector(body: bytes) -> tuple[list[Record], Notes] | None:
+    """The samples and the backend's notes of a successful instant vector of plain ASCII,
+    or None: read it the general way."""
     if not _printable(body):
         return None
     try:
@@ -107,7 +141,7 @@ def instant_vector(body: bytes) -> tuple[list[Record], list[str]] | None:
         return None
     if answer.status != "success" or answer.data.resultType != "vector":
         return None
-    return answer.data.result, answer.warnings
+    return answer.data.result, Notes.of(answer.warnings, answer.infos, answer.isPartial)
 
 
 class _LooseSeries(msgspec.Struct):
@@ -125,6 +159,8 @@ class _LooseAnswer(msgspec.Struct):
     status: str
     data: _LooseData
     warnings: Any = None
+    infos: Any = None
+    isPartial: Any = None
 
 
 _LOOSE = msgspec.json.Decoder(_LooseAnswer)
@@ -156,8 +192,9 @@ def answer(body: bytes, originals: dict[str, str] | None = None) -> object:
     result = [_series(series, originals) for series in loose.data.result]
     decoded = {"status": loose.status, "data": {"resultType": loose.data.resultType,
                                                  "result": result}}
-    if loose.warnings is not None:
-        decoded["warnings"] = loose.warnings
+    for name in ("warnings", "infos", "isPartial"):
+        if getattr(loose, name) is not None:
+            decoded[name] = getattr(loose, name)
     return decoded
 
 

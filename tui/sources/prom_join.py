@@ -37,14 +37,17 @@ class Polled:
     empty: set[str] = field(default_factory=set)
     failures: list[QueryError] = field(default_factory=list)
     not_sent: int = 0
-    warnings: list[str] = field(default_factory=list)
+    partial: dict[str, None] = field(default_factory=dict)  # why answers lack series, once each
+    infos: dict[str, None] = field(default_factory=dict)  # the backend's notes, once each
 
     def took(self, key: str, answer: Vector) -> None:
-        """Count ``answer`` as in (its warnings kept), before it is joined."""
+        """Count ``answer`` as in (what the backend said beside it kept), before it is
+        joined."""
         self.answered.add(key)
         if not answer:
             self.empty.add(key)
-        self.warnings.extend(getattr(answer, "warnings", ()))
+        self.partial.update(dict.fromkeys(answer.notes.partial))
+        self.infos.update(dict.fromkeys(answer.notes.infos))
 
 
 def per_rank(answer: Vector, several: bool, n: int, rank_of: RankOf

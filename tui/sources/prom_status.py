@@ -9,6 +9,7 @@ is the oldest the newest sample was found in the last few polls.
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,8 @@ class PollReport:
         return SourceStatus(source.name, health, since=since, message=message,
                             last_ok=now, detail=_detail(source, frame, now - polled.latest),
                             poll_seconds=took,
-                            sample_interval=self._sample_interval(now, polled.latest))
+                            sample_interval=self._sample_interval(now, polled.latest),
+                            partial=tuple(polled.partial), infos=tuple(polled.infos))
 
     def _sample_interval(self, now: float, newest: float) -> float:
         """About how often the data is sampled: the oldest the newest sample was found in
@@ -53,13 +55,12 @@ class PollReport:
 
 def _verdict(source: PrometheusSource, frame: Frame, polled: Polled, took: float,
              asked: int) -> tuple[Health, str]:
-    failures, warnings = polled.failures, polled.warnings
+    failures = polled.failures
+    if polled.partial:
+        return Health.SLOW, partial_words(tuple(polled.partial), len(frame.unknown))
     if failures:
         return Health.SLOW, (f"partial: {len(failures)} of {asked} queries failed "
                              f"({failures[0]}); those maps keep their last values")
-    if warnings:
-        return Health.SLOW, (f"partial answer: the backend warns {warnings[0]!r}; some "
-                             f"series may be missing")
     if not any(frame.values.values()):
         why = source.finder.why.said
         return Health.ERROR, f"no series for job {source.job_name!r}" + (
@@ -71,6 +72,31 @@ def _verdict(source: PrometheusSource, frame: Frame, polled: Polled, took: float
     if took > max(SLOW_SECONDS, source.settings.refresh_seconds):
         return Health.SLOW, f"slow: the poll took {took:.1f} s"
     return Health.OK, ""
+
+
+def partial_words(reasons: tuple[str, ...], unknown: int) -> str:
+    """"partial: 1 part of the backend failed — 127.0.0.1:9091: connection refused; 2,048
+    ranks not answered (not known, not down)"."""
+    parts = f"{len(reasons)} part{'s' if len(reasons) > 1 else ''}"
+    said = f"partial: {parts} of the backend failed — {short_reason(reasons[0])}"
+    if unknown:
+        said += f"; {unknown:,} rank{'s' if unknown > 1 else ''} not answered (not known, not down)"
+    return said
+
+
+# Where a backend's reason names the store it failed to reach: "dial tcp 10.0.0.4:10901",
+# "Post \"http://shard-b:9090/api/v1/read\"", "Addr: store-b:10901".
+_STORE = re.compile(r"(?:dial tcp |//|Addr: )([\w.\-\[\]:]+?:\d+)")
+
+
+def short_reason(reason: str) -> str:
+    """A backend's reason for a partial answer in a few words: the store it names and the
+    last clause ("127.0.0.1:9091: connection refused"), else its first 100 characters."""
+    store = _STORE.search(reason)
+    last = reason.rsplit(": ", 1)[-1].rsplit("desc = ", 1)[-1].strip()
+    if store is None or not last or len(last) > 60:
+        return reason[:100]
+    return f"{store.group(1)}: {last}"
 
 
 def _detail(source: PrometheusSource, frame: Frame, age: float) -> str:

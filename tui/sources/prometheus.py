@@ -157,7 +157,7 @@ class PrometheusSource(Source):
         """``frame`` with why the scrape of each rank down fails (prom_targets), asked when
         a rank goes down and then every ``prom_targets.ASK_EVERY_SECONDS`` while any is."""
         down = frozenset(rank for rank, up in enumerate(frame.ranks_up(len(self.rank_map)))
-                         if not up)
+                         if not up) - frame.unknown
         asked_at, asked_for, found = self._scrape
         if down and (not down <= asked_for
                      or frame.time - asked_at >= prom_targets.ASK_EVERY_SECONDS):
@@ -480,14 +480,23 @@ class PrometheusSource(Source):
                 shows[metric_id] = found
         unanswered = frozenset(m.id for m in self.settings.metrics.values()
                                if m.queries and f"metric:{m.id}" not in polled.answered)
-        return Frame(time=now, values=values, job=polled.job, stale=self._stale(polled),
-                     shows={k: v for k, v in shows.items() if v},
-                     absent=self.finder.notes(self.settings, values), unanswered=unanswered)
+        frame = Frame(time=now, values=values, job=polled.job, stale=self._stale(polled),
+                      shows={k: v for k, v in shows.items() if v},
+                      absent=self.finder.notes(self.settings, values), unanswered=unanswered)
+        return replace(frame, unknown=_not_answered(frame, polled, len(self.rank_map)))
 
     @staticmethod
     def _stale(polled: Polled) -> frozenset[int]:
         """The ranks Prometheus found stale, by its own clock (promql.with_freshness)."""
         return frozenset(r for r, t in enumerate(polled.newest) if t > -math.inf)
+
+
+def _not_answered(frame: Frame, polled: Polled, n_ranks: int) -> frozenset[int]:
+    """The ranks a partial answer held none of: not known this poll (a shard or a store
+    that holds them did not answer), rather than gone."""
+    if not polled.partial:
+        return frozenset()
+    return frozenset(rank for rank, up in enumerate(frame.ranks_up(n_ranks)) if not up)
 
 
 def _gives_up(error: QueryError) -> bool:

@@ -60,7 +60,8 @@ def test_json_carries_the_same_findings_for_scripts():
     findings, settings = report_at(100.0, duration=40.0)
     document = json.loads(as_json(findings, settings))
     assert document["healthy"] is False
-    assert document["ranks"] == {"total": 512, "up": 512, "missing": []}
+    assert document["ranks"] == {"total": 512, "up": 512, "missing": [], "not_answered": []}
+    assert document["source"]["partial"] == [] and document["source"]["infos"] == []
     kinds = {(a["kind"], a["rank"], a["host"], a["gpu"]) for a in document["anomalies"]}
     assert {("ecc", 128, "gpu-node-016", 0), ("nvlink", 296, "gpu-node-037", 0)} <= kinds
     assert len(document["worst"]["temperature"]) == 3

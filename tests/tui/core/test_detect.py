@@ -294,15 +294,46 @@ def test_collective_time_is_evidence_only_where_the_straggler_waits_less():
     assert "collectives" not in _straggler_summary(collective_time=missing)
 
 
-def test_a_condition_whose_data_goes_missing_starts_over_when_it_returns():
+def test_a_condition_whose_data_goes_missing_is_held_as_it_was_not_ended():
     detectors = Detectors(SETTINGS, RANK_MAP)
     slow = dict.fromkeys(range(8, 16), 90e9)
-    for t in times(10):
+    for t in range(0, 24, 2):
+        confirmed = [a for a in detectors.update(healthy(t, nvlink=slow)) if a.kind == "nvlink"]
+    assert confirmed[0].confirmed and confirmed[0].since == 0
+    gap = healthy(24)
+    for t in (24, 26):  # a failed scrape: the whole metric missing, twice
+        held = [a for a in detectors.update(replace(
+            gap, time=t, values={k: v for k, v in gap.values.items() if k != "nvlink"}))
+            if a.kind == "nvlink"]
+        assert len(held) == 1 and held[0].confirmed and held[0].since == 0
+        assert held[0].unseen_since == 24 and held[0].state.endswith("no data since 00:00:24")
+    back = next(a for a in detectors.update(healthy(28, nvlink=slow)) if a.kind == "nvlink")
+    assert back.since == 0 and back.confirmed and back.unseen_since is None
+    # and it ends on data that shows it gone
+    assert not [a for a in detectors.update(healthy(30)) if a.kind == "nvlink"]
+
+
+def test_a_pending_condition_held_over_a_gap_does_not_confirm_on_no_data():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    slow = dict.fromkeys(range(8, 16), 90e9)
+    for t in (0, 2):
         detectors.update(healthy(t, nvlink=slow))
-    gap = healthy(12)
-    detectors.update(replace(gap, values={k: v for k, v in gap.values.items() if k != "nvlink"}))
-    back = next(a for a in detectors.update(healthy(14, nvlink=slow)) if a.kind == "nvlink")
-    assert back.since == 14 and back.pending
+    gap = healthy(4)
+    for t in range(4, 40, 2):
+        (held,) = [a for a in detectors.update(replace(
+            gap, time=t, values={k: v for k, v in gap.values.items() if k != "nvlink"}))
+            if a.kind == "nvlink"]
+        assert held.pending and held.held == 2
+
+
+def test_one_ranks_gap_holds_its_condition_while_a_rank_with_data_ends_its_own():
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    hot = {"temperature": {5: 88.0, 6: 88.0}, "throttle_reasons": {5: 32.0, 6: 32.0}}
+    for t in range(0, 24, 2):
+        detectors.update(healthy(t, **hot))
+    lost = {metric: {5: math.nan} for metric in healthy(0).values}
+    found = {a.rank: a for a in detectors.update(healthy(24, **lost)) if a.kind == "thermal"}
+    assert set(found) == {5} and found[5].confirmed and found[5].unseen_since == 24
 
 
 def test_a_hold_is_met_by_polls_a_hair_short_of_it_on_a_jittery_clock():

@@ -10,7 +10,7 @@ import socket
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prom_client import PromClient, QueryError
-from ranktop.tui.sources.prom_decode import range_matrix
+from ranktop.tui.sources.prom_decode import PARTIAL_FLAG, Notes, range_matrix
 
 from tests.tui.scripted_http import Scripted
 
@@ -125,16 +125,36 @@ def test_a_partial_answer_keeps_the_servers_warnings(server):
     body["warnings"] = ["store 10.0.0.4:10901 unreachable", "2", "3", "4"]
     Scripted.reply = (200, "application/json", json.dumps(body))
     answer = client(server).query("up")
-    assert answer.warnings == ("store 10.0.0.4:10901 unreachable", "2", "3")  # a few
+    assert answer.notes.partial == ("store 10.0.0.4:10901 unreachable", "2", "3")  # a few
     Scripted.reply = (200, "application/json", vector(({"gpu": "0"}, 61)))
-    assert client(server).query("up").warnings == ()
+    assert client(server).query("up").notes == Notes()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["plain", "read the general way"])
+def test_victoria_metrics_clusters_is_partial_flag_marks_the_answer_partial(server, fast):
+    body = json.loads(vector(({"gpu": "0" if fast else "g\u00e9"}, 61)))
+    body["isPartial"] = True
+    Scripted.reply = (200, "application/json", json.dumps(body))
+    assert client(server).query("up").notes.partial == (PARTIAL_FLAG,)
+    body["isPartial"] = False
+    Scripted.reply = (200, "application/json", json.dumps(body))
+    assert client(server).query("up").notes == Notes()
+
+
+def test_prometheus_3s_infos_are_kept_to_show_and_leave_the_answer_whole(server):
+    body = json.loads(vector(({"gpu": "0"}, 61)))
+    body["infos"] = ['PromQL info: metric might not be a counter, name does not end in '
+                     '_total/_sum/_count/_bucket: "up"']
+    Scripted.reply = (200, "application/json", json.dumps(body))
+    notes = client(server).query("up").notes
+    assert notes.partial == () and notes.infos[0].startswith("PromQL info: metric might")
 
 
 def test_a_warning_from_the_server_is_plain_text(server):
     body = json.loads(vector(({"gpu": "0"}, 61)))
     body["warnings"] = ["store \x1b]52;c;b3duZWQ=\x07 down"]
     Scripted.reply = (200, "application/json", json.dumps(body))
-    [warning] = client(server).query("up").warnings
+    [warning] = client(server).query("up").notes.partial
     assert "\x1b" not in warning and "\x07" not in warning and warning.startswith("store ")
 
 

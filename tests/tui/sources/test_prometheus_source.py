@@ -12,7 +12,8 @@ from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources import prom_batch, prom_counters
-from ranktop.tui.sources.prom_client import QueryError, Sample, Series, Vector
+from ranktop.tui.sources.prom_client import WHOLE, QueryError, Sample, Series, Vector
+from ranktop.tui.sources.prom_decode import Notes
 from ranktop.tui.sources.prom_join import DCGM_FP_BLANK
 from ranktop.tui.sources.prometheus import PrometheusSource
 
@@ -66,7 +67,7 @@ class ScriptedClient:
 def as_vector(samples: list[Sample]) -> Vector:
     """Samples as the client gives them, read the general way (with any warnings)."""
     items = [{"metric": s.labels, "value": [s.time, repr(s.value)]} for s in samples]
-    return Vector(items, getattr(samples, "warnings", ()))
+    return Vector(items, getattr(samples, "notes", WHOLE))
 
 
 def dcgm(rank: int, value: float, **extra: str) -> Sample:
@@ -270,7 +271,8 @@ def test_a_ranks_job_history_is_asked_by_job_and_rank(source):
 class Warned(list):
     """A vector with the server's warnings, as Thanos sends a partial answer."""
 
-    warnings = ("store gateway 10.0.0.4:10901 unreachable",)
+    notes = Notes(("fetch series for {job=\"x\"} Addr: store-b:10901: rpc error: code = "
+                   "Unavailable desc = connection refused",))
 
 
 def test_a_partial_answer_is_shown_as_partial_never_as_ok(source):
@@ -278,8 +280,9 @@ def test_a_partial_answer_is_shown_as_partial_never_as_ok(source):
     source.poll_now()
     status = source.status()
     assert status.health is Health.SLOW
-    assert status.message == ("partial answer: the backend warns 'store gateway "
-                              "10.0.0.4:10901 unreachable'; some series may be missing")
+    assert status.message == "partial: 1 part of the backend failed — store-b:10901: " \
+                             "connection refused"
+    assert status.partial == Warned.notes.partial
 
 
 def test_the_newest_samples_real_age_is_said_and_victoria_metrics_named(source):
