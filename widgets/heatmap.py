@@ -84,10 +84,11 @@ class Heatmap(Widget):
     # -- what the app calls ------------------------------------------------------------
 
     def update_values(self, values: Sequence[float], low: float, high: float,
-                      stale: Collection[int] = ()) -> None:
+                      stale: Collection[int] = (), unknown: Collection[int] = ()) -> None:
         """Show a new frame of values (NaN for no data) on a ``low``..``high`` scale;
-        ``stale`` ranks are drawn as stale whatever their value."""
-        self.show_levels(map_levels.plan(self.view(), values, low, high, stale))
+        ``stale`` ranks are drawn as stale whatever their value, ``unknown`` ones (not
+        answered) too."""
+        self.show_levels(map_levels.plan(self.view(), values, low, high, stale, unknown))
 
     def view(self) -> map_levels.MapView:
         """What the map shows now, to plan a frame's levels against (on any thread)."""

@@ -35,6 +35,7 @@ class Legend(Widget):
         self.ends = ("", "")
         self.summaries: tuple[str, ...] = ()
         self.show_stale = False  # the key for stale cells, once a source can mark them
+        self.stale_words = "stale"  # what the key says of them
 
     def set_scale(self, low_text: str, high_text: str) -> None:
         """Label the ends of the scale."""
@@ -42,10 +43,11 @@ class Legend(Widget):
             self.ends = (low_text, high_text)
             self.refresh()
 
-    def set_stale_key(self, shown: bool) -> None:
-        """Explain the stale colour while some cells are stale."""
-        if shown != self.show_stale:
-            self.show_stale = shown
+    def set_stale_key(self, shown: bool, words: str = "stale") -> None:
+        """Explain the stale colour while some cells are stale (or not answered: ``words``
+        say which)."""
+        if (shown, words) != (self.show_stale, self.stale_words):
+            self.show_stale, self.stale_words = shown, words
             self.refresh()
 
     def set_summary(self, *choices: str) -> None:
@@ -88,12 +90,12 @@ class Legend(Widget):
 
     def _keys(self) -> list[tuple[str, Style, str]]:
         if self._glyphs:
-            stale = [(palette.STALE_GLYPH, Style(), "stale")] if self.show_stale else []
+            stale = [(palette.STALE_GLYPH, Style(), self.stale_words)] if self.show_stale else []
             return [*stale, (palette.MISSING_GLYPH, Style(), "no data")]
         colours = self._colours
         keys = [(SWATCH, Style(color=colours.missing), "no data")]
         if self.show_stale:  # first, while there are stale cells to explain
-            keys.insert(0, (SWATCH, Style(color=colours.stale), "stale"))
+            keys.insert(0, (SWATCH, Style(color=colours.stale), self.stale_words))
         cursor = palette.cursor_style(colours, palette.LEVELS - 1)
         return [*keys, (CURSOR_MARK, cursor, "selected")]
 

@@ -39,7 +39,7 @@ class MetricPanel(Vertical):
     def show(self, metric_id: str, title: str, bad: str, values: Sequence[float],
              scale: tuple[float, float] | None, summaries: Sequence[str],
              ends: tuple[str, str], stale: Collection[int] = (),
-             levels: MapLevels | None = None) -> None:
+             levels: MapLevels | None = None, unknown: Collection[int] = ()) -> None:
         """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against).
 
         ``summaries`` are the min / median / max line from longest to shortest form;
@@ -54,8 +54,10 @@ class MetricPanel(Vertical):
         self.title = title
         low, high = scale if scale is not None else (0.0, 1.0)
         if levels is None or not self.heatmap.show_levels(levels):
-            self.heatmap.update_values(values, low, high, stale)
-        self.legend.set_stale_key(bool(stale))
+            self.heatmap.update_values(values, low, high, stale, unknown)
+        self.legend.set_stale_key(bool(stale) or bool(unknown),
+                                  "not answered" if unknown and not stale else
+                                  "stale / not answered" if unknown else "stale")
         self.legend.set_scale(*ends)
         self.legend.set_summary(*summaries)
         self._show_title()

@@ -208,6 +208,7 @@ class Analyser:
         anomalies = self._with_hang(hang, anomalies, frame.time)
         self._note_resolved(frame.time, anomalies)
         self.journal.update(frame.time, anomalies, rank_map)
+        self.journal.backend(frame.time, status.partial)
         restarts = self._restarts(frame, hang, behind, len(rank_map),
                                   summaries.median("step_time"))
         # a rank the job stepped on without lost it no time: what it lost is a stall's or

@@ -19,6 +19,8 @@ MAX_RANK_EVENTS = 64  # events of one kind and state a poll, past which they are
 SHOWN_RANKS = 8
 
 
+PARTIAL_KIND = "partial_answer"  # the event of a backend answering in part
+
 class Journal:
     """Turns each frame's active anomalies into start and resolve events, and keeps them."""
 
@@ -26,6 +28,7 @@ class Journal:
         self.job = job
         self.log = log
         self.active: dict[tuple[str, int | None], Anomaly] = {}
+        self.partial: tuple[str, ...] = ()  # why the backend's answers lack series, as logged
 
     def update(self, now: float, anomalies: Sequence[Anomaly], rank_map: RankMap
                ) -> list[Event]:
@@ -56,6 +59,22 @@ class Journal:
         if events and self.log is not None:
             self.log.append(events)
         return events
+
+    def backend(self, now: float, partial: tuple[str, ...]) -> list[Event]:
+        """An event when the backend's answers turn partial, change why, or are whole
+        again: once per change, never once per poll."""
+        if partial == self.partial:
+            return []
+        state = "start" if partial else "resolve"
+        why = partial or self.partial
+        self.partial = partial
+        summary = (f"the backend's answers are partial ({why[0]}): ranks left out are not "
+                   "known, not down" if partial else "the backend's answers are whole again")
+        event = Event(time=now, state=state, kind=PARTIAL_KIND, severity="warning", rank=None,
+                      host="", gpu=None, job=self.job, summary=summary)
+        if self.log is not None:
+            self.log.append([event])
+        return [event]
 
     def _event(self, anomaly: Anomaly, state: str, when: float, rank_map: RankMap,
                prefix: str = "") -> Event:

@@ -52,15 +52,19 @@ class MapLevels:
 
 
 def plan(view: MapView, values: Sequence[float], low: float, high: float,
-         stale: Collection[int] = ()) -> MapLevels:
+         stale: Collection[int] = (), unknown: Collection[int] = ()) -> MapLevels:
     """The levels of ``values`` (NaN: no data) on a ``low``..``high`` scale; ``stale`` ranks
-    drawn as stale whatever their value."""
+    drawn as stale whatever their value, and so are the ``unknown`` ones (a partial answer
+    left them out: not known, which "no data" would not say)."""
     n_ranks = len(view.rank_levels)
     values = list(values[:n_ranks])
     values += [float("nan")] * (n_ranks - len(values))
     ranks = scale.quantise_all(values, low, high, view.bad, view.rank_levels)
     for rank in stale:
         if 0 <= rank < n_ranks and ranks[rank] != scale.MISSING:
+            ranks[rank] = scale.STALE
+    for rank in unknown:
+        if 0 <= rank < n_ranks:
             ranks[rank] = scale.STALE
     count = 0 if view.grid is None else view.grid.visible_items
     cells = cell_levels(ranks, view.ranks_per_cell, view.window_start, count, view.order)

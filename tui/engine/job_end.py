@@ -55,7 +55,10 @@ def _looked_up(source: Source, polled: float) -> JobEnd | None:
 
 
 def _nothing_live(analysis: Analysis) -> bool:
-    """The poll found no rank up, or no series of the job at all, or only stale ones."""
+    """The poll found no rank up, or no series of the job at all, or only stale ones; a
+    partial answer says nothing of the ranks it left out (their store may hold them live)."""
+    if analysis.status.partial:
+        return False
     if analysis.frame is None or analysis.ranks_up == 0:
         return True
     return analysis.status.health in (Health.ERROR, Health.STALE)

@@ -36,5 +36,6 @@ def plan_maps(analysis: Analysis, maps: Sequence[MapGeometry]) -> Mapping[str, M
         if values is None:
             continue
         low, high = analysis.scales.get(geometry.metric_id) or (0.0, 1.0)
-        planned[geometry.map_id] = plan(geometry.view, values, low, high, frame.stale)
+        planned[geometry.map_id] = plan(geometry.view, values, low, high, frame.stale,
+                                           frame.unknown)
     return planned

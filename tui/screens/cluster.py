@@ -261,7 +261,7 @@ class ClusterScreen(Screen):
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale,
                    summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale,
-                   levels)
+                   levels, frame.unknown)
 
     def _tick(self) -> None:
         self._refresh_header()  # the header's clock

@@ -232,6 +232,10 @@ def rank_status(rank: Rank, frame: Frame | None, metrics: Mapping[str, MetricDef
     if frame is None:
         return text
     up = any(not is_missing(frame.value(m, rank.rank)) for m in frame.values)
+    if not up and rank.rank in frame.unknown:
+        text.append(" not answered: the backend's answer is partial (not known, not down) ",
+                    style("slow"))
+        return text
     if not up:
         text.append(" no data from this rank ", style("no-data"))
         return text

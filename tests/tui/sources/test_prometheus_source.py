@@ -285,6 +285,23 @@ def test_a_partial_answer_is_shown_as_partial_never_as_ok(source):
     assert status.partial == Warned.notes.partial
 
 
+def test_ranks_a_partial_answer_left_out_are_not_answered_not_down(source):
+    source.poll_now()  # all four ranks known
+    half = {key: [x for x in samples if x.labels.get("rank", x.labels.get("UUID", "")[-1:])
+                  not in ("2", "3")] for key, samples in healthy().items()}
+    source.client.answers.update(half)
+    source.client.answers["metric:step_time"] = Warned(half["metric:step_time"])
+    frame = source.poll_now()
+    assert frame.ranks_up(4) == [True, True, False, False]
+    assert frame.unknown == {2, 3}
+    assert source.status().message.endswith("; 2 ranks not answered (not known, not down)")
+    source.client.answers.update(healthy())  # the store is back: whole again
+    frame = source.poll_now()
+    assert frame.unknown == frozenset() and source.status().partial == ()
+    source.client.answers.update(half)  # a whole answer without them: they are down
+    assert source.poll_now().unknown == frozenset()
+
+
 def test_the_newest_samples_real_age_is_said_and_victoria_metrics_named(source):
     temperatures = source.client.answers["metric:temperature"]
     temperatures[-1] = newest(NOW - 31)
