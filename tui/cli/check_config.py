@@ -23,6 +23,7 @@ from ranktop.tui.settings.config import Settings
 from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
 from ranktop.tui.settings.writer import toml_text
 from ranktop.tui.sources import promql, suggest
+from ranktop.tui.sources.backend_kind import TENANT_LABEL, backend_kind, federated_tenants
 from ranktop.tui.sources.diagnosis import shown
 from ranktop.tui.sources.discovery import ROLES, Discovery
 from ranktop.tui.sources.prom_client import QueryError, shown_url
@@ -50,6 +51,10 @@ def check_config(settings: Settings, out: TextIO) -> int:
     backend = f" ({source.client.backend})" if source.client.backend else ""
     print(f"  ok: {shown_url(settings.prometheus.url)}{backend} answered in "
           f"{took * 1000:.0f} ms", file=out)
+    print(f"  backend: {backend_kind(source.client).said()}", file=out)
+    if federated_tenants(source.client, settings.ranks.step_metric):
+        print(f"  its series carry {TENANT_LABEL} (a federated query over tenants): they are "
+              "folded; set [prometheus] tenant to one tenant to keep it apart", file=out)
     return _check_queries(source, settings, out)
 
 

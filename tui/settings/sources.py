@@ -73,6 +73,12 @@ class PrometheusSettings:
     tenant: str = ""  # Mimir / Cortex tenant, sent as X-Scope-OrgID
     password_file: Path | None = None  # where the password was read from, if from a file
     latency_offset: str = ""  # VictoriaMetrics: hide only this much of the newest data
+    # Distributed backends (Thanos, VictoriaMetrics cluster, Mimir): answer with the stores
+    # that did answer (True: said as partial) or fail the query; merge HA replicas by these
+    # replica labels (() : the querier's own).
+    partial_response: bool = True
+    dedup: bool = True
+    replica_labels: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,6 +190,9 @@ def prometheus_settings(reader: Reader, environ: Mapping[str, str]) -> Prometheu
         insecure=reader.flag("insecure"),
         tenant=_header_value(reader, "tenant"),
         latency_offset=_duration(reader, "latency_offset"),
+        partial_response=reader.flag("partial_response", True),
+        dedup=reader.flag("dedup", True),
+        replica_labels=reader.texts("replica_labels"),
     )
 
 

@@ -68,6 +68,9 @@ VICTORIA_METRICS = "VictoriaMetrics"
 # VictoriaMetrics' HTTP server names itself on every answer with this header.
 VICTORIA_HEADER = "X-Server-Hostname"
 WORKERS = 8  # exchanges in flight at once, at most
+# Thanos keeps raw samples for at least this long before it downsamples them to 5 minutes:
+# a moment this recent is asked for raw data, an older one for what the store holds.
+RAW_SECONDS = 40 * 3600
 
 
 class QueryError(Exception):
@@ -188,8 +191,9 @@ class PromClient:
         """The instant vector ``promql`` evaluates to now (or at ``at``, epoch seconds); its
         body counts against ``budget`` where one is given."""
         when = {"time": _seconds(at)} if at is not None else {}
-        answer = self._ask("query", {"query": promql, **when, **self._freshness()},
-                           budget=budget)
+        recent = at is None or time.time() - at < RAW_SECONDS
+        answer = self._ask("query", {"query": promql, **when, **self._freshness(),
+                                     **self._distributed(recent)}, budget=budget)
         fast = instant_vector(answer.content)
         if fast is not None:
             return Vector(*fast)
@@ -224,11 +228,31 @@ class PromClient:
             raise QueryError("bad answer", "expected the scrape targets")
         return data
 
+    def status(self, endpoint: str) -> object:
+        """The ``data`` of a GET to ``/api/v1/<endpoint>`` (build information, Thanos's
+        stores): what a backend shows of itself."""
+        return self._prometheus(endpoint, {}, method="GET")["data"]
+
     def _freshness(self) -> dict[str, str]:
         """Asks VictoriaMetrics not to hide its newest samples (1.79 honours ``nocache``, later
         versions ``latency_offset``); other backends ignore both."""
         offset = self.settings.latency_offset
         return {"latency_offset": offset, "nocache": "1"} if offset else {}
+
+    def _distributed(self, recent: bool) -> dict[str, str | list[str]]:
+        """What a distributed backend is asked besides the query (a plain Prometheus ignores
+        it): raw data where it is recent (Thanos otherwise may answer from 5-minute
+        downsampled blocks), the HA replicas merged, and whether a partial answer is taken
+        (VictoriaMetrics cluster reads deny_partial_response)."""
+        s = self.settings
+        form: dict[str, str | list[str]] = {
+            "max_source_resolution": "0s" if recent else "auto",
+            "dedup": _flag(s.dedup), "partial_response": _flag(s.partial_response)}
+        if not s.partial_response:
+            form["deny_partial_response"] = "1"
+        if s.replica_labels:
+            form["replicaLabels[]"] = list(s.replica_labels)
+        return form
 
     def query_range(self, promql: str, start: float, end: float, step: float,
                     budget: ByteBudget | None = None) -> list[Series]:
@@ -237,7 +261,8 @@ class PromClient:
         given. VictoriaMetrics is asked to keep ``start`` as given (``nocache``: it moves
         the start of a long range onto its cache's grid otherwise)."""
         form = {"query": promql, "start": _seconds(start), "end": _seconds(end),
-                "step": _seconds(step), "nocache": "1", **self._freshness()}
+                "step": _seconds(step), "nocache": "1", **self._freshness(),
+                **self._distributed(time.time() - start < RAW_SECONDS)}
         answer = self._ask("query_range", form, budget=budget)
         fast = range_matrix(answer.content)
         if fast is not None:
@@ -439,6 +464,10 @@ def _reason(answer: httpx.Response) -> str:
         return reason[:2000]
     lines = answer.text[:10_000].strip().splitlines()
     return lines[0][:2000] if lines else ""
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def _seconds(value: float) -> str:

@@ -39,6 +39,10 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
+# what a distributed backend is asked beside every recent query (a Prometheus ignores it)
+DISTRIBUTED = {"max_source_resolution": "0s", "dedup": "true", "partial_response": "true"}
+
+
 def form() -> dict[str, str]:
     return {key: values[0] for key, values in Scripted.seen["form"].items()}
 
@@ -54,7 +58,7 @@ def test_an_instant_vector_reads_as_samples_and_the_token_is_sent(server):
     assert Scripted.seen["headers"]["Authorization"] == "Bearer tok-secret"
     assert Scripted.seen["headers"]["User-Agent"] == "ranktop"
     assert (Scripted.seen["method"], Scripted.seen["path"]) == ("POST", "/api/v1/query")
-    assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP"}
+    assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP", **DISTRIBUTED}
 
 
 def test_a_range_query_gives_every_series_with_its_points(server):
@@ -68,13 +72,13 @@ def test_a_range_query_gives_every_series_with_its_points(server):
     assert (Scripted.seen["method"], Scripted.seen["path"]) == ("POST", "/api/v1/query_range")
     # nocache: VictoriaMetrics keeps the start as given (else it moves a long range's)
     assert form() == {"query": "DCGM_FI_DEV_GPU_TEMP", "start": "1799999400",
-                      "end": "1800000000", "step": "4", "nocache": "1"}
+                      "end": "1800000000", "step": "4", "nocache": "1", **DISTRIBUTED}
 
 
 def test_an_instant_query_at_a_past_moment_sends_its_time(server):
     Scripted.reply = (200, "application/json", vector())
     client(server).query("up", at=1_800_000_000.25)
-    assert form() == {"query": "up", "time": "1800000000.25"}
+    assert form() == {"query": "up", "time": "1800000000.25", **DISTRIBUTED}
 
 
 @pytest.mark.parametrize("labels", [{"gpu": "0"}, {"gpu": "0", "host": "nœud\u001b[2J"}])
@@ -170,10 +174,23 @@ def test_a_tenant_is_sent_as_the_scope_header_under_a_path_prefix(server):
 def test_latency_offset_asks_victoria_metrics_for_its_newest_samples(server):
     Scripted.reply = (200, "application/json", vector())
     client(server, latency_offset="1s").query("up")
-    assert form() == {"query": "up", "latency_offset": "1s", "nocache": "1"}
+    assert form() == {"query": "up", "latency_offset": "1s", "nocache": "1", **DISTRIBUTED}
     Scripted.reply = (200, "application/json", matrix())
     client(server, latency_offset="1s").query_range("up", 0, 10, 1)
     assert form()["nocache"] == "1"
+
+
+def test_a_distributed_backend_is_asked_raw_recent_data_and_what_the_user_chose(server):
+    Scripted.reply = (200, "application/json", matrix())
+    client(server).query_range("up", 0, 10, 1)  # long past: what the store holds
+    assert form()["max_source_resolution"] == "auto"
+    Scripted.reply = (200, "application/json", vector())
+    client(server, partial_response=False, dedup=False,
+           replica_labels=["replica", "prometheus_replica"]).query("up")
+    sent = Scripted.seen["form"]
+    assert form()["partial_response"] == "false" and form()["deny_partial_response"] == "1"
+    assert form()["dedup"] == "false"
+    assert sent["replicaLabels[]"] == ["replica", "prometheus_replica"]
 
 
 def test_victoria_metrics_is_known_by_the_header_it_answers_with(server):
