@@ -26,7 +26,7 @@ class PinnedClient(RangeClient):
     def label_names(self, metric: str, since: float) -> list[str]:
         return self.client.label_names(metric, since)
 
-    def targets(self, budget: object = None) -> dict:
+    def targets(self, budget: object = None, scrape_pool: str = "") -> dict:
         """The scrape targets as they were then are not known now: none."""
         return {"activeTargets": []}
 

@@ -219,10 +219,12 @@ class PromClient:
             raise QueryError("bad answer", "expected a list of names")
         return names
 
-    def targets(self, budget: ByteBudget | None = None) -> dict:
-        """The active scrape targets Prometheus holds now, with their health and last error
-        (``/api/v1/targets``; a backend that does not scrape has none)."""
-        answer = self._ask("targets", {"state": "active"}, method="GET", budget=budget)
+    def targets(self, budget: ByteBudget | None = None, scrape_pool: str = "") -> dict:
+        """The active scrape targets Prometheus holds now (of ``scrape_pool`` alone, where
+        given), with their health and last error (``/api/v1/targets``; a backend that does
+        not scrape has none)."""
+        form = {"state": "active", **({"scrapePool": scrape_pool} if scrape_pool else {})}
+        answer = self._ask("targets", form, method="GET", budget=budget)
         data = self._payload(answer, "GET")["data"]
         if not isinstance(data, dict):
             raise QueryError("bad answer", "expected the scrape targets")

@@ -24,16 +24,19 @@ class Backend:
         self.active = targets
         self.fails = fails
         self.asked: list[str] = []
+        self.pools: list[str] = []  # the scrape jobs whose targets were asked for
 
-    def targets(self, budget=None) -> dict:
+    def targets(self, budget=None, scrape_pool: str = "") -> dict:
+        self.pools.append(scrape_pool)
         if self.fails:
             raise QueryError("HTTP 404", "no targets API here")
-        return {"activeTargets": self.active, "droppedTargets": []}
+        return {"activeTargets": [t for t in self.active if not scrape_pool or (
+            isinstance(t, dict) and t.get("scrapePool") == scrape_pool)], "droppedTargets": []}
 
     def query(self, promql: str, budget=None, at=None) -> Vector:
         self.asked.append(promql)
-        return Vector([{"metric": {"rank": str(rank), "instance": f"127.0.0.1:{19500 + rank}"},
-                        "value": [0, "1"]} for rank in range(8)])
+        return Vector([{"metric": {"rank": str(rank), "instance": f"127.0.0.1:{19500 + rank}",
+                                   "job": "realjob"}, "value": [0, "1"]} for rank in range(8)])
 
 
 def errors(backend: Backend, down: list[int]) -> dict[int, str]:
@@ -53,13 +56,20 @@ def test_each_rank_down_gets_its_own_target_s_words() -> None:
     backend = Backend([target(19500 + r, "up") for r in range(8) if r not in (2, 6)]
                       + [target(19502, "down", KILLED), target(19506, "down", FROZEN)])
     assert errors(backend, [2, 6]) == {2: SCRAPE_REFUSED, 6: SCRAPE_TIMING_OUT}
-    assert backend.asked == ['group by (rank, instance) (last_over_time('
+    assert backend.asked == ['group by (rank, instance, job) (last_over_time('
                              'training_step{job="realjob"}[900s]))']
+    assert backend.pools == ["realjob"]  # the job's own targets, not the cluster's
+
+
+def test_another_scrape_jobs_targets_are_never_asked_for() -> None:
+    other = {**target(19502, "down", "context deadline exceeded"), "scrapePool": "other"}
+    backend = Backend([other, target(19502, "down", KILLED)])
+    assert errors(backend, [2]) == {2: SCRAPE_REFUSED} and backend.pools == ["realjob"]
 
 
 def test_nothing_is_said_without_a_failing_target_or_a_targets_api() -> None:
     healthy = Backend([target(19500 + r, "up") for r in range(8)])
-    assert errors(healthy, [6]) == {} and healthy.asked == []  # one request, not two
+    assert errors(healthy, [6]) == {}
     assert errors(Backend([], fails=True), [6]) == {}  # a store or a front: no scrape
     assert errors(Backend([{"health": "down"}, "junk", target(19506, "down", FROZEN)]),
                   [6]) == {6: SCRAPE_TIMING_OUT}
