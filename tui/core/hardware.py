@@ -214,8 +214,28 @@ def gpu_unknown(frame: Frame, metric: str) -> frozenset[int]:
     """The ranks whose ``metric`` is not known this poll: their GPU answered neither it,
     nor DCGM's probe, nor any error counter (a GPU that answered without the metric's
     series reads 0 on it: DCGM leaves a counter out while it is blank)."""
-    n = max((len(series) for series in frame.values.values()), default=0)
-    return frame.without((metric, GPU_PROBE_METRIC, *COUNTER_METRICS), n)
+    silent = _silent_gpus(frame)
+    series = frame.values.get(metric)
+    if series is None or metric in COUNTER_METRICS:
+        return silent
+    return frozenset(rank for rank in silent if rank >= len(series) or series[rank] != series[rank])
+
+
+# The last frame asked of and its silent GPUs, replaced whole (analyses on other threads,
+# a replay beside the live poll, read it safely).
+_silent: tuple[Frame | None, frozenset[int]] = (None, frozenset())
+
+
+def _silent_gpus(frame: Frame) -> frozenset[int]:
+    """The ranks whose GPU answered neither DCGM's probe nor any error counter this poll:
+    worked out once a frame (each counter asks it)."""
+    global _silent
+    last, silent = _silent
+    if last is not frame:
+        n = max((len(series) for series in frame.values.values()), default=0)
+        silent = frame.without((GPU_PROBE_METRIC, *COUNTER_METRICS), n)
+        _silent = (frame, silent)
+    return silent
 
 
 def _unseen(frame: Frame, counter: Counter, nodes: Mapping[int, Sequence[int]] | None
