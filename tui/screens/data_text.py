@@ -1,0 +1,20 @@
+"""Text from outside, where a screen must hand it over as markup.
+
+Rich and Textual read markup in a plain ``str`` given to many of their APIs: a table's cell,
+a tooltip, a notice, the palette's help and highlighted names. Text from outside (a host
+label, a log line, a dump's field, an alert, any word of a bundle) is never markup: ``[/]``
+in it would crash the screen, ``[@click=app.quit]`` would become a live action. The screens
+hand such text over as ``rich.text.Text`` or ``textual.content.Content`` (never parsed) or
+with ``markup=False``; where only markup will do, it goes through ``escaped``: its control
+characters made visible as the live labels' are, then every tag escaped, so that it shows
+as written, ``[/]`` as those three characters."""
+
+from __future__ import annotations
+
+from ranktop.tui.core.text import PLAIN_CHARS, plain
+from textual.markup import escape  # the same rule as Rich's own escape
+
+
+def escaped(text: str, max_chars: int = PLAIN_CHARS) -> str:
+    """``text`` as markup that shows it as written, on one line."""
+    return escape(plain(text, max_chars))
