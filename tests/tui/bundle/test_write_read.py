@@ -52,9 +52,17 @@ def test_a_job_without_gpu_data_reads_back_by_local_rank_its_maps_folded():
     assert back.snapshot.analysis.gpu == folded.gpu
 
 
-def test_every_text_can_be_cleared_of_a_secret():
-    saved = cleared(a_saved(status="token s3cr3t refused"), lambda t: t.replace("s3cr3t", "*"))
+def test_every_text_can_be_cleared_of_a_secret_in_lists_too():
+    saved = a_saved(status="token s3cr3t refused")
+    analysis = saved.snapshot.analysis
+    ranks = replace(analysis.rank_map, ranks=(replace(analysis.rank_map.ranks[0],
+                                                      host="s3cr3t-node"),
+                                              analysis.rank_map.ranks[1]))
+    saved = replace(saved, snapshot=replace(saved.snapshot,
+                                            analysis=replace(analysis, rank_map=ranks)))
+    saved = cleared(saved, lambda t: t.replace("s3cr3t", "*"))
     assert saved.snapshot.analysis.status.message == "token * refused"
+    assert saved.snapshot.analysis.rank_map.ranks[0].host == "*-node"
     assert b"s3cr3t" not in encoded(saved)
 
 
