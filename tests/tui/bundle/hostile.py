@@ -46,8 +46,8 @@ def real_bundle(folder: Path) -> Path:
 
 
 def hostile(console: bytes) -> bytes:
-    """``console`` with ``HOSTILE`` after every text it shows, and an alert of it on every
-    rank it saved."""
+    """``console`` with ``HOSTILE`` after every text it shows (an empty one, such as what
+    a confirmed anomaly awaits, is left empty), and an alert of it on every rank it saved."""
     raw = msgspec.msgpack.decode(console)
     for kept in raw["ranks"].values():
         kept["alerts"] = [[HOSTILE] * 6]
@@ -56,7 +56,7 @@ def hostile(console: bytes) -> bytes:
 
 def _appended(value: object, name: str = "") -> object:
     if isinstance(value, str):
-        return value if name in LOOKED_UP else value + HOSTILE
+        return value if name in LOOKED_UP or not value else value + HOSTILE
     if isinstance(value, dict):
         return {key: _appended(each, key if isinstance(key, str) else name)
                 for key, each in value.items()}
