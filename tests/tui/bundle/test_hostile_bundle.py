@@ -18,6 +18,7 @@ from textual.content import Content
 from tests.tui.bundle.hostile import MARKUP, SELECTED
 from tests.tui.conftest import screen_text
 from tests.tui.screens.test_dumps_on_demand import wait_for
+from tests.tui.screens.test_hostile_text import offered
 
 ACTION = "[@click=app.quit]x[/]"
 INERT_HOST = "gpu-node-000\ufffd[2J\ufffd[H\ufffd]52;c;b3duZWQ=\ufffd"
@@ -69,7 +70,7 @@ async def test_every_screen_shows_a_hostile_bundles_markup_as_text(hostile_bundl
         await pilot.press("escape", "ctrl+p", *"e-000", "down")
         await pilot.pause(0.3)
         assert isinstance(app.screen, CommandPalette)
-        assert INERT_HOST in screen_text(app)  # the host as offered
+        assert INERT_HOST in offered(app)  # the host, as offered
         await pilot.press("enter")
         await pilot.pause()
         assert app.is_running and app.return_code is None
