@@ -103,6 +103,11 @@ def check_saved(saved: Saved) -> bool:
     if len(analysis.up) not in (0, world):
         raise SchemaError(f"snapshot.analysis.up has {len(analysis.up):,} entries for "
                           f"{world:,} ranks")
+    frame = analysis.frame
+    for metric, series in (frame.values.items() if frame is not None else ()):
+        if len(series) > world:
+            raise SchemaError(f"the frame's {metric[:40]!r} has {len(series):,} values for "
+                              f"{world:,} ranks")
     if analysis.history is not None:
         raise SchemaError("snapshot.analysis.history is set: a bundle keeps ranks' own")
     for rank, kept in saved.ranks.items():

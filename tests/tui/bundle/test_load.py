@@ -93,6 +93,7 @@ BROKEN = {
     "nesting 10**6 deep under a key of no one's": (("unknown",), "deep"),
     "a history in the analysis": ((*ANALYSIS, "history"), {"times": []}),
     "a text where a number goes": ((*ANALYSIS, "frame", "time"), "[/]"),
+    "a frame series longer than the job": (("values", "temperature"), bytes(4 * 33)),
 }
 
 
