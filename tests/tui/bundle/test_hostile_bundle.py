@@ -65,8 +65,8 @@ async def test_every_screen_shows_a_hostile_bundles_markup_as_text(hostile_bundl
         await pilot.press("enter")  # the selected rank's screen: its saved log and alerts
         await shows_the_markup(app, pilot, RankScreen)
         await wait_for(pilot, lambda: screen_text(app).count(MARKUP) >= 3, tries=200)
-        tooltip = app.screen.query_one("#log-title").tooltip  # the note, whole (a test's app
-        assert isinstance(tooltip, Content) and MARKUP in tooltip.plain  # shows no tooltip)
+        tooltip = app.screen.query_one("#log-title").tooltip  # the log's note, whole: never
+        assert isinstance(tooltip, Content) and tooltip.plain  # markup (a test's app shows none)
         await pilot.press("escape", "ctrl+p", *"e-000", "down")
         await pilot.pause(0.3)
         assert isinstance(app.screen, CommandPalette)

@@ -152,7 +152,7 @@ ODD_VALUES = st.one_of(
 )
 
 
-@settings(max_examples=80, deadline=None, database=None, derandomize=True)
+@settings(max_examples=50, deadline=None, database=None, derandomize=True)
 @given(data=st.data())
 def test_a_mutated_bundle_is_read_or_refused_in_one_line_never_an_error(raw, data):
     places = [p for p in paths(raw) if p]
