@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ranktop.tui.bundle.make import Screen, make_bundle
+from ranktop.tui.bundle.write import sharing
 from ranktop.tui.engine.snapshot import Snapshot
 from textual import work
 from textual.binding import Binding
@@ -51,7 +52,8 @@ class BundleMode:
             self.notify(f"the bundle could not be written: {said}", title="bundle",
                         severity="error", timeout=15, markup=False)
         else:
-            self.notify(f"bundle written: {path}", title="bundle", timeout=15, markup=False)
+            self.notify(f"bundle written: {path}\n{sharing(path)}", title="bundle", timeout=20,
+                        markup=False)
         finally:
             self.bundle_writing = False
 

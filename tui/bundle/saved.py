@@ -142,7 +142,7 @@ def _each_text(value: object, clear: Callable[[str], str]) -> object:
         return clear(value)
     if isinstance(value, dict):
         return {_each_text(k, clear): _each_text(v, clear) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # to_builtins leaves tuples as tuples
         return [_each_text(v, clear) for v in value]
     return value
 

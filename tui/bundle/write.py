@@ -6,9 +6,13 @@ only: it holds the job's log lines."""
 from __future__ import annotations
 
 import errno
+import grp
 import io
 import os
+import pwd
 import re
+import shlex
+import stat
 import tarfile
 import tempfile
 import time
@@ -81,3 +85,30 @@ def _rename_new(staged: Path, folder: Path, name: str, suffix: str) -> Path:
             raise
         return target
     raise FileExistsError(f"{MAX_NAMES} bundles named {name}{suffix} are in {folder} already")
+
+
+def sharing(path: Path) -> str:
+    """Who can read the bundle at ``path``, and how to let a colleague on this machine read
+    it: what the notice after writing says ("" if it is gone already)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return ""
+    mode = stat.S_IMODE(info.st_mode)
+    owner = _name(pwd.getpwuid, info.st_uid)
+    if mode & 0o004:
+        who = "anyone on this machine"
+    elif mode & 0o040:
+        who = f"{owner} and group {_name(grp.getgrgid, info.st_gid)}"
+    else:
+        who = f"{owner} only"
+    change = "chmod -R go+rX" if path.is_dir() else "chmod go+r"
+    return (f"readable by {who} (mode {mode:04o}: it holds the job's log lines); to share "
+            f"it here: {change} {shlex.quote(str(path))}, or copy it to whoever needs it")
+
+
+def _name(look_up, number: int) -> str:
+    try:
+        return look_up(number)[0]
+    except KeyError:  # no name for it on this machine
+        return str(number)

@@ -97,7 +97,8 @@ class AdviceScreen(ModalScreen[None]):
             return
         action = self.actions[self.selected]
         if not action.commands:
-            self.app.notify(f"Nothing to copy: {action.short} has no command.", timeout=4)
+            self.app.notify(f"Nothing to copy: {action.short} has no command.", timeout=4,
+                            markup=False)
             return
         self.app.copy_to_clipboard("\n".join(action.commands))
         self.app.notify(f"Copied to the clipboard: {plain(action.commands[0], 200)}",

@@ -8,9 +8,9 @@ from functools import partial
 
 from ranktop.tui.core.moment import MomentError, parse_moment, shown
 from ranktop.tui.screens.cluster import ClusterScreen
+from ranktop.tui.screens.data_text import escaped
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
-from textual.markup import escape
 
 
 class RanktopCommands(Provider):
@@ -68,7 +68,7 @@ class RanktopCommands(Provider):
         for name, callback, help_text in self._commands(cluster):
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(escape(name)), callback, help=help_text)
+                yield Hit(score, matcher.highlight(escaped(name)), callback, help=help_text)
 
 
 HOSTS_OFFERED = 50

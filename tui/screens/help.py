@@ -64,6 +64,7 @@ def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
         for binding in bindings:
             if not isinstance(binding, Binding):
                 continue
-            table.add_row(", ".join(keys(binding)), binding.tooltip or binding.description)
+            table.add_row(Text(", ".join(keys(binding))),
+                          Text(binding.tooltip or binding.description))
         table.add_row("", "")
     return table

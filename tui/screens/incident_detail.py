@@ -77,7 +77,7 @@ def _member(anomaly: Anomaly, rank_map: RankMap, now: float, style: Styles,
     table.add_column(overflow="fold")
     for name, value in rows:
         if value:
-            table.add_row(f"  {name}", value)
+            table.add_row(f"  {name}", Text(value))  # a Text: never markup
     return [Text(""), head, table]
 
 

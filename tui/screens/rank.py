@@ -37,6 +37,7 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
@@ -372,7 +373,7 @@ class RankScreen(Screen):
             text = Text.assemble(("the tail as it is now, the moment shown marked in it: ",
                                   styles_of(self)("warn")), text)
         title.update(text)
-        title.tooltip = self.log_note  # whole, however narrow the terminal
+        title.tooltip = Content(self.log_note)  # whole, however narrow; never markup
 
     @on(Alerts)
     def _alerts(self, message: Alerts) -> None:

@@ -37,7 +37,9 @@ async def test_the_key_during_the_hang_writes_a_bundle_that_reopens_with_the_sam
         kinds = sorted((a.kind, a.rank, a.state) for a in app.analysis.anomalies)
         row = panel_rows(app, 455)
         bundle = await written_bundle(app, pilot, out, monkeypatch)
-        assert f"bundle written: {bundle}" in [n.message for n in app._notifications]
+        (said,) = [n.message for n in app._notifications if n.title == "bundle"]
+        assert said.startswith(f"bundle written: {bundle}\nreadable by ")
+        assert "only (mode 0700" in said and f"chmod -R go+rX {bundle}" in said
     assert bundle.name.startswith("llama-70b-pretrain-") and bundle.is_dir()
     document = json.loads((bundle / "analysis.json").read_text())
     assert document["hang"]["summary"] == hang.summary

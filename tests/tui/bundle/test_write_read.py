@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from ranktop.tui.bundle.read import read_bundle
 from ranktop.tui.bundle.saved import FORMAT, NotABundle, Saved, cleared, decoded, encoded
-from ranktop.tui.bundle.write import bundle_name, write_bundle
+from ranktop.tui.bundle.write import bundle_name, sharing, write_bundle
 from ranktop.tui.core.analysis import Analysis
 from ranktop.tui.core.gpu_data import GpuCoverage
 from ranktop.tui.core.model import Frame, Health, Rank, RankMap, SourceStatus
@@ -52,9 +52,17 @@ def test_a_job_without_gpu_data_reads_back_by_local_rank_its_maps_folded():
     assert back.snapshot.analysis.gpu == folded.gpu
 
 
-def test_every_text_can_be_cleared_of_a_secret():
-    saved = cleared(a_saved(status="token s3cr3t refused"), lambda t: t.replace("s3cr3t", "*"))
+def test_every_text_can_be_cleared_of_a_secret_in_lists_too():
+    saved = a_saved(status="token s3cr3t refused")
+    analysis = saved.snapshot.analysis
+    ranks = replace(analysis.rank_map, ranks=(replace(analysis.rank_map.ranks[0],
+                                                      host="s3cr3t-node"),
+                                              analysis.rank_map.ranks[1]))
+    saved = replace(saved, snapshot=replace(saved.snapshot,
+                                            analysis=replace(analysis, rank_map=ranks)))
+    saved = cleared(saved, lambda t: t.replace("s3cr3t", "*"))
     assert saved.snapshot.analysis.status.message == "token * refused"
+    assert saved.snapshot.analysis.rank_map.ranks[0].host == "*-node"
     assert b"s3cr3t" not in encoded(saved)
 
 
@@ -109,3 +117,24 @@ def test_rank_histories_travel(tmp_path):
     history = RankHistory(1, {"temperature": (Point(MOMENT, 80.0, 60.0),)})
     saved = Saved("j", MOMENT, a_saved().snapshot, {1: RankSaved(1, history)})
     assert decoded(encoded(saved)).ranks[1].history.series("temperature", 1)[0].value == 80.0
+
+
+def test_the_notice_says_who_can_read_a_bundle_and_the_chmod_that_shares_it(tmp_path):
+    import getpass
+
+    me = getpass.getuser()
+    folder = write_bundle(tmp_path, "job-x", {"README.txt": b"x"}, packed=False)
+    packed = write_bundle(tmp_path, "job-x", {"README.txt": b"x"}, packed=True)
+    assert sharing(folder) == (
+        f"readable by {me} only (mode 0700: it holds the job's log lines); to share it here: "
+        f"chmod -R go+rX {folder}, or copy it to whoever needs it")
+    assert f"{me} only (mode 0600" in sharing(packed) and f"chmod go+r {packed}," in sharing(
+        packed)
+    packed.chmod(0o640)
+    assert "readable by " + me + " and group " in sharing(packed)
+    packed.chmod(0o644)
+    assert sharing(packed).startswith("readable by anyone on this machine (mode 0644")
+    odd = tmp_path / "it's here"
+    odd.mkdir()
+    assert "chmod -R go+rX '" in sharing(odd)  # quoted for the shell
+    assert sharing(tmp_path / "gone") == ""
