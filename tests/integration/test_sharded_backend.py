@@ -23,13 +23,18 @@ STOPPED = 1  # the shard stopped and started again
 
 
 @pytest.fixture
-def backend(tmp_path):
-    simulator = SkippingSimulator(HERE / "scenario-faults.toml", seed=7, nodes=NODES)
-    try:
-        with sharded(tmp_path, [simulator.port], JOB, RANKS) as backend:
-            yield backend
-    finally:
-        simulator.stop()
+def simulator():
+    """The job, on a clock a test can skip ahead."""
+    started = SkippingSimulator(HERE / "scenario-faults.toml", seed=7, nodes=NODES)
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def backend(simulator, tmp_path):
+    """The sharded backend over the job, once its front answers every rank."""
+    with sharded(tmp_path, [simulator.port], JOB, RANKS) as backend:
+        yield backend
 
 
 def answered(frame: Frame) -> set[int]:
