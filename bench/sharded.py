@@ -35,6 +35,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from scale_prometheus import stop_simulator  # this script's folder is on the path
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -127,7 +129,7 @@ def measure(nodes: int, polls: int, outage: float, folder: Path) -> dict:
         for server in (backend, plain):
             if server is not None:
                 server.stop()
-        simulator.stop()
+        stop_simulator(simulator)
 
 
 def _run(plain: ConfiguredPrometheus, backend: ShardedBackend, ranks: int, polls: int,
