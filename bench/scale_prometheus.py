@@ -127,10 +127,10 @@ def serving(ranks: int):
             finally:
                 prometheus.stop()
         finally:
-            _stop(simulator)
+            stop_simulator(simulator)
 
 
-def _stop(simulator: Simulator) -> None:
+def stop_simulator(simulator: Simulator) -> None:
     """Stopped, however long its last scrape takes to render on a loaded machine."""
     simulator.process.terminate()
     try:
