@@ -76,7 +76,7 @@ class Notes(NamedTuple):
 
 
 MAX_NOTES = 3  # of each kind, the first ones: they are shown
-NOTE_CHARS = 160
+NOTE_CHARS = 600  # Thanos says why at the end of a long line: kept whole for short_reason
 # VictoriaMetrics cluster says no more than this: which storage node failed is in its log.
 PARTIAL_FLAG = "the backend flags its answer partial (isPartial): a storage node did not answer"
 

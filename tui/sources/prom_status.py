@@ -93,7 +93,7 @@ def short_reason(reason: str) -> str:
     """A backend's reason for a partial answer in a few words: the store it names and the
     last clause ("127.0.0.1:9091: connection refused"), else its first 100 characters."""
     store = _STORE.search(reason)
-    last = reason.rsplit(": ", 1)[-1].rsplit("desc = ", 1)[-1].strip()
+    last = reason.rsplit(": ", 1)[-1].rsplit("desc = ", 1)[-1].strip(' "\\')
     if store is None or not last or len(last) > 60:
         return reason[:100]
     return f"{store.group(1)}: {last}"

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prom_client import PromClient
+from ranktop.tui.sources.prom_decode import PARTIAL_FLAG
+from ranktop.tui.sources.prom_status import short_reason
 
 from tests.tui.scripted_http import Scripted
 
@@ -40,15 +42,31 @@ def test_every_series_of_an_answer_is_read(server, name):
     assert [s.value for s in vector] == [float(item["value"][1]) for item in expected]
 
 
-@pytest.mark.parametrize("name", ["prometheus-remote-read-partial.json",
-                                  "thanos-partial-warnings.json"])
-def test_the_warnings_beside_a_partial_answer_are_kept(server, name):
+@pytest.mark.parametrize(("name", "said"), [
+    ("prometheus-remote-read-partial.json", "connection refused"),
+    ("thanos-partial-warnings.json", "10.42.7.19:10901: connection refused"),
+])
+def test_the_warnings_beside_a_partial_answer_are_kept_and_said_short(server, name, said):
     text, answer = recorded(name)
     Scripted.reply = (200, "application/json", text)
-    (warning,) = client(server).query("q").warnings
-    # kept as sent, a long one cut short (Thanos's says why at the end: cut off here)
-    kept = warning.split("…")[0]
-    assert len(kept) >= 100 and answer["warnings"][0].startswith(kept)
+    notes = client(server).query("q").notes
+    (warning,) = notes.partial
+    assert warning == answer["warnings"][0] and notes.infos == ()  # whole: why is at its end
+    assert short_reason(warning).endswith(said)
+
+
+def test_victoria_metrics_clusters_flag_is_a_partial_answer_and_its_whole_one_is_not(server):
+    for name, partial in (("victoriametrics-cluster-partial.json", (PARTIAL_FLAG,)),
+                          ("victoriametrics-cluster-whole.json", ())):
+        Scripted.reply = (200, "application/json", recorded(name)[0])
+        assert client(server).query("q").notes.partial == partial
+
+
+def test_prometheus_3s_infos_are_kept_and_the_answer_is_whole(server):
+    text, answer = recorded("prometheus3-infos.json")
+    Scripted.reply = (200, "application/json", text)
+    notes = client(server).query("q").notes
+    assert notes.partial == () and notes.infos == tuple(answer["infos"])
 
 
 def test_a_downsampled_range_reads_five_minute_points_at_each_step(server):
