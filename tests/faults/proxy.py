@@ -169,6 +169,14 @@ def _status_error(proxy: FaultProxy, handler, body: bytes) -> None:
                                    ).encode())
 
 
+def _result_type(kind: str, result: list) -> Callable:
+    """A successful answer of another type than the vector asked for (a scalar, a string)."""
+    def fault(proxy: FaultProxy, handler, body: bytes) -> None:
+        page = {"status": "success", "data": {"resultType": kind, "result": result}}
+        reply(handler, 200, json.dumps(page).encode())
+    return fault
+
+
 def _values(make: Callable[[str], object]) -> Callable:
     def fault(proxy: FaultProxy, handler, body: bytes) -> None:
         answer = proxy.upstream_json(handler, body)
@@ -297,6 +305,8 @@ FAULTS: dict[str, Callable] = {
     **{f"http-{code}": _status(code) for code in (500, 502, 503, 401, 403, 404, 429)},
     "truncated": _truncated, "reset": _reset, "html": _html, "empty": _empty,
     "status-error": _status_error,
+    "scalar": _result_type("scalar", [1800000000.0, "1"]),
+    "string": _result_type("string", [1800000000.0, "gpu-node-000"]),
     "nan": _values(lambda v: "NaN"), "inf": _values(lambda v: "+Inf"),
     "minus-inf": _values(lambda v: "-Inf"), "garbage": _values(lambda v: "twelve"),
     "number": _values(lambda v: 12), "escapes": _labels(_escapes),

@@ -23,7 +23,7 @@ FAILING = {
     "http-404": "HTTP 404", "http-429": "HTTP 429", "truncated": "bad answer",
     "reset": "request failed", "html": "bad answer", "empty": "bad answer",
     "status-error": "query failed: query processing would load too many samples",
-    "garbage": "bad answer",
+    "garbage": "bad answer", "scalar": "bad answer", "string": "bad answer",
 }
 
 

@@ -186,8 +186,10 @@ class PromClient:
             return Vector(result, _warnings({"warnings": warnings}))
         originals: dict[str, str] = {}
         payload = self._payload(answer, "POST", originals)
-        result = payload["data"].get("result")
-        if not isinstance(result, list):
+        data = payload["data"]
+        result = data.get("result") if data.get("resultType") == "vector" else None
+        # a scalar or a string is a list too, of a time and a value: no series in it
+        if not (isinstance(result, list) and all(isinstance(item, dict) for item in result)):
             raise QueryError("bad answer", "expected an instant vector")
         return Vector(result, _warnings(payload), originals)
 
