@@ -220,6 +220,21 @@ def _many_series(proxy: FaultProxy, handler, body: bytes) -> None:
     reply(handler, 200, page.encode())
 
 
+FLOOD_SERIES = 100_000
+
+
+def _flood(proxy: FaultProxy, handler, body: bytes) -> None:
+    """The job's step series and, after them, 100,000 more that name ranks the job does not
+    have (rank 0 to 99,999 on hosts of their own)."""
+    answer = proxy.upstream_json(handler, body)
+    result = answer.get("data", {}).get("result", [])
+    if b"training_step_seconds" in body and any("rank" in s.get("metric", {}) for s in result):
+        result += [{"metric": {"rank": str(n), "hostname": f"flood-{n // 8}",
+                               "local_rank": str(n % 8)}, "value": [1800000000, "0.5"]}
+                   for n in range(FLOOD_SERIES)]
+    reply(handler, 200, json.dumps(answer).encode())
+
+
 def _flap(proxy: FaultProxy, handler, body: bytes) -> None:
     """Every other request has half the series gone."""
     answer = proxy.upstream_json(handler, body)
@@ -311,7 +326,7 @@ FAULTS: dict[str, Callable] = {
     "minus-inf": _values(lambda v: "-Inf"), "garbage": _values(lambda v: "twelve"),
     "number": _values(lambda v: 12), "escapes": _labels(_escapes),
     "megabyte-label": _labels(lambda v: v + "x" * 1_000_000, b"training_step_seconds"),
-    "many-series": _many_series, "flap": _flap, "slowloris": _slowloris,
+    "many-series": _many_series, "flood": _flood, "flap": _flap, "slowloris": _slowloris,
     "header-trickle": _header_trickle, "echo-auth": _echo_auth, "hw-thermal": _hw_thermal,
     "alertmanager": _alertmanager,
 }

@@ -5,6 +5,10 @@ the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else 
 GPU. The rank map, and the join made from it, are kept until the labels they were learned
 from change, so a poll costs one lookup per series whatever the number of ranks. DCGM's
 labels also name each rank's GPU model, and the host and pod as their labels hold them.
+
+A rank past the map's end joins it only once two answers in a row name it
+(``GrowthCheck``): the map only grows, so one hostile answer of 100,000 series would
+otherwise leave a thousand ranks "missing" for the life of the console.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class RankLearner:
         again from the next answers."""
         self.rank_settings = rank_settings
         self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
+        self._growth = GrowthCheck(rank_settings.rank_label)
         self._join_ranks(self.rank_map)
 
     def learn(self, answers: Answers) -> bool:
@@ -96,9 +101,10 @@ class RankLearner:
         dcgm = [labels for labels, _ in _pairs(answers, PROBE_METRIC)] if (
             by_pod or guessed) else []
         seen = (_label_sets(step), _label_sets(dcgm))
-        if seen == self._seen and self.rank_map.ranks:
+        if seen == self._seen and self.rank_map.ranks and not self._growth.pending:
             return False
         self._seen = seen
+        step = self._growth.confirmed(step, len(self.rank_map))
         for metric_id in (STEP_METRIC, PROBE_METRIC):
             answer = answers.get(f"metric:{metric_id}")
             self.originals.update(getattr(answer, "originals", {}))
@@ -136,6 +142,39 @@ class RankLearner:
                 rank = self.join.rank_of(labels)
                 if rank is not None:
                     self.models[rank] = model
+
+
+class GrowthCheck:
+    """Which series may name a rank past the map's end: those whose rank the answer before
+    named too. The first map is learned whole: nothing is known to hold it against."""
+
+    def __init__(self, rank_label: str) -> None:
+        self.rank_label = rank_label
+        self._named: frozenset[int] = frozenset()  # past the end, in the last answer
+
+    @property
+    def pending(self) -> bool:
+        """Whether the last answer named ranks past the map's end."""
+        return bool(self._named)
+
+    def confirmed(self, series: list[ranks.Labels], known: int) -> list[ranks.Labels]:
+        """``series`` without those naming a rank at or past ``known`` (the map's length)
+        that the last answer did not name; remembers this answer's (at most as many as the
+        map may grow to)."""
+        if not known:
+            return series
+        ceiling = ranks.rank_ceiling(known)
+        named: set[int] = set()
+        kept = []
+        for labels in series:
+            rank = ranks.rank_number(labels.get(self.rank_label, ""))
+            if rank is not None and known <= rank < ceiling:
+                named.add(rank)
+                if rank not in self._named:
+                    continue
+            kept.append(labels)
+        self._named = frozenset(named)
+        return kept
 
 
 def _pairs(answers: Answers, metric_id: str) -> Iterable[tuple[ranks.Labels, float]]:
