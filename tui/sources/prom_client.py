@@ -45,6 +45,7 @@ from ranktop.tui.sources.bounded_body import (
     ByteBudget,
     read_body,
 )
+from ranktop.tui.sources.heap import map_large_buffers
 from ranktop.tui.sources.prom_decode import Record, instant_vector, plain_labels, range_matrix
 from ranktop.tui.sources.prom_decode import answer as decoded_answer
 from ranktop.tui.sources.workers import Workers
@@ -149,6 +150,7 @@ class PromClient:
     credentials and TLS settings of ``settings``. One connection pool, opened on first use."""
 
     def __init__(self, settings: PrometheusSettings) -> None:
+        map_large_buffers()  # what an answer took is given back when it is let go
         self.settings = settings
         self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
