@@ -74,7 +74,7 @@ def test_a_fault_is_named_at_the_first_poll_and_clears_at_the_next(proxy, source
     assert sum(not math.isnan(frame.value("temperature", r)) for r in range(RANKS)) == RANKS
 
 
-@pytest.mark.parametrize("fault", ["nan", "inf", "minus-inf"])
+@pytest.mark.parametrize("fault", ["nan", "inf", "minus-inf", "huge-number"])
 def test_no_number_is_no_data_never_a_value(proxy, source, fault):
     proxy.set(fault)
     frame = poll(source)

@@ -6,6 +6,7 @@ hardware ledger, the alerts firing and the log excerpts (``bundle_part``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from ranktop.tui.core.advice import Action
@@ -196,8 +197,9 @@ def hang_entry(verdict: HangVerdict | None) -> dict | None:
 def _shown(value: float) -> float | None:
     """A map's value to 6 significant digits: more than the screen shows, a third of the
     bytes of every digit Python keeps."""
-    return None if is_missing(value) else float(f"{value:.6g}")
+    return None if _number(value) is None else float(f"{value:.6g}")
 
 
 def _number(value: float) -> float | None:
-    return None if is_missing(value) else value
+    """``value``, or None for no data and for an infinity (neither is a JSON number)."""
+    return value if math.isfinite(value) else None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import math
 import re
 import ssl
 import threading
@@ -117,8 +118,8 @@ class Vector:
                     yield Sample(item.metric, float(item.value[1]), item.value[0])
                 else:
                     stamp, text = item["value"]
-                    yield Sample(item["metric"], float(text), float(stamp))
-        except (KeyError, TypeError, ValueError):
+                    yield Sample(item["metric"], sample_value(text), float(stamp))
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise QueryError("bad answer", "a sample without labels or value") from None
 
     def parted(self, label: str) -> tuple[Vector, Vector]:
@@ -143,6 +144,15 @@ class Vector:
                 yield item.metric, float(item.value[1])
         except ValueError:
             raise QueryError("bad answer", "a sample value that is not a number") from None
+
+
+def sample_value(value: object) -> float:
+    """A sample's value as a float; an integer of hundreds of digits (a JSON number, where
+    Prometheus writes a string) is an infinity, which the source reads as no data."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.inf
 
 
 class PromClient:
@@ -239,9 +249,9 @@ class PromClient:
         result = self._payload(answer, "POST")["data"].get("result")
         try:
             return [Series(dict(item["metric"]),
-                           [(float(t), float(v)) for t, v in item["values"]])
+                           [(float(t), sample_value(v)) for t, v in item["values"]])
                     for item in result]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise QueryError("bad answer", "a range series without labels or values") from None
 
     def alertmanager_alerts(self, url: str, timeout: float) -> list[dict]:
