@@ -14,17 +14,20 @@ from tempfile import TemporaryDirectory
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from ranktop.tui.app import RanktopApp
 from ranktop.tui.cli.main import _report_bundle
 from ranktop.tui.cli.report import as_json, as_text, collect
 from ranktop.tui.core.map_levels import MapView
 from ranktop.tui.engine.maps import MapGeometry, plan_maps
+from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.engine.wire import Received, Sent
 from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.sources.base import Source
-from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.sources.demo import DemoSource, demo_source
 
-from tests.tui.conftest import START, FakeClock
+from tests.tui.conftest import START, FakeClock, screen_text
 from tests.tui.properties import FEW
 
 NODES, GPUS = 2, 8
@@ -104,5 +107,40 @@ def test_extreme_values_cross_every_path_without_a_crash(patterns):
             assert _report_bundle(config, engine, findings, Path(folder))
             for written in Path(folder).rglob("*.json"):
                 strict_json(written.read_text())
+    finally:
+        engine.close()
+
+
+class FarCluster(SimCluster):
+    """The demo's job with rank 0's values all -1e308 and rank 1's 1e308 (the campaign's
+    values: infinities as 32-bit floats)."""
+
+    def frame_at(self, t: float):
+        frame = super().frame_at(t)
+        values = {metric: [-1e308, 1e308, *found[2:]] for metric, found in frame.values.items()}
+        return replace(frame, values=values)
+
+
+def far_demo(settings) -> DemoSource:
+    """The engine process's source: ``FarCluster`` 200 s into the scenario, its clock still."""
+    return DemoSource(FarCluster(NODES, GPUS, seed=7), lambda: START + 200, START)
+
+
+async def test_the_console_shows_values_past_a_32_bit_float_from_an_engine_process():
+    engine = ProcessEngine(load_settings(environ={}), far_demo)
+    app = RanktopApp(load_settings(), engine=engine, poll=False, clock=lambda: START + 200)
+    try:
+        async with app.run_test(size=(160, 45)) as pilot:
+            for _ in range(3):
+                await app.poll_once()
+                await pilot.pause()
+            assert engine.restarts == 0 and "/16 up" in screen_text(app)
+            for rank in (0, 1):
+                app.open_rank(rank)
+                await pilot.pause()
+                assert "e+38" in screen_text(app)  # said short, as it came
+                await pilot.press("escape")
+                await pilot.pause()
+            assert app.is_running
     finally:
         engine.close()
