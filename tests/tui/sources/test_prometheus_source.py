@@ -238,6 +238,23 @@ def test_with_nothing_else_ranks_follow_dcgm_host_and_gpu_order_and_say_so(sourc
     assert "guessed" in source.status().detail
 
 
+def test_gpus_new_to_a_guessed_map_join_it_only_when_two_answers_in_a_row_name_them(source):
+    guessed = {"metric:temperature": [dcgm(r, 50.0) for r in range(4)]}
+    extra = [Sample({"gpu": str(n % 8), "Hostname": f"flood-{n // 8}"}, 1.0, NOW)
+             for n in range(10_000)]
+    source.client.answers = dict(guessed)
+    source.poll_now()
+    source.client.answers = {"metric:temperature": [*guessed["metric:temperature"], *extra]}
+    source.poll_now()
+    assert len(source.rank_map) == 4  # one answer: no trace
+    source.client.answers = dict(guessed)
+    assert all(source.poll_now().ranks_up(4)) and len(source.rank_map) == 4
+    source.client.answers = {"metric:temperature": [*guessed["metric:temperature"], *extra]}
+    source.poll_now()
+    source.poll_now()
+    assert len(source.rank_map) == 4 + 10_000  # named twice in a row: GPUs of the job
+
+
 def test_no_series_at_all_says_so(source):
     source.client.answers = {}
     source.poll_now()
