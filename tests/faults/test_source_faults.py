@@ -104,18 +104,6 @@ def test_a_flood_of_ranks_in_one_answer_leaves_no_rank_behind(proxy, source):
     assert all(frame.ranks_up(RANKS)) and "flood" not in "".join(source.rank_map.hosts)
 
 
-def test_ranks_named_by_two_answers_in_a_row_join_the_map(proxy):
-    grown = PrometheusSource(settings_for(proxy.url, timeout=5.0))  # not the module's
-    try:
-        assert poll(grown) is not None and len(grown.rank_map) == RANKS
-        proxy.set("flood")
-        for _ in range(2):
-            poll(grown)
-        assert len(grown.rank_map) > RANKS  # the job grew: its new ranks are taken
-    finally:
-        grown.client.close()
-
-
 def test_terminal_escapes_in_host_labels_never_leave_the_client(proxy, source):
     proxy.set("escapes")
     poll(source)
