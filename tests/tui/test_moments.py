@@ -144,7 +144,7 @@ async def test_a_typed_time_goes_there_and_a_bad_one_is_said_in_the_prompt(tmp_p
 
 
 async def test_a_time_no_backend_holds_is_said_in_the_prompt_and_the_console_goes_on():
-    app = make_app(at=170.0)
+    app = make_app(at=170.0, nodes=4)
     async with app.run_test(size=(160, 45)) as pilot:
         await app.poll_once()
         await pilot.press("at", *"-99999999999999999999d", "enter")
