@@ -30,7 +30,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
     four maps' and the step time's), ``version``: ranktop's."""
     frame = findings.frame
     analysis = findings.analysis
-    return {
+    return finite({
         "schema": SCHEMA_VERSION,
         "ranktop": version,
         "job": findings.job,
@@ -57,7 +57,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "goodput": goodput_entry(analysis.goodput),
         "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
                   for m in shown if frame is not None and m in frame.values},
-    }
+    })
 
 
 def _ended(findings: Findings) -> dict | None:
@@ -75,7 +75,7 @@ def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Se
     """What a bundle's document holds besides the report's: every rank's values on the four
     maps (null: no value), the hardware ledger, the alerts and the saved log excerpts."""
     frame, analysis = findings.frame, findings.analysis
-    return {
+    return finite({
         "rank_values": {m: [_shown(v) for v in frame.values[m]]
                         for m in maps if frame is not None and m in frame.values},
         "ledger": [{"rank": rank, "counter": entry.counter.noun, "total": entry.total,
@@ -87,7 +87,19 @@ def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Se
         "alerts": [{"rank": rank, "row": list(row)} for rank, rows in sorted(alerts.items())
                    for row in rows],
         "log_excerpts": list(excerpts),
-    }
+    })
+
+
+def finite(value: object) -> object:
+    """``value`` with each float in it that JSON has no number for (NaN, an infinity: an
+    impact or a ratio over a median of 0) as None, in lists and objects at any depth."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
 
 
 def worst(frame: Frame | None, metric: MetricDef) -> list[tuple[int, float]]:
