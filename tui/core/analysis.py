@@ -34,14 +34,7 @@ from ranktop.tui.core.incidents import Incident, incidents, left_behind
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
-from ranktop.tui.core.model import (
-    Frame,
-    Health,
-    RankMap,
-    SourceStatus,
-    as_count,
-    is_missing,
-)
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, as_count, is_missing
 from ranktop.tui.core.restart_cost import JobStop
 from ranktop.tui.core.restarts import Restart, RestartWatch
 from ranktop.tui.core.tenants import NodeTenants
@@ -59,7 +52,6 @@ def step_counter(frame: Frame, name: str = "step") -> float:
     """The job's step counter ``name`` (or the step of its last checkpoint); NaN when it
     has none, or one no job counts to (``as_count``)."""
     return as_count(frame.job.get(name, math.nan))
-
 
 
 @dataclass(frozen=True)
