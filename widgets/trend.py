@@ -5,6 +5,7 @@ Both rows share one scale, so a rank running hotter or slower than the job reads
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from rich.style import Style
@@ -86,11 +87,12 @@ def _range(values: Sequence[float]) -> tuple[float, float]:
 
 def _blocks(values: Sequence[float], low: float, high: float) -> str:
     span = high - low
+    flat = not 0 < span < math.inf  # one value, or values no float spans: drawn level
     chars = []
     for value in values:
         if value != value:
             chars.append("·")
             continue
-        share = (value - low) / span if span > 0 else 0.5
+        share = 0.5 if flat else (value - low) / span
         chars.append(BLOCKS[1 + min(7, int(share * 8))])
     return "".join(chars)

@@ -169,6 +169,14 @@ def _status_error(proxy: FaultProxy, handler, body: bytes) -> None:
                                    ).encode())
 
 
+def _result_type(kind: str, result: list) -> Callable:
+    """A successful answer of another type than the vector asked for (a scalar, a string)."""
+    def fault(proxy: FaultProxy, handler, body: bytes) -> None:
+        page = {"status": "success", "data": {"resultType": kind, "result": result}}
+        reply(handler, 200, json.dumps(page).encode())
+    return fault
+
+
 def _values(make: Callable[[str], object]) -> Callable:
     def fault(proxy: FaultProxy, handler, body: bytes) -> None:
         answer = proxy.upstream_json(handler, body)
@@ -210,6 +218,21 @@ def _many_series(proxy: FaultProxy, handler, body: bytes) -> None:
     result = ",".join(item % (n // 8, n % 8, n, n, n % 8, 40 + n % 50) for n in range(100_000))
     page = '{"status":"success","data":{"resultType":"vector","result":[' + result + "]}}"
     reply(handler, 200, page.encode())
+
+
+FLOOD_SERIES = 100_000
+
+
+def _flood(proxy: FaultProxy, handler, body: bytes) -> None:
+    """The job's step series and, after them, 100,000 more that name ranks the job does not
+    have (rank 0 to 99,999 on hosts of their own)."""
+    answer = proxy.upstream_json(handler, body)
+    result = answer.get("data", {}).get("result", [])
+    if b"training_step_seconds" in body and any("rank" in s.get("metric", {}) for s in result):
+        result += [{"metric": {"rank": str(n), "hostname": f"flood-{n // 8}",
+                               "local_rank": str(n % 8)}, "value": [1800000000, "0.5"]}
+                   for n in range(FLOOD_SERIES)]
+    reply(handler, 200, json.dumps(answer).encode())
 
 
 def _flap(proxy: FaultProxy, handler, body: bytes) -> None:
@@ -297,11 +320,14 @@ FAULTS: dict[str, Callable] = {
     **{f"http-{code}": _status(code) for code in (500, 502, 503, 401, 403, 404, 429)},
     "truncated": _truncated, "reset": _reset, "html": _html, "empty": _empty,
     "status-error": _status_error,
+    "scalar": _result_type("scalar", [1800000000.0, "1"]),
+    "string": _result_type("string", [1800000000.0, "gpu-node-000"]),
     "nan": _values(lambda v: "NaN"), "inf": _values(lambda v: "+Inf"),
     "minus-inf": _values(lambda v: "-Inf"), "garbage": _values(lambda v: "twelve"),
-    "number": _values(lambda v: 12), "escapes": _labels(_escapes),
+    "number": _values(lambda v: 12), "huge-number": _values(lambda v: 10**400),
+    "below-float32": _values(lambda v: "-1e308"), "escapes": _labels(_escapes),
     "megabyte-label": _labels(lambda v: v + "x" * 1_000_000, b"training_step_seconds"),
-    "many-series": _many_series, "flap": _flap, "slowloris": _slowloris,
+    "many-series": _many_series, "flood": _flood, "flap": _flap, "slowloris": _slowloris,
     "header-trickle": _header_trickle, "echo-auth": _echo_auth, "hw-thermal": _hw_thermal,
     "alertmanager": _alertmanager,
 }

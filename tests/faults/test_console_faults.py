@@ -4,9 +4,11 @@ a restart, and a struggling server never hammered."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 
+import pytest
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.cli.main import main
 from ranktop.tui.sources import prom_batch
@@ -92,3 +94,16 @@ def test_report_with_no_rank_up_exits_1(proxy, capsys):
     proxy.set("nan")
     assert main(["report", "--prometheus", proxy.url, "--job", JOB]) == 1
     assert f"cannot judge: no rank of {RANKS} is up" in capsys.readouterr().out
+
+
+def test_values_past_a_32_bit_float_are_reported_and_bundled_as_valid_json(proxy, capsys,
+                                                                           tmp_path):
+    proxy.set("below-float32")  # every sample -1e308: -inf as a 32-bit float
+    code = main(["report", "--prometheus", proxy.url, "--job", JOB, "--json",
+                 "--bundle", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code in (0, 1), captured.err
+    documents = [captured.out, *(p.read_text() for p in tmp_path.rglob("*.json"))]
+    assert len(documents) > 2  # the report's, and the bundle's analysis, queries, settings
+    for text in documents:
+        json.loads(text, parse_constant=lambda constant: pytest.fail(f"{constant} in JSON"))

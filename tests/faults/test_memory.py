@@ -40,3 +40,36 @@ def test_100k_series_in_an_answer_keep_memory_bounded_and_ranks_to_the_job(proxy
     assert found["ranks"] == RANKS  # the 100k DCGM series do not invent ranks
     # read whole; on a loaded machine a poll this big may take past SLOW_SECONDS, said so
     assert found["health"] == "ok" or found["message"].startswith("slow: the poll took")
+
+
+LEFT_BOUND_MB = 30  # measured: 1 MB (74 MB while glibc's threshold moved with the answers)
+AFTER_LONG_LABELS = """
+import json, sys, urllib.request
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources.prometheus import PrometheusSource
+def resident_mb():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 / 1e6
+def polls(fault, count):
+    urllib.request.urlopen(sys.argv[1] + "/__fault/" + fault).read()
+    for _ in range(count):
+        source.poll_now()
+settings = load_settings(overrides={"prometheus": {"url": sys.argv[1], "job": sys.argv[2],
+                                                   "timeout_seconds": 60}}, environ={})
+source = PrometheusSource(settings)
+polls("pass", 2)
+before = resident_mb()
+polls("megabyte-label", 3)
+polls("pass", 2)
+print(json.dumps({"before": before, "after": resident_mb()}))
+"""
+
+
+def test_megabyte_labels_leave_memory_where_it_was(proxy, tmp_path):
+    done = subprocess.run([sys.executable, "-c", AFTER_LONG_LABELS, proxy.url, JOB],
+                          capture_output=True, text=True, timeout=240,
+                          env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    print(f"\nresident {found['before']:.0f} MB, after 1 MB labels {found['after']:.0f}")
+    assert found["after"] - found["before"] < LEFT_BOUND_MB

@@ -23,7 +23,7 @@ FAILING = {
     "http-404": "HTTP 404", "http-429": "HTTP 429", "truncated": "bad answer",
     "reset": "request failed", "html": "bad answer", "empty": "bad answer",
     "status-error": "query failed: query processing would load too many samples",
-    "garbage": "bad answer",
+    "garbage": "bad answer", "scalar": "bad answer", "string": "bad answer",
 }
 
 
@@ -74,7 +74,7 @@ def test_a_fault_is_named_at_the_first_poll_and_clears_at_the_next(proxy, source
     assert sum(not math.isnan(frame.value("temperature", r)) for r in range(RANKS)) == RANKS
 
 
-@pytest.mark.parametrize("fault", ["nan", "inf", "minus-inf"])
+@pytest.mark.parametrize("fault", ["nan", "inf", "minus-inf", "huge-number"])
 def test_no_number_is_no_data_never_a_value(proxy, source, fault):
     proxy.set(fault)
     frame = poll(source)
@@ -93,6 +93,15 @@ def test_flapping_series_keep_every_rank_in_the_map(proxy, source):
     for _ in range(2):
         poll(source)
         assert len(source.rank_map) == RANKS  # a rank whose series vanish keeps its place
+
+
+def test_a_flood_of_ranks_in_one_answer_leaves_no_rank_behind(proxy, source):
+    proxy.set("flood")
+    poll(source)
+    proxy.set("pass")
+    frame = poll(source)
+    assert len(source.rank_map) == RANKS  # no rank 32..1055 "missing" from then on
+    assert all(frame.ranks_up(RANKS)) and "flood" not in "".join(source.rank_map.hosts)
 
 
 def test_terminal_escapes_in_host_labels_never_leave_the_client(proxy, source):

@@ -143,6 +143,26 @@ async def test_a_typed_time_goes_there_and_a_bad_one_is_said_in_the_prompt(tmp_p
         assert app.moment == START + SEEN_AT
 
 
+async def test_a_time_no_backend_holds_is_said_in_the_prompt_and_the_console_goes_on():
+    app = make_app(at=170.0, nodes=4)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await app.poll_once()
+        await pilot.press("at", *"-99999999999999999999d", "enter")
+        await pilot.pause()
+        for typed in ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00", "9" * 400,
+                      "-1" + "0" * 30 + "s"):
+            assert isinstance(app.screen, MomentPrompt)
+            said = screen_text(app)
+            assert "outside the times a backend holds" in said or "is not a time such" in said
+            app.screen.query_one("#moment-input").value = typed
+            await pilot.press("enter")
+            await pilot.pause()
+        assert "outside the times a backend holds" in screen_text(app)
+        await pilot.press("escape")
+        await replayed(app, pilot)
+        assert app.moment is None and app.is_running
+
+
 async def test_s_goes_to_the_start_of_the_selected_anomaly(tmp_path):
     app = make_app(at=170.0, log_root=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:

@@ -13,6 +13,7 @@ analysis asks for the logs to be read and never waits for them.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,7 @@ from ranktop.tui.core.incidents import Incident, incidents, left_behind
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
 from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, as_count, is_missing
 from ranktop.tui.core.restart_cost import JobStop
 from ranktop.tui.core.restarts import Restart, RestartWatch
 from ranktop.tui.core.tenants import NodeTenants
@@ -46,6 +47,11 @@ from ranktop.tui.core.tenants import NodeTenants
 SLOW_SIGNS = ("job_stall", "throughput")
 RESOLVED_KEPT = 500  # what `report` lists as come and gone; bounded, whatever the run
 
+
+def step_counter(frame: Frame, name: str = "step") -> float:
+    """The job's step counter ``name`` (or the step of its last checkpoint); NaN when it
+    has none, or one no job counts to (``as_count``)."""
+    return as_count(frame.job.get(name, math.nan))
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,7 @@ class Analyser:
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread). Its rank map
         is ``rank_map`` with each rank's GPU named where GPU data has named it."""
+        frame = frame.bounded()
         gpu = self.gpu.see(frame, len(rank_map))
         rank_map = self.gpu.marked(rank_map)
         up = tuple(frame.ranks_up(len(rank_map)))
@@ -213,7 +220,7 @@ class Analyser:
                                   summaries.median("step_time"))
         # a rank the job stepped on without lost it no time: what it lost is a stall's or
         # a slowdown's
-        self.goodput.feed(frame.time, frame.job.get("step", float("nan")),
+        self.goodput.feed(frame.time, step_counter(frame),
                           [a for a in anomalies if not left_behind(a, behind)],
                           summaries.median("step_time"))
         self.last = Analysis(
@@ -242,9 +249,9 @@ class Analyser:
         healthy = self.goodput.baseline.step
         down = {rank: gone for rank, gone in self.detectors.liveness.down.items()
                 if rank not in behind}
-        return self.restarts.update(frame.time, frame.job.get("step", float("nan")), down,
+        return self.restarts.update(frame.time, step_counter(frame), down,
                                     named, step_seconds if is_missing(healthy) else healthy,
-                                    gpus, frame.job.get(CHECKPOINT_KEY, float("nan")),
+                                    gpus, step_counter(frame, CHECKPOINT_KEY),
                                     hang.dead if hang is not None else ())
 
     def dismiss_restart(self, restart: Restart) -> Analysis | None:
@@ -273,7 +280,7 @@ class Analyser:
     # -- progress and hangs ----------------------------------------------------------
 
     def _progress(self, frame: Frame) -> Progress:
-        step = frame.job.get("step", float("nan"))
+        step = step_counter(frame)
         self._moved_now = False
         if is_missing(step):
             return Progress()

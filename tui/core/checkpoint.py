@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.model import is_missing
+from ranktop.tui.core.model import as_count, is_missing
 
 CHECKPOINT_KEY = "checkpoint_step"  # the [job_metrics] key, and frame.job's
 METRIC, LOG = "checkpoint metric", "log"  # where a checkpoint was read
@@ -91,8 +91,8 @@ def newer(a: Checkpoint | None, b: Checkpoint | None) -> Checkpoint | None:
 
 def from_metric(job: Mapping[str, float] | None) -> Checkpoint | None:
     """The checkpoint the job's metric says, when exported."""
-    value = (job or {}).get(CHECKPOINT_KEY, float("nan"))
-    return None if is_missing(value) or value < 0 else Checkpoint(int(value), METRIC)
+    value = as_count((job or {}).get(CHECKPOINT_KEY, float("nan")))
+    return None if is_missing(value) else Checkpoint(int(value), METRIC)
 
 
 def _step(found: re.Match[str]) -> int | None:

@@ -6,6 +6,7 @@ hardware ledger, the alerts firing and the log excerpts (``bundle_part``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from ranktop.tui.core.advice import Action
@@ -29,7 +30,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
     four maps' and the step time's), ``version``: ranktop's."""
     frame = findings.frame
     analysis = findings.analysis
-    return {
+    return finite({
         "schema": SCHEMA_VERSION,
         "ranktop": version,
         "job": findings.job,
@@ -60,7 +61,7 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "goodput": goodput_entry(analysis.goodput),
         "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
                   for m in shown if frame is not None and m in frame.values},
-    }
+    })
 
 
 def _ended(findings: Findings) -> dict | None:
@@ -78,7 +79,7 @@ def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Se
     """What a bundle's document holds besides the report's: every rank's values on the four
     maps (null: no value), the hardware ledger, the alerts and the saved log excerpts."""
     frame, analysis = findings.frame, findings.analysis
-    return {
+    return finite({
         "rank_values": {m: [_shown(v) for v in frame.values[m]]
                         for m in maps if frame is not None and m in frame.values},
         "ledger": [{"rank": rank, "counter": entry.counter.noun, "total": entry.total,
@@ -90,7 +91,19 @@ def bundle_part(findings: Findings, maps: Sequence[str], alerts: Mapping[int, Se
         "alerts": [{"rank": rank, "row": list(row)} for rank, rows in sorted(alerts.items())
                    for row in rows],
         "log_excerpts": list(excerpts),
-    }
+    })
+
+
+def finite(value: object) -> object:
+    """``value`` with each float in it that JSON has no number for (NaN, an infinity: an
+    impact or a ratio over a median of 0) as None, in lists and objects at any depth."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
 
 
 def worst(frame: Frame | None, metric: MetricDef) -> list[tuple[int, float]]:
@@ -201,8 +214,9 @@ def hang_entry(verdict: HangVerdict | None) -> dict | None:
 def _shown(value: float) -> float | None:
     """A map's value to 6 significant digits: more than the screen shows, a third of the
     bytes of every digit Python keeps."""
-    return None if is_missing(value) else float(f"{value:.6g}")
+    return None if _number(value) is None else float(f"{value:.6g}")
 
 
 def _number(value: float) -> float | None:
-    return None if is_missing(value) else value
+    """``value``, or None for no data and for an infinity (neither is a JSON number)."""
+    return value if math.isfinite(value) else None

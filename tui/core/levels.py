@@ -9,6 +9,7 @@ Pure: no Textual, no Rich, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 LEVELS = 8
@@ -35,7 +36,8 @@ def quantise_all(values: Sequence[float], low: float, high: float, bad: str,
                  previous: Sequence[int]) -> list[int]:
     """``quantise`` for a whole map at once: one tight loop, as a map may hold 16k ranks."""
     span = high - low
-    scale = LEVELS / span if span > 0 else 0.0
+    # no scale to place values on (none known, or past a float's range): all at ``low``
+    scale = LEVELS / span if 0 < span < math.inf else 0.0
     flip = bad == "low"
     top = LEVELS - 1
     levels = []
@@ -43,7 +45,7 @@ def quantise_all(values: Sequence[float], low: float, high: float, bad: str,
         if value != value:
             levels.append(MISSING)
             continue
-        position = (value - low) * scale  # in levels, clamped to 0..LEVELS below
+        position = (value - low) * scale if scale else 0.0  # in levels, clamped below
         if position < 0.0:
             position = 0.0
         elif position > LEVELS:

@@ -9,7 +9,7 @@ from statistics import median
 
 from ranktop.tui.core.config_values import MetricDef
 from ranktop.tui.core.domain import throttle_names
-from ranktop.tui.core.model import Frame, is_missing
+from ranktop.tui.core.model import FLOAT32_MAX, Frame, is_missing
 
 # How far above the job's baseline an "auto" scale reaches before it is fully hot.
 AUTO_LOW = 0.9
@@ -17,6 +17,7 @@ AUTO_HIGH = 1.8
 # Frames of history that an "auto" baseline looks back over (its lowest median wins, so a
 # job-wide slowdown shows hot instead of becoming the new normal).
 AUTO_WINDOW = 150
+LARGE = 1e15  # values past it are said in scientific notation
 
 
 def format_value(metric: MetricDef, value: float) -> str:
@@ -24,6 +25,8 @@ def format_value(metric: MetricDef, value: float) -> str:
     if is_missing(value):
         return "n/a"
     unit = metric.unit
+    if not abs(value) < LARGE:  # no GPU or job gives one: said short, as it came
+        return f"{value:.3g} {unit}"
     if unit == "flags":
         return throttle_names(value)
     if unit == "B/s":
@@ -113,7 +116,7 @@ class ScaleTracker:
         while nothing is known."""
         if self.metric.scale is not None:
             return self.metric.scale
-        if job_median > 0:  # False for NaN
+        if 0 < job_median <= FLOAT32_MAX:  # False for NaN; its scale's top stays finite
             self._medians.append(job_median)
         if not self._medians:
             return None

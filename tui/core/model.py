@@ -1,23 +1,57 @@
 """Plain data shared by every part of ranktop: ranks, frames of values, source health.
 
 Nothing here imports Textual. A Frame is one poll's values of every metric for every
-rank; a value that is absent is NaN ("no data"), never 0.
+rank; a value that is absent is NaN ("no data"), never 0. The analysis takes a frame's
+values ``bounded``: within what a 32-bit float holds, as they cross to the UI, and never
+infinite (no number is no data), so that nothing downstream meets an infinity.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 MISSING = math.nan
 SHOWN_HOST_CHARS = 256  # a host is cut to this on screen only: it is whole in the map
+FLOAT32_MAX = 3.4028234663852886e38  # the largest finite 32-bit float
+MAX_COUNT = 2.0**53  # past it a float no longer counts one by one
 
 
 def is_missing(value: float) -> bool:
     """True when a value is "no data" (NaN)."""
     return value != value
+
+
+def bounded_value(value: float) -> float:
+    """``value`` clamped to a 32-bit float's finite range; NaN for an infinity."""
+    try:
+        value = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return FLOAT32_MAX if value > 0 else -FLOAT32_MAX
+    if math.isinf(value):
+        return MISSING
+    return min(max(value, -FLOAT32_MAX), FLOAT32_MAX) if value == value else value
+
+
+def as_count(value: float) -> float:
+    """``value`` as a count of steps reads it: NaN unless within 0..``MAX_COUNT`` (a hostile
+    series would make every step lost or gained, past what an integer field holds)."""
+    return value if 0 <= value <= MAX_COUNT else MISSING
+
+
+def bounded(values: Sequence[float]) -> Sequence[float]:
+    """``values`` themselves when each is NaN or a 32-bit float's finite range holds it (as
+    nearly always), else a list of them ``bounded_value``."""
+    try:
+        packed = array("f", values)  # a value past the range becomes an infinity here
+    except OverflowError:
+        packed = array("f", [math.inf])
+    if math.inf in packed or -math.inf in packed:
+        return [bounded_value(value) for value in values]
+    return values
 
 
 @dataclass(frozen=True)
@@ -139,6 +173,15 @@ class Frame:
             lacking = {rank for rank in lacking
                        if rank >= len(series) or series[rank] != series[rank]}
         return frozenset(lacking)
+
+    def bounded(self) -> Frame:
+        """The frame with every value ``bounded`` (itself when each already is)."""
+        values = {metric: bounded(series) for metric, series in self.values.items()}
+        job = list(self.job.values())
+        job_bounded = bounded(job)
+        if job_bounded is job and all(values[m] is self.values[m] for m in values):
+            return self
+        return replace(self, values=values, job=dict(zip(self.job, job_bounded, strict=True)))
 
     def ranks_up(self, n_ranks: int) -> list[bool]:
         """For each rank, whether any metric has a value for it."""

@@ -7,14 +7,19 @@ Accepted, in the user's local time zone unless the text names one:
 - ``-15m``, ``-90s``, ``-2h``, ``-1h30m``, ``-1d``: that long before now;
 - ``1795000000`` (a Unix time, seconds; a fraction allowed).
 
-A time still to come is refused: there is nothing there to show yet.
+A time still to come is refused: there is nothing there to show yet; so is one before 1970
+(``EARLIEST``), which no backend holds, and any text too large to be a time. Whatever the
+text, the answer is a moment or one line that says why not (``MomentError``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+
+from ranktop.tui.core.text import plain
 
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _AGO = re.compile(r"-((?:\d+(?:\.\d+)?[smhd])+)")
@@ -22,6 +27,9 @@ _AGO_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
 _UNIX = re.compile(r"\d{9,11}(?:\.\d+)?")
 FUTURE_SLACK_SECONDS = 5.0  # clocks of the login node and the backend differ a little
+EARLIEST = 0.0  # 1970-01-01T00:00:00Z: Prometheus keeps milliseconds since then
+LATEST = 7_258_118_400.0  # 2200-01-01T00:00:00Z: past any backend's data, in every zone
+SHOWN_TEXT_CHARS = 24  # of the text typed, echoed in the line that refuses it
 MOMENT_HELP = ("a time such as 2026-11-24T03:12:40Z, 03:12 (today, local time), "
                "-15m (before now) or a Unix time")
 
@@ -34,13 +42,24 @@ def parse_moment(text: str, now: float, zone: tzinfo | None = None) -> float:
     """The epoch seconds ``text`` names, read at ``now`` in ``zone`` (None: the local
     time zone). Raises MomentError."""
     text = text.strip()
-    moment = _read(text, now, zone)
+    quoted = repr(plain(text[:SHOWN_TEXT_CHARS]) + ("…" if len(text) > SHOWN_TEXT_CHARS else ""))
+    try:
+        moment = _read(text, now, zone)
+    except (OverflowError, OSError, ValueError):  # a date or a number past what Python holds
+        moment = -math.inf
     if moment is None:
-        raise MomentError(f"{text!r} is not {MOMENT_HELP}")
+        raise MomentError(f"{quoted} is not {MOMENT_HELP}")
+    if not within_bounds(moment):
+        raise MomentError(f"outside the times a backend holds (1970 to now): {quoted}")
     if moment > now + FUTURE_SLACK_SECONDS:
-        raise MomentError(f"{text!r} is still to come ({shown(moment, zone)}): "
+        raise MomentError(f"{quoted} is still to come ({shown(moment, zone)}): "
                           "only past moments can be shown")
     return moment
+
+
+def within_bounds(moment: float) -> bool:
+    """Whether ``moment`` (epoch seconds) is one a backend can hold (NaN is not)."""
+    return EARLIEST <= moment <= LATEST
 
 
 def _read(text: str, now: float, zone: tzinfo | None) -> float | None:

@@ -175,12 +175,17 @@ def from_slurm(nodelist: str, gpus_per_node: int) -> RankMap:
 
 def from_dcgm(series: Iterable[Labels]) -> RankMap | None:
     """A last resort: every GPU DCGM reports, ordered by host and GPU index."""
-    gpus = sorted({(_host(labels), _whole(labels.get(DCGM_GPU_LABEL)) or 0) for labels in series
-                   if _host(labels)})
+    gpus = sorted({place for labels in series if (place := dcgm_place(labels)) is not None})
     if not gpus:
         return None
     found = {rank: (host, gpu, "", "") for rank, (host, gpu) in enumerate(gpus)}
     return _build(found, FROM_DCGM)
+
+
+def dcgm_place(labels: Labels) -> tuple[str, int] | None:
+    """The host and GPU index a DCGM series names (None: no host)."""
+    host = _host(labels)
+    return (host, _whole(labels.get(DCGM_GPU_LABEL)) or 0) if host else None
 
 
 def expand_nodelist(text: str, limit: int = MAX_RANKS) -> list[str]:

@@ -2,7 +2,8 @@
 
 Per poll the frame's values are most of a snapshot (22 metrics x 16,384 ranks). On the way
 they are packed as 32-bit floats (7 significant digits: more than any value on screen
-shows, and the analysis has been done on the full values already), and a metric whose
+shows, and the analysis has been done on the full values already, which it took within a
+32-bit float's range: ``model.bounded``, so none becomes an infinity), and a metric whose
 values equal the ones sent the poll before is not sent at all (error counters, a failed
 poll's frame): the UI puts back the ones it holds. The rank map likewise crosses only
 when it changed. ``Sent`` is the engine's side, ``Received`` the UI's."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import math
 import re
 import ssl
 import threading
@@ -47,6 +48,7 @@ from ranktop.tui.sources.bounded_body import (
     ByteBudget,
     read_body,
 )
+from ranktop.tui.sources.heap import map_large_buffers
 from ranktop.tui.sources.prom_decode import (
     Notes,
     Record,
@@ -129,8 +131,8 @@ class Vector:
                     yield Sample(item.metric, float(item.value[1]), item.value[0])
                 else:
                     stamp, text = item["value"]
-                    yield Sample(item["metric"], float(text), float(stamp))
-        except (KeyError, TypeError, ValueError):
+                    yield Sample(item["metric"], sample_value(text), float(stamp))
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise QueryError("bad answer", "a sample without labels or value") from None
 
     def parted(self, label: str) -> tuple[Vector, Vector]:
@@ -157,11 +159,21 @@ class Vector:
             raise QueryError("bad answer", "a sample value that is not a number") from None
 
 
+def sample_value(value: object) -> float:
+    """A sample's value as a float; an integer of hundreds of digits (a JSON number, where
+    Prometheus writes a string) is an infinity, which the source reads as no data."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.inf
+
+
 class PromClient:
     """Queries to one Prometheus-compatible API, and alerts from an Alertmanager, with the
     credentials and TLS settings of ``settings``. One connection pool, opened on first use."""
 
     def __init__(self, settings: PrometheusSettings) -> None:
+        map_large_buffers()  # what an answer took is given back when it is let go
         self.settings = settings
         self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
         self._http: httpx.Client | None = None
@@ -199,8 +211,10 @@ class PromClient:
             return Vector(*fast)
         originals: dict[str, str] = {}
         payload = self._payload(answer, "POST", originals)
-        result = payload["data"].get("result")
-        if not isinstance(result, list):
+        data = payload["data"]
+        result = data.get("result") if data.get("resultType") == "vector" else None
+        # a scalar or a string is a list too, of a time and a value: no series in it
+        if not (isinstance(result, list) and all(isinstance(item, dict) for item in result)):
             raise QueryError("bad answer", "expected an instant vector")
         notes = Notes.of(payload.get("warnings"), payload.get("infos"), payload.get("isPartial"))
         return Vector(result, notes, originals)
@@ -272,9 +286,9 @@ class PromClient:
         result = self._payload(answer, "POST")["data"].get("result")
         try:
             return [Series(dict(item["metric"]),
-                           [(float(t), float(v)) for t, v in item["values"]])
+                           [(float(t), sample_value(v)) for t, v in item["values"]])
                     for item in result]
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             raise QueryError("bad answer", "a range series without labels or values") from None
 
     def alertmanager_alerts(self, url: str, timeout: float) -> list[dict]:

@@ -5,12 +5,17 @@ the order of DCGM's hosts and GPUs); DCGM series join to them by GPU UUID, else 
 GPU. The rank map, and the join made from it, are kept until the labels they were learned
 from change, so a poll costs one lookup per series whatever the number of ranks. DCGM's
 labels also name each rank's GPU model, and the host and pod as their labels hold them.
+
+A rank past the map's end (a GPU new to a guessed map) joins it only once two answers in a
+row name it (``GrowthCheck``): the map only grows, so one hostile answer of 100,000 series
+would otherwise leave a thousand ranks "missing" for the life of the console.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
+from functools import partial
 
 from ranktop.tui.core import rank_merge, ranks
 from ranktop.tui.core.domain import (
@@ -47,6 +52,8 @@ class RankLearner:
         again from the next answers."""
         self.rank_settings = rank_settings
         self._seen: tuple[frozenset, frozenset] | None = None  # labels the map came from
+        self._new_ranks = GrowthCheck()  # named by the job's series
+        self._new_gpus = GrowthCheck()  # named by DCGM's, for a guessed map
         self._join_ranks(self.rank_map)
 
     def learn(self, answers: Answers) -> bool:
@@ -96,9 +103,17 @@ class RankLearner:
         dcgm = [labels for labels, _ in _pairs(answers, PROBE_METRIC)] if (
             by_pod or guessed) else []
         seen = (_label_sets(step), _label_sets(dcgm))
-        if seen == self._seen and self.rank_map.ranks:
+        growing = self._new_ranks.pending or self._new_gpus.pending
+        if seen == self._seen and self.rank_map.ranks and not growing:
             return False
         self._seen = seen
+        if self.rank_map.ranks:  # the first map is learned whole: nothing to hold it against
+            known = len(self.rank_map)
+            step = self._new_ranks.confirmed(step, partial(
+                _new_rank, rs.rank_label, known, ranks.rank_ceiling(known)))
+            if guessed:
+                places = {(rank.host, rank.gpu) for rank in self.rank_map.ranks}
+                dcgm = self._new_gpus.confirmed(dcgm, partial(_new_gpu, places))
         for metric_id in (STEP_METRIC, PROBE_METRIC):
             answer = answers.get(f"metric:{metric_id}")
             self.originals.update(getattr(answer, "originals", {}))
@@ -136,6 +151,48 @@ class RankLearner:
                 rank = self.join.rank_of(labels)
                 if rank is not None:
                     self.models[rank] = model
+
+
+class GrowthCheck:
+    """Which series may add to the map: those whose addition the answer before named too."""
+
+    def __init__(self) -> None:
+        self._named: frozenset[Hashable] = frozenset()  # additions the last answer named
+
+    @property
+    def pending(self) -> bool:
+        """Whether the last answer named additions."""
+        return bool(self._named)
+
+    def confirmed(self, series: list[ranks.Labels],
+                  addition: Callable[[ranks.Labels], Hashable | None]) -> list[ranks.Labels]:
+        """``series`` without those whose ``addition`` (None: none) the last answer did not
+        name; remembers this answer's."""
+        named = set()
+        kept = []
+        for labels in series:
+            added = addition(labels)
+            if added is not None:
+                named.add(added)
+                if added not in self._named:
+                    continue
+            kept.append(labels)
+        self._named = frozenset(named)
+        return kept
+
+
+def _new_rank(rank_label: str, known: int, ceiling: int, labels: ranks.Labels) -> int | None:
+    """The rank a job series names past the map's ``known`` ranks (below the ``ceiling``
+    past which ranks are left out anyway), else None."""
+    rank = ranks.rank_number(labels.get(rank_label, ""))
+    return rank if rank is not None and known <= rank < ceiling else None
+
+
+def _new_gpu(places: set[tuple[str, int]], labels: ranks.Labels) -> tuple[str, int] | None:
+    """The host and GPU a DCGM series names that are not among a guessed map's ``places``,
+    else None."""
+    place = ranks.dcgm_place(labels)
+    return place if place is not None and place not in places else None
 
 
 def _pairs(answers: Answers, metric_id: str) -> Iterable[tuple[ranks.Labels, float]]:

@@ -265,6 +265,22 @@ def test_a_terminal_that_cannot_draw_the_console_is_pointed_at_report(capsys, mo
     assert main(["report", "--demo"]) in (0, 1)  # the text report needs no screen
 
 
+@pytest.mark.parametrize("at", ["-99999999999999999999d", "9" * 400, "0001-01-01T00:00:00Z",
+                                "0001-01-01T00:00:00"], ids=["days", "digits", "year-1-utc",
+                                                             "year-1-local"])
+@pytest.mark.parametrize("command", [[], ["report"]], ids=["console", "report"])
+def test_a_time_no_backend_holds_is_one_line_and_exits_2(monkeypatch, capsys, at, command):
+    from ranktop.tui.cli import main as cli
+
+    monkeypatch.setattr(cli, "run_demo", lambda settings, **options: 0)
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*command, "--demo", f"--at={at}"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and len(err) < 200
+    assert "argument --at:" in err
+    assert "outside the times a backend holds" in err or "is not a time such as" in err
+
+
 @pytest.mark.parametrize("runner,argv", [
     ("run_demo", ["--demo", "--demo-start", "300", "--at=-2m"]),
     ("run_live", ["--prometheus", "http://p:9090", "--job", "llama", "--at=-2m"]),

@@ -3,9 +3,15 @@ only the rows that changed, and refused once the map has moved on."""
 
 from __future__ import annotations
 
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
 from ranktop.tui.core import levels as palette
 from ranktop.tui.core.map_layout import fit
 from ranktop.tui.core.map_levels import MapView, cell_levels, plan
+
+from tests.tui.properties import FEW
 
 GPUS = 8
 
@@ -64,3 +70,17 @@ def test_in_an_arrangement_a_cell_shows_the_ranks_placed_in_it():
     assert cell_levels(ranks, 8, 0, 2, order) == [0, 5]
     assert cell_levels(ranks, 1, 8, 2, order) == [5, 0]  # a window from position 8
     assert cell_levels(ranks, 8, 0, 2) == [5, 0]  # rank order: rank 1 is in the first
+
+
+ANY_FLOAT = st.one_of(st.floats(), st.sampled_from([1e308, -1e308, 3.5e38, 1e-320, math.inf,
+                                                    -math.inf, math.nan]))
+
+
+@FEW
+@given(st.lists(ANY_FLOAT, min_size=1, max_size=20), ANY_FLOAT, ANY_FLOAT,
+       st.sampled_from(["high", "low"]))
+def test_any_values_on_any_scale_plan_levels_a_map_can_draw(values, low, high, bad):
+    planned = plan(view(len(values)), values, low, high)
+    assert all(0 <= level <= palette.MISSING for level in planned.rank_levels)
+    for value, level in zip(values, planned.rank_levels, strict=True):
+        assert (level == palette.MISSING) == math.isnan(value)

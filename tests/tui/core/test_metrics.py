@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import math
 
-from ranktop.tui.core.metrics import ScaleTracker, format_value, summarise, throttle_names
+from hypothesis import given
+from hypothesis import strategies as st
+from ranktop.tui.core.metrics import (
+    ScaleTracker,
+    format_value,
+    present_median,
+    summarise,
+    throttle_names,
+)
 from ranktop.tui.settings.config import load_settings
+
+from tests.tui.properties import FEW
 
 METRICS = load_settings().metrics
 
@@ -47,3 +57,25 @@ def test_auto_scale_anchors_on_the_lowest_recent_median():
     assert (round(low, 3), round(high, 3)) == (0.9, 1.8)
     # the whole job slows down: the scale holds, so every cell turns hot
     assert tracker.update(3.0) == (low, high)
+
+
+# Any float at all, and the ones a hostile backend sends most.
+ANY_FLOAT = st.one_of(st.floats(), st.sampled_from([1e308, -1e308, 3.5e38, -3.5e38, 1e-320,
+                                                    math.inf, -math.inf, math.nan]))
+
+
+@FEW
+@given(st.sampled_from(sorted(METRICS)), ANY_FLOAT)
+def test_any_value_is_said_in_a_few_characters(metric, value):
+    said = format_value(METRICS[metric], value)
+    assert isinstance(said, str) and 0 < len(said) <= 40
+
+
+@FEW
+@given(st.lists(ANY_FLOAT, max_size=12))
+def test_summaries_and_scales_of_any_values_are_numbers_or_none(values):
+    summary = summarise(values)
+    assert summary is None or all(not math.isnan(v) for v in summary)
+    tracker = ScaleTracker(METRICS["step_time"])
+    scale = tracker.update(present_median(values))
+    assert scale is None or all(math.isfinite(end) for end in scale)

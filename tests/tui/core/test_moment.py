@@ -5,7 +5,20 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from ranktop.tui.core.moment import MomentError, ago, aligned, parse_moment, shown, shown_full
+from hypothesis import given
+from hypothesis import strategies as st
+from ranktop.tui.core.moment import (
+    EARLIEST,
+    FUTURE_SLACK_SECONDS,
+    MomentError,
+    ago,
+    aligned,
+    parse_moment,
+    shown,
+    shown_full,
+)
+
+from tests.tui.properties import FEW
 
 UTC = timezone.utc
 PARIS = timezone(timedelta(hours=1))
@@ -54,6 +67,44 @@ def test_what_names_no_moment_is_refused_with_what_would(text):
 def test_a_moment_still_to_come_is_refused():
     with pytest.raises(MomentError, match="still to come"):
         parse_moment("2026-11-24T04:00:00Z", NOW, UTC)
+
+
+# Times the campaign typed that crashed the console: each is one line, never a crash.
+OUTSIDE = {
+    "days-past-a-float": "-99999999999999999999d", "400-digits": "9" * 400,
+    "400-digit-days": "-" + "9" * 400 + "d", "year-1-utc": "0001-01-01T00:00:00Z",
+    "year-1-local": "0001-01-01T00:00:00", "before-1970": "1969-12-31T23:59:59Z",
+    "year-9999": "9999-12-31T23:59:59-23:59", "30000-parts": "-" + "1d" * 30_000,
+}
+
+
+@pytest.mark.parametrize("text", OUTSIDE.values(), ids=OUTSIDE.keys())
+def test_a_time_no_backend_holds_is_one_line(text):
+    with pytest.raises(MomentError) as refused:
+        parse_moment(text, NOW, UTC)
+    said = str(refused.value)
+    assert "\n" not in said and len(said) < 200
+    assert "outside the times a backend holds" in said or "is not a time such as" in said
+
+
+# Pieces of the forms the parser reads, so that examples come near what it matches.
+TIME_PIECES = st.one_of(
+    st.sampled_from(["-", "T", "Z", "z", ":", "+", "-0", "s", "m", "h", "d", ".", " ", "1970",
+                     "0001-01-01", "9999-12-31", "2026-11-24", "03:12:40", "+23:59", "\x00"]),
+    st.text("0123456789", min_size=1, max_size=420), st.text(max_size=6))
+TIMES = st.one_of(st.lists(TIME_PIECES, max_size=8).map("".join), st.text(max_size=40))
+
+
+@FEW
+@given(TIMES)
+def test_any_text_is_a_moment_a_backend_holds_or_one_line(text):
+    try:
+        moment = parse_moment(text, NOW, UTC)
+    except MomentError as refused:
+        assert "\n" not in str(refused) and len(str(refused)) < 300
+        return
+    assert EARLIEST <= moment <= NOW + FUTURE_SLACK_SECONDS
+    assert shown_full(moment) and shown(moment)  # every screen can say it
 
 
 def test_moments_are_said_and_brought_to_the_grid():

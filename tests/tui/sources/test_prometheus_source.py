@@ -239,6 +239,23 @@ def test_with_nothing_else_ranks_follow_dcgm_host_and_gpu_order_and_say_so(sourc
     assert "guessed" in source.status().detail
 
 
+def test_gpus_new_to_a_guessed_map_join_it_only_when_two_answers_in_a_row_name_them(source):
+    guessed = {"metric:temperature": [dcgm(r, 50.0) for r in range(4)]}
+    extra = [Sample({"gpu": str(n % 8), "Hostname": f"flood-{n // 8}"}, 1.0, NOW)
+             for n in range(10_000)]
+    source.client.answers = dict(guessed)
+    source.poll_now()
+    source.client.answers = {"metric:temperature": [*guessed["metric:temperature"], *extra]}
+    source.poll_now()
+    assert len(source.rank_map) == 4  # one answer: no trace
+    source.client.answers = dict(guessed)
+    assert all(source.poll_now().ranks_up(4)) and len(source.rank_map) == 4
+    source.client.answers = {"metric:temperature": [*guessed["metric:temperature"], *extra]}
+    source.poll_now()
+    source.poll_now()
+    assert len(source.rank_map) == 4 + 10_000  # named twice in a row: GPUs of the job
+
+
 def test_no_series_at_all_says_so(source):
     source.client.answers = {}
     source.poll_now()
@@ -354,17 +371,28 @@ def test_a_late_start_asks_for_each_error_counters_lowest_value_before_it(source
     assert found.counters_at == NOW - 600  # the ledger's window before the start
 
 
-def test_one_answer_of_100000_extra_ranks_leaves_the_map_near_the_jobs_size(source):
+def test_one_answer_of_100000_extra_ranks_leaves_no_trace(source):
     source.poll_now()
     extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
                      "training_job": "j"}, 1.0, NOW) for r in range(4, 100_004)]
     source.client.answers["metric:step_time"] = [job(r, 1.1) for r in range(4)] + extra
     source.poll_now()
-    assert len(source.rank_map) == ranks.rank_ceiling(4)
+    assert len(source.rank_map) == 4  # growth needs a second answer in a row
     assert f"{100_004 - ranks.rank_ceiling(4)} rank(s) numbered past" in source.status().detail
     source.client.answers.update(healthy())
-    source.poll_now()
+    frame = source.poll_now()
+    assert len(source.rank_map) == 4 and all(frame.ranks_up(4))
     assert "numbered past" not in source.status().detail  # said while the labels say it
+
+
+def test_extra_ranks_in_two_answers_in_a_row_grow_the_map_to_near_the_jobs_size(source):
+    source.poll_now()
+    extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
+                     "training_job": "j"}, 1.0, NOW) for r in range(4, 2_004)]
+    source.client.answers["metric:step_time"] = [job(r, 1.1) for r in range(4)] + extra
+    source.poll_now()
+    source.poll_now()
+    assert len(source.rank_map) == ranks.rank_ceiling(4)
 
 
 class CountingClient(ScriptedClient):
