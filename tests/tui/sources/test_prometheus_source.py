@@ -490,14 +490,14 @@ def test_a_rank_down_is_told_frozen_or_gone_by_the_live_scrape_asked_when_it_goe
                            for key, samples in healthy().items() if key.startswith("metric:")})
     down = {"labels": {"instance": "10.0.0.2:9100", "job": "j"}, "health": "down",
             "lastError": 'Get "http://10.0.0.2:9100/metrics": context deadline exceeded'}
-    client.targets = lambda budget=None: (client.asked.append("targets")
-                                          or {"activeTargets": [down]})
-    placed = [Sample({"rank": str(r), "instance": f"10.0.0.{r}:9100"}, 1.0, NOW)
+    client.targets = lambda budget=None, scrape_pool="": (
+        client.asked.append(f"targets of {scrape_pool}") or {"activeTargets": [down]})
+    placed = [Sample({"rank": str(r), "instance": f"10.0.0.{r}:9100", "job": "j"}, 1.0, NOW)
               for r in range(4)]
     asked = client.query
 
     def query(expression, budget=None, at=None):
-        if expression.startswith("group by (rank, instance)"):
+        if expression.startswith("group by (rank, instance, job)"):
             client.asked.append("instances")
             return as_vector(placed)
         return asked(expression, budget, at)
@@ -505,6 +505,6 @@ def test_a_rank_down_is_told_frozen_or_gone_by_the_live_scrape_asked_when_it_goe
     client.query = query
     frame = source.poll_now()
     assert frame.scrape == {2: "scrape timing out: alive but frozen?"}
-    assert client.asked.count("targets") == 1 and client.asked.count("instances") == 1
+    assert client.asked.count("targets of j") == 1 and client.asked.count("instances") == 1
     source.poll_now()  # still the same rank down, a moment later: not asked again
-    assert client.asked.count("targets") == 1
+    assert client.asked.count("targets of j") == 1
