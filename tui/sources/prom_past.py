@@ -45,7 +45,7 @@ HELD_BYTES = 200_000_000
 SERIES_BYTES = 600
 VALUE_BYTES = 32
 MAX_CHUNK_STEPS = 30  # moments a range query covers at most (Prometheus allows 11,000)
-CHUNK_BYTES = 512_000_000  # what one query's range answer may take, inflated
+CHUNK_BYTES = 512_000_000  # what a range answer may take, inflated, asked without a budget
 SPACING_SLACK = 0.001  # seconds: moments this close to a chunk's spacing continue it
 VICTORIA_RECENT_SECONDS = 60.0  # past its default latency offset (30 s), with a margin
 
@@ -163,7 +163,7 @@ class RangeClient:
         with held.lock:
             held.asked_at = moment
             if not held.loaded:
-                self._load(promql, held)
+                self._load(promql, held, budget or ByteBudget(CHUNK_BYTES))
         if held.by_instants:
             return self.client.query(promql, budget, at=moment)
         return held.at(moment)
@@ -175,13 +175,14 @@ class RangeClient:
                 held = self._held[promql] = _Held()
             return held
 
-    def _load(self, promql: str, held: _Held) -> None:
+    def _load(self, promql: str, held: _Held, budget: ByteBudget) -> None:
         """The query's answers from the current moment to the end of the chunk's ranged
-        moments, by moment (none when only this one is left: read by instant queries)."""
+        moments, by moment (none when only this one is left: read by instant queries); the
+        range counts against ``budget``, the moment's as a live poll's."""
         moments = [t for t in self._ranged if t >= self.moment]
         if len(moments) > 1:
             series = self.client.query_range(promql, moments[0], moments[-1],
-                                             moments[1] - moments[0], ByteBudget(CHUNK_BYTES))
+                                             moments[1] - moments[0], budget)
             held.moments = {_ms(t): i for i, t in enumerate(moments)}
             aligned = _aligned(series, held.moments)
             held.by_instants, held.series = aligned is None, aligned or []
