@@ -29,6 +29,7 @@ as fact, and the cache says so (``take_said``) for the replay to show.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ CHUNK_BYTES = 512_000_000  # what a range answer may take, inflated, asked witho
 SPACING_SLACK = 0.001  # seconds: moments this close to a run's spacing continue it
 VICTORIA_RECENT_SECONDS = 60.0  # past its default latency offset (30 s), with a margin
 DOUBTS_SAID = "read moment by moment"
+KEPT_IDLE_SECONDS = 300.0  # windows are let go once no replay asked for one this long
 
 
 def window_steps(ranks: int, queries: int) -> int:
@@ -158,13 +160,17 @@ _Key = tuple[str, Window]
 
 class RangeCache:
     """Range answers by query and window, kept between replays within ``held_bytes`` (the
-    least recently used let go first), and the doubts found in them, to be said."""
+    least recently used let go first) and while replays go on (``let_go_if_idle``), and
+    the doubts found in them, to be said."""
 
-    def __init__(self, held_bytes: int = HELD_BYTES) -> None:
+    def __init__(self, held_bytes: int = HELD_BYTES,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.held_bytes = held_bytes
+        self.clock = clock
         self._held: OrderedDict[_Key, _Held] = OrderedDict()
         self._said: set[str] = set()
         self._lock = threading.Lock()
+        self._used = clock()
 
     def __len__(self) -> int:
         return len(self._held)
@@ -172,6 +178,7 @@ class RangeCache:
     def holding(self, key: _Key) -> _Held:
         """The answers kept for ``key`` (loaded or not yet), now the most recently used."""
         with self._lock:
+            self._used = self.clock()
             held = self._held.get(key)
             if held is None:
                 held = self._held[key] = _Held()
@@ -198,9 +205,12 @@ class RangeCache:
             said, self._said = self._said, set()
         return tuple(sorted(said))
 
-    def clear(self) -> None:
+    def let_go_if_idle(self, seconds: float = KEPT_IDLE_SECONDS) -> None:
+        """Let go of every window once none was asked for ``seconds``: a console back at
+        the live job keeps nothing of the past it scrubbed through."""
         with self._lock:
-            self._held.clear()
+            if self._held and self.clock() - self._used > seconds:
+                self._held.clear()
 
 
 class RangeClient:

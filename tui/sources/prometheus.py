@@ -153,6 +153,7 @@ class PrometheusSource(Source):
         if self.live:
             frame = self._with_scrape_errors(frame)
         self._last = frame
+        self.ranges.let_go_if_idle()
         self._status = self._report.status(self, frame, polled, self.clock() - started,
                                            len(self._queries))
         return frame

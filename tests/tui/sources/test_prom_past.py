@@ -400,3 +400,18 @@ def test_a_replayed_moment_says_what_made_the_backends_answers_doubtful(settings
     late.client.doubled = True
     status = Replay(settings, late).at(LATE - 60).status
     assert "samples twice in the backend's answers: read moment by moment" in status.message
+
+
+def test_the_windows_kept_are_let_go_once_no_replay_asked_for_one_a_while():
+    backend = HistoryClient(lambda moment: {"a": [Sample({"x": "1"}, moment, moment)]})
+    now = [0.0]
+    cache = RangeCache(clock=lambda: now[0])
+    ranged = past_client(backend, cache, steps=3)
+    ranged.at(12.0)
+    ranged.query("a")
+    now[0] = prom_past.KEPT_IDLE_SECONDS
+    cache.let_go_if_idle()
+    assert len(cache) == 1  # still in use
+    now[0] += 1.0
+    cache.let_go_if_idle()
+    assert len(cache) == 0
