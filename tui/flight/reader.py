@@ -5,7 +5,7 @@ it from a worker thread, never from the UI's): it finds each rank's dump
 (``dump_paths``), reads it - pickled through ``unpickle.load_plain``, which runs nothing,
 or JSON - and keeps a compact ``RankDump``. Files are read one at a time, and each is
 reduced before the next is opened, so memory holds one file's data at most beside the
-compact dumps; all of them within one time budget, the readable ones first
+compact dumps; the readable ones first, and the slow ones within one time budget
 (``timed_parse``).
 
 The budget bounds the work, and what it cut is said in ``DumpSet.notes``:
@@ -69,7 +69,7 @@ class ReadBudget:
     max_frames: int = 64
     parse_seconds: float = 20.0  # one file's parse, in its child process (``parse_child``)
     first_seconds: float = 1.0  # a file's first try, before the slow ones get the rest
-    total_seconds: float = 30.0  # every file's parse together, in one read (``timed_parse``)
+    total_seconds: float = 30.0  # lost to files too slow to parse, in one read (timed_parse)
 
 
 BUDGET = ReadBudget()

@@ -302,7 +302,7 @@ def test_hostile_dumps_cost_one_budget_and_the_readable_ones_are_judged_first(
     assert readable == [(8.0, [8, 9, 10, 11])]  # after a second's try of each hostile one
     assert clock.now <= reader.BUDGET.total_seconds  # was 8 x 20 s, one after another
     assert sorted(found.dumps) == [8, 9, 10, 11] and sorted(found.errors) == list(range(8))
-    assert "stopped parsing dumps after 30 s (the budget)" in found.notes
+    assert "stopped parsing dumps after 30 s lost to slow ones" in found.notes
 
 
 class FakeSeconds:

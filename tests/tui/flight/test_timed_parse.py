@@ -1,5 +1,5 @@
-"""One time budget for all of a triage's dumps: the readable ones are read before any slow
-one takes its full time, and said at once; the slow ones get what is left, then no more."""
+"""One time budget for a triage's slow dumps: the readable ones are read before any slow one
+takes its full time, and said at once; the slow ones get what is left, then no more."""
 
 from __future__ import annotations
 
@@ -45,15 +45,30 @@ def test_eight_hostile_dumps_cost_one_budget_and_the_readable_ones_are_said_firs
     # the readable dumps were in, and said, after each hostile one's first second
     assert said_at == [(8.0, list(HOSTILE), set(READABLE))]
     assert clock.now == BUDGET.total_seconds  # not 8 x 20 s one after another
-    assert note == "stopped parsing dumps after 30 s (the budget)"
+    assert note == "stopped parsing dumps after 30 s lost to slow ones"
     assert all(settled[rank] == (f"dump {rank}", True) for rank in READABLE)
-    # the first slow one had its whole time (kept: not tried again until it changes), the
-    # second what was left (tried again next time), the others none
+    # the first slow one had its whole time, the second what was left, the others none;
+    # none is tried again until it changes: the next read gets to other files
     assert settled[0] == ("fr_0: not read, parsing took more than 20 s (a hostile or broken"
                           " dump?)", True)
-    assert settled[1] == ("fr_1: not read, parsing took more than 2 s", False)
-    assert all(settled[rank] == (f"fr_{rank}: not read, the 30 s for all dumps were spent",
-                                 False) for rank in range(2, 8))
+    assert settled[1] == ("fr_1: not read, parsing took more than 2 s", True)
+    assert all(settled[rank] == (f"fr_{rank}: not read, slow to parse, and the 30 s for slow"
+                                 " dumps were spent", True) for rank in range(2, 8))
+
+
+def test_the_time_for_slow_dumps_spent_the_files_not_tried_are_left_for_the_next_read():
+    clock = Clock()
+    settled: dict[int, tuple[str, bool]] = {}
+    budget = ReadBudget(parse_seconds=20.0, first_seconds=1.0, total_seconds=3.0)
+    files = [(rank, Path(f"fr_{rank}"), 0.0) for rank in (0, 1, 2, 3, 8)]
+    parse_within(SlowOnHostile(clock), files, budget, clock,
+                 lambda rank, found, keep: settled.__setitem__(rank, (found, keep)))
+    assert clock.now == 3.0
+    assert settled[3] == ("fr_3: not read, not tried: the 3 s for slow dumps were spent",
+                          False)
+    assert settled[8] == ("fr_8: not read, not tried: the 3 s for slow dumps were spent",
+                          False)
+    assert settled[0][1] and settled[2][1]  # found slow: not tried again until they change
 
 
 def test_without_slow_dumps_nothing_is_said_between_and_no_note():
