@@ -214,7 +214,7 @@ def _many_series(proxy: FaultProxy, handler, body: bytes) -> None:
     reply(handler, 200, page.encode())
 
 
-RANGE_BOMB_MB = 200  # what the range bomb inflates to (each answer sends ~200 KB)
+RANGE_BOMB_MB = 100  # what the range bomb inflates to (each answer sends ~100 KB)
 
 
 @functools.cache
