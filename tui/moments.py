@@ -4,10 +4,11 @@ engine (``EngineClient.at``), instead of its newest poll.
 Live polls go on behind, as while paused, and are shown again on the way back to live (the
 live key, or a step forward past the newest poll). Moments fall on the refresh grid; a
 step is taken from the moment asked for last, so keys pressed while a replay runs add up,
-and only the last moment asked for is shown. One replay runs at a time and none is
-cancelled (an engine in another process answers every call it was sent): keys pressed
-meanwhile are replayed when it ends, as one. A moment that cannot be had is one line of
-notification, and the screen stays where it was.
+and only the last moment asked for is shown. The header says which moment is loading as
+soon as it is asked for. One replay runs at a time and none is cancelled (an engine in
+another process answers every call it was sent): keys pressed meanwhile are replayed when
+it ends, as one. A moment that cannot be had is one line of notification, said even when
+another moment was asked for meanwhile, and the screen stays where it was.
 
 When the live poll finds the job's series ended (``Snapshot.ended``: no rank answers), the
 console goes by itself to their last moment, once, as if asked for it; the polls go on, and
@@ -141,12 +142,11 @@ class MomentMode:
             self.replay_running = False
 
     def _moment_failed(self: RanktopApp, moment: float, error: Exception) -> None:
-        if moment != self.wanted:
-            return
-        self.wanted = None
-        self.show_moment_badges()
+        if moment == self.wanted:
+            self.wanted = None
+            self.show_moment_badges()
         said = " ".join(str(error).split()) or type(error).__name__
-        self.notify(f"cannot show {shown(moment)}: {said}", title="past moment",
+        self.notify(f"could not show {shown(moment)}: {said}", title="past moment",
                     severity="warning", timeout=8, markup=False)
 
     async def _show_moment(self: RanktopApp, snapshot: Snapshot) -> None:

@@ -9,6 +9,8 @@ A process other than the test's switches the fault with a GET of ``CONTROL`` + i
 from __future__ import annotations
 
 import contextlib
+import functools
+import gzip
 import json
 import threading
 import urllib.error
@@ -235,6 +237,22 @@ def _flood(proxy: FaultProxy, handler, body: bytes) -> None:
     reply(handler, 200, json.dumps(answer).encode())
 
 
+RANGE_BOMB_MB = 100  # what the range bomb inflates to (each answer sends ~100 KB)
+
+
+@functools.cache
+def _range_bomb_body() -> bytes:
+    return gzip.compress(b" " * (RANGE_BOMB_MB * 1_000_000), compresslevel=9)
+
+
+def _range_bomb(proxy: FaultProxy, handler, body: bytes) -> None:
+    """Every range query answered with a gzip bomb (JSON whitespace); the rest passes."""
+    if not handler.path.startswith("/api/v1/query_range"):
+        _pass(proxy, handler, body)
+        return
+    reply(handler, 200, _range_bomb_body(), headers={"Content-Encoding": "gzip"})
+
+
 def _flap(proxy: FaultProxy, handler, body: bytes) -> None:
     """Every other request has half the series gone."""
     answer = proxy.upstream_json(handler, body)
@@ -327,7 +345,8 @@ FAULTS: dict[str, Callable] = {
     "number": _values(lambda v: 12), "huge-number": _values(lambda v: 10**400),
     "below-float32": _values(lambda v: "-1e308"), "escapes": _labels(_escapes),
     "megabyte-label": _labels(lambda v: v + "x" * 1_000_000, b"training_step_seconds"),
-    "many-series": _many_series, "flood": _flood, "flap": _flap, "slowloris": _slowloris,
+    "many-series": _many_series, "flood": _flood, "range-bomb": _range_bomb, "flap": _flap,
+    "slowloris": _slowloris,
     "header-trickle": _header_trickle, "echo-auth": _echo_auth, "hw-thermal": _hw_thermal,
     "alertmanager": _alertmanager,
 }

@@ -73,3 +73,50 @@ def test_megabyte_labels_leave_memory_where_it_was(proxy, tmp_path):
     found = json.loads(done.stdout)
     print(f"\nresident {found['before']:.0f} MB, after 1 MB labels {found['after']:.0f}")
     assert found["after"] - found["before"] < LEFT_BOUND_MB
+
+
+# The live bounds scaled down 4 times (a poll's 512 MB, an answer's 256 MB), so that the
+# bomb costs the test seconds; the bomb inflates past both.
+PAST_POLL_MB, PAST_ANSWER_MB = 128, 64
+PAST_MOMENTS = """
+import json, resource, sys, time
+from ranktop.tui.settings.config import load_settings
+from ranktop.tui.sources import prom_client, prometheus
+from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prometheus import PrometheusSource
+prometheus.POLL_BYTES, prom_client.MAX_BODY_BYTES = int(sys.argv[3]), int(sys.argv[4])
+settings = load_settings(overrides={"prometheus": {"url": sys.argv[1], "job": sys.argv[2],
+                                                   "timeout_seconds": 60}}, environ={})
+source = PrometheusSource(settings)
+frame = source.poll_now()
+with open("/proc/self/statm") as statm:
+    before = int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+urlopen = __import__("urllib.request").request.urlopen
+urlopen(sys.argv[1] + "/__fault/range-bomb").read()
+moments = [frame.time - 2, frame.time]  # the backend may hold nothing before
+try:
+    found = len(list(source.frames_at(moments)))
+    said = ""
+except QueryError as error:
+    found, said = 0, str(error)
+again = len(list(source.frames_at(moments)))  # the windows that failed: moment by moment
+print(json.dumps({"before_mb": before, "said": said, "frames": found, "again": again,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def test_a_range_query_bomb_keeps_a_past_moment_within_the_poll_budget(proxy, tmp_path):
+    """Past moments are read under the live poll's budget: their range queries share it."""
+    done = subprocess.run(
+        [sys.executable, "-c", PAST_MOMENTS, proxy.url, JOB, str(PAST_POLL_MB * 1_000_000),
+         str(PAST_ANSWER_MB * 1_000_000)], capture_output=True, text=True, timeout=240,
+        env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    grew = found["peak_mb"] - found["before_mb"]
+    print(f"\nrange bomb: {found['before_mb']:.0f} MB before, peak {found['peak_mb']:.0f} MB")
+    # the budget counts the bytes inflated; the interpreter's own come on top (measured:
+    # 67-127 MB; 250 MB when each range query had a budget of its own)
+    assert grew < PAST_POLL_MB * 1.25
+    assert found["frames"] == 0 and "answers passed 128 MB" in found["said"]
+    assert found["again"] >= 1  # then read moment by moment, by instant queries

@@ -4,11 +4,14 @@ step past now) comes back to live."""
 
 from __future__ import annotations
 
+import asyncio
+
 from ranktop.tui.app import RanktopApp
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.metrics import clock_time
 from ranktop.tui.core.moment import shown
 from ranktop.tui.engine.process import ProcessEngine
+from ranktop.tui.engine.replay import NothingThen
 from ranktop.tui.logs.line_time import first_after
 from ranktop.tui.screens.moment_prompt import MomentPrompt
 from ranktop.tui.screens.rank import RankScreen
@@ -119,8 +122,8 @@ async def test_nothing_then_is_one_line_and_the_screen_stays(tmp_path):
         assert app.moment == START + LIVE_UNTIL - STEP
         assert app.cluster.analysis is shown_before
         assert len(messages) == 1 and "\n" not in messages[0]
-        assert messages[0].startswith(f"cannot show {shown(START + LIVE_UNTIL - STEP - 600)}")
-        assert "replaying" not in header(app)
+        assert messages[0].startswith(f"could not show {shown(START + LIVE_UNTIL - STEP - 600)}")
+        assert "loading" not in header(app)
 
 
 async def test_a_typed_time_goes_there_and_a_bad_one_is_said_in_the_prompt(tmp_path):
@@ -359,3 +362,33 @@ async def test_a_console_started_after_the_job_ended_shows_its_last_moment_and_s
         await pilot.pause()
         await replayed(app, pilot)
         assert app.moment is None and "series ended" not in header(app)
+
+
+async def test_a_scrub_says_loading_at_once_and_every_replay_that_failed(tmp_path):
+    """The engine takes its time over each moment, and fails the first: the header says which
+    moment is loading as soon as it is asked for, and the failure is said though another
+    moment was asked for meanwhile."""
+    app = make_app(at=170.0, nodes=8, log_root=tmp_path)
+    messages = said(app)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, LIVE_UNTIL - STEP, LIVE_UNTIL)
+        replay, answered = app.engine.at, asyncio.Event()
+        failed = START + LIVE_UNTIL - STEP
+
+        async def slow(moment: float):
+            await answered.wait()
+            if moment == failed:
+                raise NothingThen("the backend timed out")
+            return await replay(moment)
+
+        app.engine.at = slow
+        await pilot.press("comma")
+        await pilot.pause()
+        assert f"loading {shown(failed)}…" in header(app)
+        await pilot.press("comma")  # asked for while the first still loads
+        await pilot.pause()
+        assert f"loading {shown(failed - STEP)}…" in header(app)
+        answered.set()
+        await replayed(app, pilot)
+        assert app.moment == failed - STEP
+        assert messages == [f"could not show {shown(failed)}: the backend timed out"]

@@ -15,7 +15,8 @@ the detectors need (``replay.Replay.bring``), so that a console or report starte
 each anomaly from its real start, confirmed when it was, a rank dead before the start as
 down since then, and a counter that rose before as raised; from any other source it starts
 from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``), and
-goodput from the hour of the step counter before it (``replay.seed_goodput``).
+goodput from the hour of the step counter before it (``replay.seed_goodput``). A frame
+analysed later than a poll may run (after a slow catch-up) says how old its data is.
 
 Who else is on a node the advice drains is asked of the source after the analysis
 (``neighbours``), and the analysis carries it: the drain lists them."""
@@ -25,12 +26,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.lateness import late_after
 from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
 from ranktop.tui.core.model import Health, SourceStatus
-from ranktop.tui.core.moment import aligned
+from ranktop.tui.core.moment import ago, aligned, shown
 from ranktop.tui.core.text import plain
 from ranktop.tui.engine.neighbours import NeighbourCache
 from ranktop.tui.engine.replay import Replay, seed_goodput
@@ -77,16 +80,32 @@ class Pipeline:
         finally:
             self.polling_since = None
         try:
-            if not self._looked_back:
+            caught_up = self._looked_back
+            if not caught_up:
                 await asyncio.to_thread(self._look_back, frame.time)
-            analysis = await asyncio.to_thread(self.analyser.analyse, frame,
-                                               self.source.status(), self.source.rank_map)
+            status = self._aged(self.source.status(), frame.time, caught_up)
+            analysis = await asyncio.to_thread(self.analyser.analyse, frame, status,
+                                               self.source.rank_map)
             if analysis.actions:
                 analysis = await asyncio.to_thread(self._with_neighbours, analysis)
         except Exception as error:  # a bug must not stop the polling or hide behind "ok"
             return self._failed(error, "analysis failed: ")
         self.error = ""
         return analysis
+
+    def _aged(self, status: SourceStatus, taken: float, caught_up: bool) -> SourceStatus:
+        """``status``, or, where the frame taken at ``taken`` is analysed later than a poll
+        may run (a slow catch-up on the past before the first one), how old its data is:
+        never "ok" over data minutes old."""
+        age = self.clock() - taken
+        if status.health is not Health.OK or age <= late_after(self.refresh_seconds,
+                                                               status.poll_seconds):
+            return status
+        why = "the analysis was late" if caught_up else (
+            f"catching up on the job's past took {ago(age - status.poll_seconds)}")
+        return replace(status, health=Health.SLOW, since=taken,
+                       message=f"data of {shown(taken)}, {ago(age)} old when analysed: "
+                               f"{why}; the next poll is fresh")
 
     def _with_neighbours(self, analysis: Analysis) -> Analysis:
         """``analysis`` with who else is on the nodes it drains (asked of the source now

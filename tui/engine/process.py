@@ -9,9 +9,14 @@ is put back into each snapshot.
 
 If the engine process dies, every request in flight fails with ``EngineStopped``; the app
 says so and calls ``restart``, keeping what is on screen until the new engine's first poll.
-A blocking request not answered in ``link.ANSWER_SECONDS`` raises ``EngineSilent``, and no
-message over ``link.MESSAGE_BYTES`` crosses either way. A rank's logs are read by the
-engine too, a page at a time (``remote_log``): this process reads no file of the job's."""
+So does an engine that stops answering (stopped by a signal, or stuck holding the
+interpreter): while a request waits, the engine is asked every ``ALIVE_SECONDS`` whether it
+answers at all, and one that does not answer that within ``ALIVE_SECONDS`` is taken for
+stopped. A poll may take long (a catch-up on the job's past); an engine that answers
+nothing, not. A blocking request not answered in ``link.ANSWER_SECONDS`` raises
+``EngineSilent``, and no message over ``link.MESSAGE_BYTES`` crosses either way. A rank's
+logs are read by the engine too, a page at a time (``remote_log``): this process reads no
+file of the job's."""
 
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from pathlib import Path
 
 from ranktop.tui.core.map_levels import MapLevels
 from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.engine.client import EngineRefused
+from ranktop.tui.engine.client import EngineRefused, EngineStopped
 from ranktop.tui.engine.link import ANSWER_SECONDS, Link
 from ranktop.tui.engine.maps import MapGeometry
 from ranktop.tui.engine.remote_log import open_remote
@@ -39,6 +44,7 @@ from ranktop.tui.logs.tail import LogSource
 from ranktop.tui.settings.config import Settings
 
 START_SECONDS = 60.0  # to import, build the source and learn the ranks (a rank-map file)
+ALIVE_SECONDS = 15.0  # a waiting request asks this often whether the engine answers at all
 CLOSE_SECONDS = 2.0  # for the engine to end once the pipe is hung up; then it is killed
 
 
@@ -50,9 +56,11 @@ class ProcessEngine:
     """An ``EngineClient`` whose engine runs in a child process."""
 
     def __init__(self, settings: Settings, make_source: Callable, event_log: Path | None = None,
-                 answer_seconds: float = ANSWER_SECONDS) -> None:
+                 answer_seconds: float = ANSWER_SECONDS,
+                 alive_seconds: float = ALIVE_SECONDS) -> None:
         self._args = (settings, make_source, event_log)
         self.answer_seconds = answer_seconds
+        self.alive_seconds = alive_seconds
         self._child_version = 0  # the engine's own version of the newest snapshot
         self._child_rank_maps = 0  # ... and of its rank map
         self.restarts = 0
@@ -94,7 +102,25 @@ class ProcessEngine:
         return self._link.ask(kind, *args)
 
     async def _call(self, kind: str, *args: object) -> object:
-        return await asyncio.wrap_future(self._ask(kind, *args))
+        """The answer to a request; ``EngineStopped`` once the engine answers nothing."""
+        answer = asyncio.wrap_future(self._ask(kind, *args))
+        while not (await asyncio.wait({answer}, timeout=self.alive_seconds))[0]:
+            if not await self._answers():
+                answer.cancel()  # its answer, should one come, is dropped
+                raise EngineStopped(f"the engine stopped answering (not a word in"
+                                    f" {self.alive_seconds:g} s)")
+        return answer.result()
+
+    async def _answers(self) -> bool:
+        """Whether the engine answers at all (a gone one's failure counts as an answer:
+        the request waiting says so itself)."""
+        check = asyncio.wrap_future(self._ask("alive"))
+        done, _ = await asyncio.wait({check}, timeout=self.alive_seconds)
+        if not done:
+            check.cancel()
+            return False
+        check.exception()  # taken: a gone engine's failure is an answer here
+        return True
 
     # -- EngineClient ------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ detectors declare (``Detectors.replay_seconds``), oldest first, and each is anal
 own time. Before them the analyser is warmed as a console watching since long before
 would be: the job's windowed values and the ranks seen come from the source's lookback at
 T, goodput's hour before it from the step counter's past (``seed_goodput``), and the
-hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window. An
+hardware ledger sees a frame every ``LEDGER_STEP_SECONDS`` of its window (on whole
+minutes, shared by the replays of neighbouring moments). An
 anomaly already there at the window's first frame began before it: the replay then looks
 further back, up to the ledger's window, to where the job began. The hang triage of the
 last frame is waited for, as `ranktop report` waits for it.
@@ -25,6 +26,7 @@ read, as live: a moment whose lines lie further back than a tail holds less evid
 from __future__ import annotations
 
 import copy
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -139,9 +141,12 @@ class Replay:
             replayed.triage.wait(self.triage_wait)
         newest = analyser.with_newest_hang()
         assert newest is not None and newest.frame is not None
+        notes = [*self.source.past_said()]
         if replayed.gaps:
-            note = (f"{newest.status.message}; no data at {replayed.gaps} of the "
-                    f"{replayed.asked} refreshes before it (a gap in scraping?)")
+            notes.append(f"no data at {replayed.gaps} of the {replayed.asked} refreshes "
+                         "before it (a gap in scraping?)")
+        if notes:
+            note = "; ".join([newest.status.message, *notes])
             newest = replace(newest, status=replace(newest.status, message=note))
         return newest
 
@@ -252,8 +257,8 @@ class Replay:
             detectors.warm(found)
         seed_goodput(analyser, self.source, start)
         if ledger:
-            times = _grid(start - WINDOW_SECONDS + LEDGER_STEP_SECONDS, start,
-                          LEDGER_STEP_SECONDS)
+            first = math.ceil((start - WINDOW_SECONDS) / LEDGER_STEP_SECONDS + 1)
+            times = _grid(first * LEDGER_STEP_SECONDS, start, LEDGER_STEP_SECONDS)
             for frame, rank_map in self.source.frames_at(times):
                 detectors.warm_ledger(frame, rank_map)
 

@@ -89,6 +89,11 @@ async def answer(conn: Connection, engine: ThreadEngine, sent: Sent) -> None:
         logs.close_all()
 
 
+async def _alive(engine: ThreadEngine, sent: Sent) -> bool:
+    """That the engine answers at all, whatever its other requests are doing."""
+    return True
+
+
 async def _poll(engine: ThreadEngine, sent: Sent) -> Snapshot:
     return sent.compact(await engine.poll())
 
@@ -119,7 +124,7 @@ async def _at(engine: ThreadEngine, sent: Sent, moment: float) -> Snapshot:
 
 
 HANDLERS = {
-    "poll": _poll, "settle": _settle, "plan_maps": _plan, "rank_history": _history,
+    "alive": _alive, "poll": _poll, "settle": _settle, "plan_maps": _plan, "rank_history": _history,
     "at": _at,
     "alert_rows": _in_thread(ThreadEngine.alert_rows),
     "backfill": _in_thread(ThreadEngine.backfill),

@@ -7,8 +7,8 @@ console would run again, and not even SIGTERM would be handled. So each read of 
 parses them in a child process of its own (``python -m ranktop.tui.flight.parse_child``),
 one file at a time:
 
-- a file that takes longer than ``ReadBudget.parse_seconds`` gets the child killed; that
-  rank's dump is "not read" with the reason, and the next file gets a new child;
+- a file that takes longer than it was given (``ReadBudget.parse_seconds`` at most) gets
+  the child killed, and the next file gets a new child (``timed_parse`` says why);
 - the child may use at most ``memory_bytes`` (address space) and ``CPU_SECONDS`` of CPU in
   all (the kernel ends it past that, should the console itself be gone), and it ends when
   its input closes;
@@ -67,21 +67,24 @@ class DumpParser:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def read(self, path: Path, rank: int, mtime: float) -> RankDump | str:
-        """One rank's dump, or one line saying why it cannot be read."""
+    def read(self, path: Path, rank: int, mtime: float,
+             seconds: float | None = None) -> RankDump | str | None:
+        """One rank's dump, or one line saying why it cannot be read; None when it took
+        longer than ``seconds`` (``ReadBudget.parse_seconds`` unless given): the child is
+        then killed, and the next file gets a new one."""
         name = plain(path.name)
         try:
             child = self._started()
             child.stdin.write(json.dumps([str(path), rank, mtime]).encode() + b"\n")
             child.stdin.flush()
-            answer = self._answer(child)
+            answer = self._answer(child, self.budget.parse_seconds if seconds is None
+                                  else seconds)
         except (OSError, ValueError, EOFError, pickle.UnpicklingError):
             self.close()
             return f"{name}: not read, its parser ended (out of memory?)"
         if answer is None:
             self.close()
-            return (f"{name}: not read, parsing took more than"
-                    f" {self.budget.parse_seconds:g} s (a hostile or broken dump?)")
+            return None
         return answer if isinstance(answer, RankDump | str) else f"{name}: not read"
 
     def close(self) -> None:
@@ -103,10 +106,10 @@ class DumpParser:
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
         return self._child
 
-    def _answer(self, child: subprocess.Popen) -> object | None:
-        """The child's answer, or None when it did not come within the time allowed."""
+    def _answer(self, child: subprocess.Popen, seconds: float) -> object | None:
+        """The child's answer, or None when it did not come within ``seconds``."""
         fd = child.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], self.budget.parse_seconds)
+        ready, _, _ = select.select([fd], [], [], seconds)
         if not ready:
             return None
         (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size))

@@ -5,7 +5,8 @@ it from a worker thread, never from the UI's): it finds each rank's dump
 (``dump_paths``), reads it - pickled through ``unpickle.load_plain``, which runs nothing,
 or JSON - and keeps a compact ``RankDump``. Files are read one at a time, and each is
 reduced before the next is opened, so memory holds one file's data at most beside the
-compact dumps.
+compact dumps; the readable ones first, and the slow ones within one time budget
+(``timed_parse``).
 
 The budget bounds the work, and what it cut is said in ``DumpSet.notes``:
 
@@ -30,7 +31,8 @@ from __future__ import annotations
 import json
 import re
 import stat as file_stat
-from collections.abc import Collection, Mapping, MutableMapping
+import time
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,7 @@ from ranktop.tui.core.text import plain
 from ranktop.tui.flight.dump_paths import find_dumps
 from ranktop.tui.flight.groups import dump_groups, frontiers, shared_groups
 from ranktop.tui.flight.parse_child import DumpParser
+from ranktop.tui.flight.timed_parse import Pending, parse_within
 from ranktop.tui.flight.unpickle import DumpError, load_plain
 from ranktop.tui.flight.values import number, text
 
@@ -65,6 +68,8 @@ class ReadBudget:
     kept_per_group: int = 16
     max_frames: int = 64
     parse_seconds: float = 20.0  # one file's parse, in its child process (``parse_child``)
+    first_seconds: float = 1.0  # a file's first try, before the slow ones get the rest
+    total_seconds: float = 30.0  # lost to files too slow to parse, in one read (timed_parse)
 
 
 BUDGET = ReadBudget()
@@ -76,70 +81,88 @@ Cache = MutableMapping[tuple[str, int, int], "RankDump | str"]
 def read_dumps(pattern: str, world_size: int, budget: ReadBudget = BUDGET, *,
                cache: Cache | None = None, since: float | None = None,
                earlier: Collection[tuple[str, int, int]] = (),
-               until: float | None = None) -> DumpSet:
+               until: float | None = None, clock: Callable[[], float] = time.monotonic,
+               readable: Callable[[DumpSet], None] | None = None) -> DumpSet:
     """Each rank's dump that ``pattern`` finds, read within ``budget`` (see the module).
 
     Files last written before ``since`` (seconds since the epoch) are left out: a dump of an
     earlier hang says nothing of this one; so are the files of ``earlier`` (cache keys read
     during an earlier hang, unchanged since). ``cache`` keeps what each file gave between
     calls, so a file is parsed again only once it changes. Files last written after
-    ``until`` are left out too: a past moment is judged by the dumps that were there."""
+    ``until`` are left out too: a past moment is judged by the dumps that were there.
+    Where some files are slow to parse, ``readable`` is given the dumps read before them
+    (``timed_parse``), the slow ones "still being read"."""
     paths = find_dumps(pattern, world_size)
     dumps: dict[int, RankDump] = {}
     errors: dict[int, str] = {}
     notes: set[str] = set()
     read, stale = 0, 0
     seen: set[tuple[str, int, int]] = set()
+    keys: dict[int, tuple[str, int, int]] = {}
+    pending: list[Pending] = []
     groups: dict[Group, Group] = {}
+
+    def settle(rank: int, known: RankDump | str, keep: bool) -> None:
+        if not isinstance(known, str):
+            known = shared_groups(known, groups)
+        if cache is not None and keep:
+            cache[keys[rank]] = known
+        if isinstance(known, str):
+            errors[rank] = known
+        else:
+            dumps[rank] = known
+            if known.total_entries > budget.max_entries:
+                notes.add(f"looked at the newest {budget.max_entries} entries of each dump")
+
+    for rank, path in paths.items():
+        try:
+            stat = path.stat()
+        except OSError as error:
+            errors[rank] = f"{plain(path.name)}: {error.strerror or error}"
+            continue
+        if not file_stat.S_ISREG(stat.st_mode):
+            errors[rank] = f"{plain(path.name)}: not a regular file (a FIFO?): not read"
+            continue
+        if since is not None and stat.st_mtime < since:
+            stale += 1
+            continue
+        if until is not None and stat.st_mtime > until:
+            continue
+        key = keys[rank] = (str(path), stat.st_size, stat.st_mtime_ns)
+        if key in earlier:
+            stale += 1
+            continue
+        seen.add(key)
+        known = cache.get(key) if cache is not None else None
+        if known is not None:
+            settle(rank, known, True)
+        elif stat.st_size > budget.max_file_bytes:
+            settle(rank, f"{plain(path.name)}: {stat.st_size // MIB} MiB, over the"
+                         f" {_mib(budget)} limit", True)
+        elif read + stat.st_size > budget.max_total_bytes:
+            notes.add(f"stopped reading after {read // MIB} MiB of dumps (the budget)")
+            errors[rank] = (f"{plain(path.name)}: not read, the budget for all dumps"
+                            " was spent")
+        else:
+            read += stat.st_size
+            pending.append((rank, path, stat.st_mtime))
+
+    def between(slow: Sequence[int]) -> None:
+        if readable is not None:
+            still = {rank: "still being read (slow to parse)" for rank in slow}
+            readable(DumpSet(world_size, dict(dumps), {**errors, **still}, tuple(notes)))
+
     with DumpParser(budget) as parser:
-        for rank, path in paths.items():
-            try:
-                stat = path.stat()
-            except OSError as error:
-                errors[rank] = f"{plain(path.name)}: {error.strerror or error}"
-                continue
-            if not file_stat.S_ISREG(stat.st_mode):
-                errors[rank] = f"{plain(path.name)}: not a regular file (a FIFO?): not read"
-                continue
-            if since is not None and stat.st_mtime < since:
-                stale += 1
-                continue
-            if until is not None and stat.st_mtime > until:
-                continue
-            key = (str(path), stat.st_size, stat.st_mtime_ns)
-            if key in earlier:
-                stale += 1
-                continue
-            seen.add(key)
-            known = cache.get(key) if cache is not None else None
-            if known is None:
-                if stat.st_size > budget.max_file_bytes:
-                    known = (f"{plain(path.name)}: {stat.st_size // MIB} MiB, over the"
-                             f" {_mib(budget)} limit")
-                elif read + stat.st_size > budget.max_total_bytes:
-                    notes.add(f"stopped reading after {read // MIB} MiB of dumps (the budget)")
-                    errors[rank] = (f"{plain(path.name)}: not read, the budget for all dumps"
-                                    " was spent")
-                    continue
-                else:
-                    read += stat.st_size
-                    known = parser.read(path, rank, stat.st_mtime)
-                    if not isinstance(known, str):
-                        known = shared_groups(known, groups)
-                if cache is not None:
-                    cache[key] = known
-            if isinstance(known, str):
-                errors[rank] = known
-            else:
-                dumps[rank] = known
-                if known.total_entries > budget.max_entries:
-                    notes.add(f"looked at the newest {budget.max_entries} entries of each dump")
+        ran_out = parse_within(parser, pending, budget, clock, settle, between)
+    if ran_out:
+        notes.add(ran_out)
     if cache is not None:
         for key in [k for k in cache if k not in seen]:
             del cache[key]
     if stale:
         notes.add(f"ignored {stale} dumps older than the hang")
-    return DumpSet(world_size, dumps, errors, tuple(sorted(notes)))
+    return DumpSet(world_size, dict(sorted(dumps.items())), dict(sorted(errors.items())),
+                   tuple(sorted(notes)))
 
 
 def read_one(path: Path, rank: int, budget: ReadBudget = BUDGET,

@@ -5,14 +5,16 @@ job stopped (``read_dumps``, each file parsed once until it changes, then
 ``analyse_dumps``). The reading runs in a thread of its own: a call starts a read when none
 is running and waits for it at most ``wait_seconds``, so a small read (the usual case:
 files already parsed) answers at once, while a large one (512 dumps of 2,000 entries, cold)
-never holds up the poll that asked; the poll after it gets the verdict. A verdict read for
-another ``since`` (another hang) is never given.
+never holds up the poll that asked; the poll after it gets the verdict. Where some dumps are
+slow to parse (hostile?), the verdict of the readable ones is given while they are read
+(``timed_parse``). A verdict read for another ``since`` (another hang) is never given.
 """
 
 from __future__ import annotations
 
 import threading
 
+from ranktop.tui.core.flight import DumpSet
 from ranktop.tui.core.flight_triage import FlightVerdict, analyse_dumps
 from ranktop.tui.flight.dump_paths import PatternError
 from ranktop.tui.flight.reader import BUDGET, Cache, ReadBudget, read_dumps
@@ -66,10 +68,17 @@ class FlightDumps:
         try:
             oldest = None if since is None else since - CLOCK_SKEW_SECONDS
             dumps = read_dumps(self.pattern, world_size, self.budget, cache=self.cache,
-                               since=oldest, earlier=self._earlier, until=until)
+                               since=oldest, earlier=self._earlier, until=until,
+                               readable=lambda read: self._judged(key, read))
             found = analyse_dumps(dumps)
         except PatternError:  # checked with the configuration: cannot happen there
             found = None
+        with self._lock:
+            self._last = (key, found)
+
+    def _judged(self, key: _Key, readable: DumpSet) -> None:
+        """The verdict of the dumps read so far, given while the slow ones are read."""
+        found = analyse_dumps(readable)
         with self._lock:
             self._last = (key, found)
 

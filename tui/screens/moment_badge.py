@@ -1,7 +1,8 @@
 """What every screen says while it shows a past moment instead of the live job:
 ``AT 03:12:40 · 14 min ago · press L for live``; in a bundle reopened,
-``BUNDLE OF 03:12:40 · 14 min ago · not live``. The words stand alone, without colour,
-and nothing in them claims to be current."""
+``BUNDLE OF 03:12:40 · 14 min ago · not live``; a moment asked for and not shown yet,
+``loading 03:10:40…``. The words stand alone, without colour, and nothing in them claims
+to be current."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from ranktop.tui.core.moment import ago, shown
 
 def moment_badge(moment: float, now: float, live_key: str,
                  replaying: float | None = None, bundle: float | None = None) -> str:
-    """The badge for the moment shown; ``replaying``: a moment being replayed meanwhile;
+    """The badge for the moment shown; ``replaying``: a moment loading meanwhile;
     ``bundle``: the moment of the bundle reopened, which stands for live there."""
     opened = bundle is not None and moment == bundle
     parts = [f"BUNDLE OF {shown(moment)}" if opened else f"AT {shown(moment)}",
              f"{ago(now - moment)} ago"]
     if replaying is not None and replaying != moment:
-        parts.append(f"replaying {shown(replaying)}…")
+        parts.append(f"loading {shown(replaying)}…")
     if opened:
         parts.append("not live")
     else:
@@ -25,5 +26,5 @@ def moment_badge(moment: float, now: float, live_key: str,
 
 
 def replaying_badge(replaying: float) -> str:
-    """The badge while the live job is still shown and a moment is being replayed."""
-    return f" replaying {shown(replaying)}… "
+    """The badge while the live job is still shown and a moment is loading."""
+    return f" loading {shown(replaying)}… "

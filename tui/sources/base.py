@@ -71,6 +71,11 @@ class Source:
         does not ``keeps_past`` gives none."""
         return iter(())
 
+    def past_said(self) -> tuple[str, ...]:
+        """What the past's answers gave cause to doubt since this was last asked (samples
+        twice or out of order: read moment by moment instead), to say with the moment."""
+        return ()
+
     def queries(self) -> dict[str, str]:
         """Every query of a poll, by what it is for ({}: a source that asks none)."""
         return {}

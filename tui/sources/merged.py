@@ -70,6 +70,9 @@ class MergedSource(Source):
         """The job's past from ``primary``: this node's GPUs keep none of their own."""
         return self.primary.frames_at(times)
 
+    def past_said(self) -> tuple[str, ...]:
+        return self.primary.past_said()
+
     def held(self, rank: Rank) -> Rank:
         return self.primary.held(rank)
 

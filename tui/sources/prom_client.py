@@ -31,7 +31,6 @@ import email.utils
 import math
 import re
 import ssl
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
@@ -49,6 +48,7 @@ from ranktop.tui.sources.bounded_body import (
     read_body,
 )
 from ranktop.tui.sources.heap import map_large_buffers
+from ranktop.tui.sources.http_pool import Lease, Pools
 from ranktop.tui.sources.prom_decode import (
     Notes,
     Record,
@@ -176,8 +176,7 @@ class PromClient:
         map_large_buffers()  # what an answer took is given back when it is let go
         self.settings = settings
         self.backend = ""  # "VictoriaMetrics" once an answer says so; "" while unknown
-        self._http: httpx.Client | None = None
-        self._opening = threading.Lock()
+        self._pools = Pools(self._new_pool)
         # Threads kept for the exchanges (not one started per request): enough for a poll's
         # concurrent queries and the screens' own requests beside them.
         self._workers = Workers(WORKERS, "ranktop-http")
@@ -194,9 +193,7 @@ class PromClient:
 
     def close(self) -> None:
         self._workers.stop()
-        if self._http is not None:
-            self._http.close()
-            self._http = None
+        self._pools.close()
 
     def query(self, promql: str, budget: ByteBudget | None = None,
               at: float | None = None) -> Vector:
@@ -350,37 +347,37 @@ class PromClient:
         """The exchange, in one of the client's workers so that its deadline holds at every
         stage: httpx's timeouts are per read, and a server trickling its header lines or its
         body a few bytes at a time never trips one. The deadline counts from when a worker
-        takes the exchange up. Past it the connections are closed, which ends the abandoned
-        exchange too. An error comes back without the worker's traceback: its frames would
-        keep what they read alive as long as the error."""
+        takes the exchange up. Past it the exchange is abandoned: its pool is retired
+        (http_pool), the other exchanges' connections left as they are. An error comes back
+        without the worker's traceback: its frames would keep what they read alive as long
+        as the error."""
         budget = budget or ByteBudget(MAX_BODY_BYTES)
+        lease = Lease()
 
         def exchange() -> httpx.Response:
-            return self._exchange(method, base, path, timeout, budget, **request)
+            try:
+                return self._exchange(method, base, path, timeout, budget, lease, **request)
+            finally:
+                self._pools.give_back(lease)
 
         job = self._workers.submit(exchange)
         job.started.wait(timeout)  # every worker busy: wait at most one deadline for one
         if not job.done.wait(timeout):
             job.cancel()
-            self._abandon()
+            self._pools.abandon(lease)
             raise QueryError("timed out", f"no answer in {timeout:g} s")
         try:
             return job.result()
         except QueryError as error:
             raise error.bare() from None
 
-    def _abandon(self) -> None:
-        """Close every connection (one is stuck): the next request opens new ones."""
-        with self._opening:
-            http, self._http = self._http, None
-        if http is not None:
-            http.close()
-
     def _exchange(self, method: str, base: str, path: str, timeout: float,
-                  budget: ByteBudget, **request: object) -> httpx.Response:
+                  budget: ByteBudget, lease: Lease, **request: object) -> httpx.Response:
         deadline = time.monotonic() + timeout
         try:
-            client = self._client()
+            client = self._pools.take(lease)
+            if client is None:  # abandoned before a worker took it up
+                raise QueryError("timed out", f"no answer in {timeout:g} s")
             asked = client.build_request(method, f"{base.rstrip('/')}{path}", timeout=timeout,
                                          **request)
             answer = read_body(client.send(asked, stream=True), deadline, MAX_BODY_BYTES,
@@ -408,21 +405,18 @@ class PromClient:
             self.backend = VICTORIA_METRICS
         return answer
 
-    def _client(self) -> httpx.Client:
-        """The connection pool; opened here, not in __init__, so a CA bundle that cannot be
-        read is a failed request (TLS) rather than a crash."""
-        with self._opening:
-            if self._http is None:
-                settings = self.settings
-                headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ENCODINGS}
-                if settings.bearer_token:
-                    headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
-                if settings.tenant:
-                    headers[TENANT_HEADER] = settings.tenant
-                auth = (settings.username, settings.password.value) if settings.username else None
-                self._http = httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
-                                          follow_redirects=True)
-            return self._http
+    def _new_pool(self) -> httpx.Client:
+        """A connection pool; opened by the first request, not in __init__, so a CA bundle
+        that cannot be read is a failed request (TLS) rather than a crash."""
+        settings = self.settings
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ENCODINGS}
+        if settings.bearer_token:
+            headers["Authorization"] = f"Bearer {settings.bearer_token.value}"
+        if settings.tenant:
+            headers[TENANT_HEADER] = settings.tenant
+        auth = (settings.username, settings.password.value) if settings.username else None
+        return httpx.Client(headers=headers, auth=auth, verify=_verify(settings),
+                            follow_redirects=True)
 
 
 def shown_url(url: str) -> str:

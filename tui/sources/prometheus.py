@@ -82,6 +82,10 @@ class PrometheusSource(Source):
         # when the scrape's state was last asked, for which ranks down, and what it said
         self._scrape: tuple[float, frozenset[int], dict[int, str]] = (0.0, frozenset(), {})
         self.counters = SlowCounters()
+        self.ranges = prom_past.RangeCache()  # the past's answers, kept between replays
+        # A past copy's join labels before it learns the ranks: the live source's, so that
+        # its first queries are those it sends from then on (the ranges kept serve them).
+        self.expected_join: tuple[str, ...] | None = None
         self._use(settings)
         self.finder = Finder(self.client, clock)
         self._last: Frame | None = None
@@ -133,7 +137,7 @@ class PrometheusSource(Source):
         """One blocking poll; raises QueryError when nothing at all could be read."""
         started = self.clock()
         budget = ByteBudget(POLL_BYTES)
-        asked_for = set(self.learner.join.labels)
+        asked_for = set(self._join_labels())
         polled = self._gather(budget)
         if not asked_for.issuperset(self.learner.join.labels):
             # The ranks were learned anew (the job's own, where they were guessed) and the
@@ -149,6 +153,7 @@ class PrometheusSource(Source):
         if self.live:
             frame = self._with_scrape_errors(frame)
         self._last = frame
+        self.ranges.let_go_if_idle()
         self._status = self._report.status(self, frame, polled, self.clock() - started,
                                            len(self._queries))
         return frame
@@ -281,7 +286,7 @@ class PrometheusSource(Source):
     def _make_queries(self) -> dict[str, str]:
         """Each answer carries only the labels that place its series on a rank (and, for the
         two the rank map is learned from, the labels it is learned from)."""
-        joined = (self.rank_settings.rank_label, *self.learner.join.labels)
+        joined = (self.rank_settings.rank_label, *self._join_labels())
         metrics = {
             f"metric:{m.id}": promql.keep(
                 self._metric_expression(m),
@@ -301,6 +306,13 @@ class PrometheusSource(Source):
         # which metrics Prometheus records by rank (prom_rules): a count per name, tiny
         recorded = {RECORDED_KEY: prom_rules.recorded_query(self._job)}
         return {**first, **metrics, **jobs, **recorded}
+
+    def _join_labels(self) -> tuple[str, ...]:
+        """The labels DCGM's answers carry for the join: the learned join's, or, before any
+        rank is known, those the source was told to expect (``expected_join``)."""
+        if self.expected_join is not None and not self.rank_map.ranks:
+            return self.expected_join
+        return self.learner.join.labels
 
     def _metric_expression(self, metric) -> str:
         """The metric's series as Prometheus records them by rank (prom_rules) where it
@@ -429,7 +441,11 @@ class PrometheusSource(Source):
         """The frame a poll would have given at each of ``times`` (oldest first), read from
         the backend's history by a copy of this source (prom_past): this one is untouched."""
         return prom_past.past_frames(self._past_copy, self.client, times,
-                                     len(self.rank_map), self.clock())
+                                     len(self.rank_map), self.clock(), self.ranges,
+                                     self.settings.refresh_seconds)
+
+    def past_said(self) -> tuple[str, ...]:
+        return self.ranges.take_said()
 
     def _past_copy(self, client: prom_past.RangeClient) -> PrometheusSource:
         """A source reading the job as this one does now (the settings its finds gave),
@@ -438,6 +454,10 @@ class PrometheusSource(Source):
         guessed from DCGM, whose GPUs then may be another job's."""
         copy = PrometheusSource(self.settings, client, client.now)
         copy.live = False  # the scrape's state now says nothing of then
+        copy.counters = SlowCounters(full_every=1)  # one form of each query: windows shared
+        if self.rank_map.ranks:
+            copy.expected_join, copy._recorded = self.learner.join.labels, self._recorded
+            copy._queries = copy._sending = copy._make_queries()
         copy.learner.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
         copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured
         copy.finder = prom_past.PastFinder(client, client.now)

@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 
 from ranktop.tui.core.events import EventLog
+from ranktop.tui.core.model import Health
+from ranktop.tui.core.moment import shown
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
@@ -91,3 +93,22 @@ def test_polls_append_to_the_event_log_and_never_read_it(tmp_path) -> None:
     for _ in range(20):  # the XID, the death and the hang start: events to journal
         poll(pipeline, clock)
     assert not pipeline.error and AppendOnly.appended > 0
+
+
+def test_a_first_frame_after_a_slow_catch_up_says_how_old_its_data_is(tmp_path) -> None:
+    settings = load_settings(environ={})
+    clock = FakeClock(START + 40.0)
+    pipeline = Pipeline(settings, demo_source(DemoSettings(4, 8, 7), clock, started=START),
+                        clock=clock)
+
+    def slow_catch_up(now: float) -> None:
+        pipeline._looked_back = True
+        clock.now += 80.0  # the job's past took well over a minute to read
+
+    pipeline._look_back = slow_catch_up
+    first = asyncio.run(pipeline.poll())
+    assert first.status.health is Health.SLOW  # never "ok" over data this old
+    assert first.status.since == first.frame.time
+    assert first.status.message.startswith(f"data of {shown(START + 40.0)}, 80 s old when "
+                                           "analysed: catching up on the job's past took")
+    assert poll(pipeline, clock).status.health is Health.OK  # the next poll is fresh

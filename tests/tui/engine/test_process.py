@@ -102,3 +102,20 @@ def test_a_request_cancelled_while_it_waits_leaves_the_others_answered():
         assert asyncio.run(engine.poll()).analysis.frame is not None
     finally:
         engine.close()
+
+
+async def test_an_engine_that_stops_answering_is_restarted_after_its_deadline_and_said():
+    engine = ProcessEngine(load_settings(environ={}), demo_at_40, alive_seconds=0.5)
+    app = RanktopApp(load_settings(), engine=engine, poll=False)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            stopped = engine.pid
+            os.kill(stopped, signal.SIGSTOP)  # alive, and answering nothing
+            await asyncio.wait_for(app.poll_once(), 30)
+            await pilot.pause()
+            assert any("engine stopped answering" in n and "restarting" in n
+                       for n in notices(app))
+            assert engine.restarts == 1 and engine.pid != stopped
+            assert await asyncio.wait_for(engine._call("alive"), 10)  # the new one answers
+    finally:
+        engine.close()

@@ -264,3 +264,50 @@ def test_a_real_gloo_dump_written_before_the_timeout_was_retired_waits_in_it() -
     assert dump.frontier("0") == Frontier(282, None, 281)
     stopped = dump.stopped_at()
     assert (stopped.seq, stopped.state) == (282, "scheduled")
+
+
+class HostileParser:
+    """Parses in this process, at once, except the files that say HOSTILE: those take all
+    the time they are given, on ``clock``."""
+
+    clock = None  # set by the test
+
+    def __init__(self, budget: ReadBudget) -> None:
+        self.budget = budget
+
+    def __enter__(self) -> HostileParser:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def read(self, path: Path, rank: int, mtime: float, seconds: float | None = None):
+        if path.read_bytes() == b"HOSTILE":
+            HostileParser.clock.now += self.budget.parse_seconds if seconds is None else seconds
+            return None
+        return reader.read_one(path, rank, self.budget, mtime)
+
+
+def test_hostile_dumps_cost_one_budget_and_the_readable_ones_are_judged_first(
+        tmp_path: Path, monkeypatch) -> None:
+    for rank in range(8):  # the hostile dumps come first, by rank
+        (tmp_path / f"comm_lib_trace_rank_{rank}").write_bytes(b"HOSTILE")
+    for rank in range(8, 12):
+        write(tmp_path, rank, dump_document(rank, 12, SEQ))
+    clock = HostileParser.clock = FakeSeconds()
+    monkeypatch.setattr(reader, "DumpParser", HostileParser)
+    readable: list[tuple[float, list[int]]] = []
+    found = read_dumps(str(tmp_path), 12, clock=clock,
+                       readable=lambda early: readable.append((clock.now, sorted(early.dumps))))
+    assert readable == [(8.0, [8, 9, 10, 11])]  # after a second's try of each hostile one
+    assert clock.now <= reader.BUDGET.total_seconds  # was 8 x 20 s, one after another
+    assert sorted(found.dumps) == [8, 9, 10, 11] and sorted(found.errors) == list(range(8))
+    assert "stopped parsing dumps after 30 s lost to slow ones" in found.notes
+
+
+class FakeSeconds:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now

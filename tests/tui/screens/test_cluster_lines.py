@@ -72,14 +72,14 @@ def test_a_past_moment_is_said_and_nothing_claims_to_be_current() -> None:
     assert f"AT {shown(40.0)} · 60 s ago · press L for live" in text
     for current in ("STALE", "connection refused", "LATE", "data ", "waiting for"):
         assert current not in text
-    assert f"replaying {shown(38.0)}…" in at_moment(replaying=38.0)
+    assert f"loading {shown(38.0)}…" in at_moment(replaying=38.0)
 
 
 def test_a_replay_under_way_is_said_over_the_live_job() -> None:
     ok = SourceStatus("prometheus", Health.OK, since=0.0)
     text = plain(JobView("job", ok, None, 8, 8, now=100.0, paused=False, pause_key="p",
                          step_stuck_since=None, replaying=38.0))
-    assert f"replaying {shown(38.0)}…" in text and "● ok" in text
+    assert f"loading {shown(38.0)}…" in text and "● ok" in text
 
 
 def with_goodput(goodput: Goodput) -> str:

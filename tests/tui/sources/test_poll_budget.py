@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import gc
 import gzip
+import time
 import tracemalloc
 
 import pytest
-from ranktop.tui.core.model import Health
+from ranktop.tui.core.model import Health, RankMap
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources import prom_batch, prom_client, prometheus
 from ranktop.tui.sources.bounded_body import ByteBudget
@@ -99,3 +100,17 @@ def test_failed_queries_do_not_keep_their_bodies(server, small_bounds, monkeypat
     # the answers in flight at once, a few copies of each while it is read; all of them kept
     # would be 3 MB x the number of queries
     assert peak < prom_batch.CONCURRENT * 8 * MB < len(polled.queries()) * 3 * MB
+
+
+def test_a_past_moments_range_queries_share_its_budget(server, small_bounds):
+    """A gzip bomb answering every range query: a past moment reads within one poll's
+    budget as a live poll does, and sends nothing more once it is spent."""
+    answering(BOMB, gzipped=True)
+    polled = source(server)
+    polled.rank_map = RankMap.grid(["node-0"], 4, "the job's labels")  # chunks of moments
+    moments = [round(time.time()) - 100.0 + 2 * i for i in range(5)]
+    with pytest.raises(QueryError) as caught:
+        list(polled.frames_at(moments))
+    assert caught.value.kind == "too large"
+    assert "this poll's answers passed 20 MB" in str(caught.value)
+    assert Scripted.requests <= 2 + prom_batch.CONCURRENT < len(polled.queries())

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import math
 import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prom_client import PromClient, QueryError
 from ranktop.tui.sources.prom_decode import PARTIAL_FLAG, Notes, range_matrix
 
+from tests.serving import serve_in_thread
 from tests.tui.scripted_http import Scripted
 
 SECRETS = ("tok-secret", "pw-secret", "url-secret")
@@ -357,3 +361,57 @@ def test_requests_reuse_the_clients_worker_threads(server, monkeypatch):
         asker.query("up")
     assert len(threads) == 20
     assert len({id(thread) for thread in threads}) <= prom_client.WORKERS
+
+
+class HangingRanges(BaseHTTPRequestHandler):
+    """Range queries never answer (until ``release``); an instant query sends its headers at
+    once and its body ``body_after`` seconds later."""
+
+    protocol_version = "HTTP/1.1"
+    release = threading.Event()
+    body_after = 0.7
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.endswith("/query_range"):
+            HangingRanges.release.wait(10)
+            self.close_connection = True
+            return
+        body = vector(({"rank": "0"}, 1)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.flush()
+        time.sleep(self.body_after)
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_request_that_times_out_closes_no_other_requests_connection():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), HangingRanges)
+    httpd.daemon_threads = True
+    serve_in_thread(httpd)
+    shared = client(f"http://127.0.0.1:{httpd.server_address[1]}", timeout_seconds=1.0)
+    timed_out: list[QueryError] = []
+
+    def ranged_query() -> None:
+        with pytest.raises(QueryError) as caught:
+            shared.query_range("up", 0, 60, 15)
+        timed_out.append(caught.value)
+
+    try:
+        hanging = threading.Thread(target=ranged_query)
+        hanging.start()
+        time.sleep(0.6)  # the instant query's body comes 0.3 s after the range times out
+        answer = shared.query("up")
+        hanging.join()
+        assert timed_out[0].kind == "timed out"
+        assert [sample.value for sample in answer] == [1.0]
+        assert [sample.value for sample in shared.query("up")] == [1.0]  # and after it
+    finally:
+        HangingRanges.release.set()
+        shared.close()
+        httpd.shutdown()
