@@ -116,7 +116,8 @@ def test_a_range_query_bomb_keeps_a_past_moment_within_the_poll_budget(proxy, tm
     grew = found["peak_mb"] - found["before_mb"]
     print(f"\nrange bomb: {found['before_mb']:.0f} MB before, peak {found['peak_mb']:.0f} MB")
     # the budget counts the bytes inflated; the interpreter's own come on top (measured:
-    # 67-127 MB; 250 MB when each range query had a budget of its own)
-    assert grew < PAST_POLL_MB * 1.25
+    # 67-127 MB alone, 180 MB beside the other fault tests on 2 busy cores; 250 MB when
+    # each range query had a budget of its own)
+    assert grew < PAST_POLL_MB * 1.6
     assert found["frames"] == 0 and "answers passed 128 MB" in found["said"]
     assert found["again"] >= 1  # then read moment by moment, by instant queries

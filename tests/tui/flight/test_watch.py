@@ -71,7 +71,8 @@ def test_the_readable_dumps_verdict_is_given_while_hostile_ones_are_read(
             return None
 
     monkeypatch.setattr(reader, "DumpParser", Stuck)
-    dumps = FlightDumps(pattern, wait_seconds=0.2)
+    # long enough for the readable dumps on a loaded machine; the stuck ones wait longer
+    dumps = FlightDumps(pattern, wait_seconds=3.0)
     try:
         verdict = dumps.verdict(12, T0)
         assert verdict is not None and verdict.culprits == (2,)  # from ranks 0, 1 and 3
