@@ -73,6 +73,10 @@ def test_a_stopped_shard_is_a_partial_answer_then_whole_again(backend):
     assert status.message.endswith(f"connection refused; {len(kept)} ranks not answered "
                                    "(not known, not down)")
     assert len(source.rank_map) == RANKS  # nobody renumbered
+    # a past moment read through the front now: its range answers are partial alike
+    moments = [frame.time - 2.0, frame.time]  # the front held every rank by then
+    past = [replayed for replayed, _ in source.frames_at(moments)]
+    assert past and all(replayed.unknown == kept for replayed in past)
 
     backend.start_shard(STOPPED)
     wait_for(lambda: fresh(backend), "the shard's ranks scraped again", timeout=15)

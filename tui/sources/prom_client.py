@@ -106,6 +106,14 @@ class Series(NamedTuple):
 WHOLE = Notes()  # an answer the backend said nothing beside
 
 
+class Matrix(list):
+    """A range answer's series, with what the backend said beside them (``notes``)."""
+
+    def __init__(self, series: list[Series] | None = None, notes: Notes = WHOLE) -> None:
+        super().__init__(series or [])
+        self.notes = notes
+
+
 class Vector:
     """An instant vector as Prometheus sent it, read sample by sample without copying;
     ``notes`` are what the backend said beside it (``Notes.partial``: why it may lack series);
@@ -268,7 +276,7 @@ class PromClient:
         return form
 
     def query_range(self, promql: str, start: float, end: float, step: float,
-                    budget: ByteBudget | None = None) -> list[Series]:
+                    budget: ByteBudget | None = None) -> Matrix:
         """Every series ``promql`` gives from ``start`` to ``end`` (epoch seconds), each
         evaluated every ``step`` seconds; the body counts against ``budget`` where one is
         given. VictoriaMetrics is asked to keep ``start`` as given (``nocache``: it moves
@@ -279,12 +287,14 @@ class PromClient:
         answer = self._ask("query_range", form, budget=budget)
         fast = range_matrix(answer.content)
         if fast is not None:
-            return [Series(series.metric, series.values) for series in fast]
-        result = self._payload(answer, "POST")["data"].get("result")
+            return Matrix([Series(series.metric, series.values) for series in fast])
+        payload = self._payload(answer, "POST")
+        result = payload["data"].get("result")
+        notes = Notes.of(payload.get("warnings"), payload.get("infos"), payload.get("isPartial"))
         try:
-            return [Series(dict(item["metric"]),
-                           [(float(t), sample_value(v)) for t, v in item["values"]])
-                    for item in result]
+            return Matrix([Series(dict(item["metric"]),
+                                  [(float(t), sample_value(v)) for t, v in item["values"]])
+                           for item in result], notes)
         except (KeyError, TypeError, ValueError, OverflowError):
             raise QueryError("bad answer", "a range series without labels or values") from None
 

@@ -104,6 +104,9 @@ class _RangeData(msgspec.Struct):
 class _RangeAnswer(msgspec.Struct):
     status: str
     data: _RangeData
+    warnings: list[str] = []
+    infos: list[str] = []
+    isPartial: bool = False
 
 
 # strict=False reads a value written as a string ("61.5") as the number it is
@@ -126,6 +129,8 @@ def range_matrix(body: bytes) -> list[RangeRecord] | None:
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
     if answer.status != "success" or answer.data.resultType != "matrix":
+        return None
+    if answer.warnings or answer.isPartial:  # rare: read the general way, notes and all
         return None
     return answer.data.result
 

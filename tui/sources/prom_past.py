@@ -42,12 +42,13 @@ from ranktop.tui.sources.bounded_body import ByteBudget
 from ranktop.tui.sources.finder import Finder
 from ranktop.tui.sources.prom_client import (
     VICTORIA_METRICS,
+    WHOLE,
     PromClient,
     QueryError,
     Series,
     Vector,
 )
-from ranktop.tui.sources.prom_decode import Record
+from ranktop.tui.sources.prom_decode import Notes, Record
 
 if TYPE_CHECKING:
     from ranktop.tui.sources.prometheus import PrometheusSource
@@ -148,6 +149,7 @@ class _Held:
     by_instants: bool = False  # answers off the grid asked, or doubtful
     moments: dict[int, int] = field(default_factory=dict)  # moment (ms) -> its index
     series: list[tuple[Mapping[str, str], list[float | None]]] = field(default_factory=list)
+    notes: Notes = WHOLE  # what the backend said beside the range (partial: its stores)
 
     @property
     def bytes(self) -> int:
@@ -157,9 +159,10 @@ class _Held:
         """The samples at ``moment``, as an instant query then gives them."""
         index = self.moments.get(_ms(moment))
         if index is None:
-            return Vector([])
+            return Vector([], self.notes)
         return Vector([Record(metric=labels, value=(moment, values[index]))
-                       for labels, values in self.series if values[index] is not None])
+                       for labels, values in self.series if values[index] is not None],
+                      self.notes)
 
 
 _Key = tuple[str, Window]
@@ -288,6 +291,7 @@ class RangeClient:
         if doubt and self.cache is not None:
             self.cache.say(f"{doubt} in the backend's answers: {DOUBTS_SAID}")
         held.by_instants, held.series = aligned is None, aligned or []
+        held.notes = getattr(series, "notes", WHOLE)
         held.loaded = True
 
 
