@@ -43,7 +43,7 @@ async def test_the_detail_key_shows_the_whole_incident_wrapped_at_80x24(tmp_path
         await pilot.press("g")
         await pilot.pause()
         assert words(incident.headline) in box_words(app)
-        for _ in range(16):  # line by line to the hang's text, every word of it on screen
+        for _ in range(40):  # line by line to the hang's text, every word of it on screen
             if words(hang.summary) in box_words(app):
                 break
             await pilot.press("j")

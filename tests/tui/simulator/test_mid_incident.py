@@ -107,4 +107,4 @@ def test_report_started_mid_incident_counts_the_dead_rank(capsys):
     code = main(["report", "--demo", "--demo-start", "190", "--nodes", "64", "--json"])
     document = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert document["ranks"] == {"total": 512, "up": 511, "missing": [455]}
+    assert document["ranks"] == {"total": 512, "up": 511, "missing": [455], "not_answered": []}
