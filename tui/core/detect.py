@@ -25,7 +25,7 @@ from ranktop.tui.core.domain import (
 )
 from ranktop.tui.core.down import Liveness
 from ranktop.tui.core.failslow import FailSlow
-from ranktop.tui.core.hardware import Ledger, gpu_unknown
+from ranktop.tui.core.hardware import Ledger, gpu_unknown, silent_gpus
 from ranktop.tui.core.hotspots import MOVING_SECONDS
 from ranktop.tui.core.lasting import FIGURES, LastingFaults
 from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
@@ -92,7 +92,9 @@ class Detectors:
         n = len(self.rank_map)
         up = frame.ranks_up(n)
         self.polls += 1
-        hardware = [*self._hardware(frame, up), *self.ledger.update(frame, self.nodes())]
+        silent = silent_gpus(frame)
+        hardware = [*self._hardware(frame, up, silent),
+                    *self.ledger.update(frame, self.nodes(), silent)]
         for fault in hardware:
             if fault.rank is not None:
                 self.liveness.note_fault(fault.rank, fault.since, fault.summary,
@@ -227,7 +229,8 @@ class Detectors:
         return self.holds["nvlink"].update(frame.time, holding, severe,
                                            unseen=EVERY_KEY if is_missing(typical) else unseen)
 
-    def _hardware(self, frame: Frame, up: Sequence[bool]) -> list[Anomaly]:
+    def _hardware(self, frame: Frame, up: Sequence[bool], silent: frozenset[int]
+                  ) -> list[Anomaly]:
         ecc: dict[object, str] = {}
         for rank, count in enumerate(frame.values.get("ecc_dbe", ())):
             if not is_missing(count) and count > 0:
@@ -245,7 +248,8 @@ class Detectors:
                 ("ecc", ecc), ("xid", xids), ("xid_critical", critical), ("xid_codes", codes)))
         self._faults = {"ecc": ecc, "xid": xids, "xid_critical": critical, "xid_codes": codes}
         self._was_up = tuple(up)
-        no_ecc, no_xid = gpu_unknown(frame, "ecc_dbe"), gpu_unknown(frame, "xid")
+        no_ecc = gpu_unknown(frame, "ecc_dbe", silent)
+        no_xid = gpu_unknown(frame, "xid", silent)
         return [*self.holds["ecc"].update(frame.time, ecc, unseen=no_ecc),
                 *self.holds["xid"].update(frame.time, xids, figures=codes, unseen=no_xid),
                 *self.holds["xid_critical"].update(frame.time, critical, figures=codes,

@@ -130,12 +130,15 @@ class Ledger:
         self.entries: dict[int, tuple[LedgerEntry, ...]] = {}
         self._alarmed: set[tuple[str, int | None]] = set()  # (metric, rank) raised last poll
 
-    def update(self, frame: Frame, nodes: Mapping[int, Sequence[int]] | None = None
-               ) -> list[Anomaly]:
+    def update(self, frame: Frame, nodes: Mapping[int, Sequence[int]] | None = None,
+               silent: frozenset[int] | None = None) -> list[Anomaly]:
         """An anomaly per rank and counter that rose within the window (or is set); for a
         per-node counter, one per node (``nodes``: each node's ranks by its first rank),
-        placed on the GPU whose counter rose most and naming its GPUs, worst first."""
+        placed on the GPU whose counter rose most and naming its GPUs, worst first. A
+        counter of a ``silent`` GPU (``silent_gpus``, worked out here if not given) is held
+        as it was."""
         counters = [c for c in COUNTERS if c.metric in frame.values]
+        silent = silent_gpus(frame) if silent is None else silent
         self._snapshot(frame)
         entries: dict[int, list[LedgerEntry]] = {}
         found: list[Anomaly] = []
@@ -152,11 +155,11 @@ class Ledger:
             figures = {key: f"+{rise:.0f}" for key, rise in rises.items()
                        if not counter.flag}
             found += self._holds[counter.metric].update(
-                frame.time, rising, figures=figures, unseen=_unseen(frame, counter, nodes))
+                frame.time, rising, figures=figures, unseen=_unseen(counter, nodes, silent))
         for counter in COUNTERS:
             if counter not in counters:
                 found += self._holds[counter.metric].update(
-                    frame.time, {}, unseen=_unseen(frame, counter, nodes))
+                    frame.time, {}, unseen=_unseen(counter, nodes, silent))
         self.entries = {rank: tuple(found_here) for rank, found_here in entries.items()}
         self._alarmed = alarmed
         return found
@@ -210,44 +213,33 @@ class Ledger:
         return self.entries.get(rank, ())
 
 
-def gpu_unknown(frame: Frame, metric: str) -> frozenset[int]:
-    """The ranks whose ``metric`` is not known this poll: their GPU answered neither it,
-    nor DCGM's probe, nor any error counter (a GPU that answered without the metric's
-    series reads 0 on it: DCGM leaves a counter out while it is blank)."""
-    silent = _silent_gpus(frame)
+def silent_gpus(frame: Frame) -> frozenset[int]:
+    """The ranks whose GPU answered nothing this poll: neither DCGM's probe nor any error
+    counter (``_answered``'s zeros). Worked out once a frame, by its detectors."""
+    answered = _answered(frame, [m for m in COUNTER_METRICS if m in frame.values])
+    n = max((len(series) for series in frame.values.values()), default=0)
+    return frozenset(rank for rank in range(n) if rank >= len(answered) or not answered[rank])
+
+
+def gpu_unknown(frame: Frame, metric: str, silent: frozenset[int]) -> frozenset[int]:
+    """The ranks whose ``metric`` is not known this poll: of the ``silent`` GPUs, those
+    without a value of it (a GPU that answered without the metric's series reads 0 on it:
+    DCGM leaves a counter out while it is blank)."""
     series = frame.values.get(metric)
-    if series is None or metric in COUNTER_METRICS:
+    if series is None:
         return silent
     return frozenset(rank for rank in silent if rank >= len(series) or series[rank] != series[rank])
 
 
-# The last frame asked of and its silent GPUs, replaced whole (analyses on other threads,
-# a replay beside the live poll, read it safely).
-_silent: tuple[Frame | None, frozenset[int]] = (None, frozenset())
-
-
-def _silent_gpus(frame: Frame) -> frozenset[int]:
-    """The ranks whose GPU answered neither DCGM's probe nor any error counter this poll:
-    worked out once a frame (each counter asks it)."""
-    global _silent
-    last, silent = _silent
-    if last is not frame:
-        n = max((len(series) for series in frame.values.values()), default=0)
-        silent = frame.without((GPU_PROBE_METRIC, *COUNTER_METRICS), n)
-        _silent = (frame, silent)
-    return silent
-
-
-def _unseen(frame: Frame, counter: Counter, nodes: Mapping[int, Sequence[int]] | None
-            ) -> frozenset[int]:
-    """Where ``counter`` is not known this poll: ranks whose GPU answered neither it nor
-    DCGM's probe (a GPU answering without the counter's series reads 0: it is known).
-    For a per-node counter, the nodes none of whose GPUs is known."""
-    unseen = gpu_unknown(frame, counter.metric)
+def _unseen(counter: Counter, nodes: Mapping[int, Sequence[int]] | None,
+            silent: frozenset[int]) -> frozenset[int]:
+    """Where ``counter`` is not known this poll: the ``silent`` GPUs (one answering without
+    the counter's series reads 0: it is known). For a per-node counter, the nodes none of
+    whose GPUs is known."""
     if counter.per_node and nodes:
         return frozenset(first for first, ranks in nodes.items()
-                         if all(rank in unseen for rank in ranks))
-    return unseen
+                         if all(rank in silent for rank in ranks))
+    return silent
 
 
 def _by_node(counter: Counter, rising: Mapping[int, str],
