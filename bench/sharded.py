@@ -96,15 +96,15 @@ class Console:
         self.started: dict[tuple[str, int | None], float] = {}
         self.polls = 0
 
-    def poll(self) -> str:
-        """One poll; the source's status message."""
+    def poll(self) -> tuple[str, ...]:
+        """One poll; why the source's answers are partial (() while they are whole)."""
         began = time.monotonic()
         analysis = asyncio.run(self.pipeline.poll())
         self.polls += 1
         for anomaly in analysis.anomalies:
             self.started.setdefault((anomaly.kind, anomaly.rank), time.time())
         time.sleep(max(0.0, POLL - (time.monotonic() - began)))
-        return analysis.status.message
+        return analysis.status.partial
 
     def started_on(self, ranks: set[int], since: float) -> Counter:
         """The anomalies started on ``ranks`` after ``since``, by kind."""
@@ -148,7 +148,7 @@ def _run(plain: ConfiguredPrometheus, backend: ShardedBackend, ranks: int, polls
     polls_to_partial = None
     before = console.polls
     while polls_to_partial is None and console.polls - before < 100:
-        if "partial" in console.poll():
+        if console.poll():
             polls_to_partial = console.polls - before
     results["polls_to_partial"] = polls_to_partial
     results["down"] = alternate(sources, polls)

@@ -69,7 +69,7 @@ def test_a_stopped_shard_is_a_partial_answer_then_whole_again(backend):
     status = source.status()
     assert status.health is Health.SLOW and status.partial[0].startswith("remote_read: ")
     assert frame.unknown == kept  # not answered: not known, not down
-    assert status.message.startswith("partial: 1 part of the backend failed — 127.0.0.1:")
+    assert status.message.startswith("1 part of the backend failed — 127.0.0.1:")
     assert status.message.endswith(f"connection refused; {len(kept)} ranks not answered "
                                    "(not known, not down)")
     assert len(source.rank_map) == RANKS  # nobody renumbered

@@ -182,7 +182,7 @@ def _health(view: JobView, style: Styles) -> Text:
         text = Text(f"● {status.health.value.upper()}", health)
         text.append(f" for {_age(max(0.0, view.now - status.since))}", health)
     if status.message:
-        text.append(f": {status.message.removeprefix('partial: ')}", health)
+        text.append(f": {status.message}", health)
     return text
 
 

@@ -75,10 +75,11 @@ def _verdict(source: PrometheusSource, frame: Frame, polled: Polled, took: float
 
 
 def partial_words(reasons: tuple[str, ...], unknown: int) -> str:
-    """"partial: 1 part of the backend failed — 127.0.0.1:9091: connection refused; 2,048
-    ranks not answered (not known, not down)"."""
+    """"1 part of the backend failed — 127.0.0.1:9091: connection refused; 2,048 ranks not
+    answered (not known, not down)": why the answers are partial (the header calls them so
+    before it, ``report`` too)."""
     parts = f"{len(reasons)} part{'s' if len(reasons) > 1 else ''}"
-    said = f"partial: {parts} of the backend failed — {short_reason(reasons[0])}"
+    said = f"{parts} of the backend failed — {short_reason(reasons[0])}"
     if unknown:
         said += f"; {unknown:,} rank{'s' if unknown > 1 else ''} not answered (not known, not down)"
     return said

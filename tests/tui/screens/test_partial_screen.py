@@ -25,7 +25,7 @@ def behind_a_stopped_shard(source) -> None:
         values = {m: [math.nan if r in BEHIND else v for r, v in enumerate(vs)]
                   for m, vs in frame.values.items()}
         source._status = SourceStatus(source.name, Health.SLOW, since=frame.time,
-                                      message=f"partial: 1 part of the backend failed — "
+                                      message=f"1 part of the backend failed — "
                                               f"10.0.0.9:9090: connection refused; "
                                               f"{len(BEHIND)} ranks not answered",
                                       last_ok=frame.time, partial=(REASON,))

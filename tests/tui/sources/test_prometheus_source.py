@@ -297,7 +297,7 @@ def test_a_partial_answer_is_shown_as_partial_never_as_ok(source):
     source.poll_now()
     status = source.status()
     assert status.health is Health.SLOW
-    assert status.message == "partial: 1 part of the backend failed — store-b:10901: " \
+    assert status.message == "1 part of the backend failed — store-b:10901: " \
                              "connection refused"
     assert status.partial == Warned.notes.partial
 
