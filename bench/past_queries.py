@@ -14,7 +14,6 @@ all fit. Results: bench/results.md.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -28,8 +27,10 @@ from ranktop.tui.engine import past_frames, replay  # noqa: E402
 from ranktop.tui.engine.replay import Replay  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.sources import prom_past  # noqa: E402
-from ranktop.tui.sources.prom_client import Sample, Series, Vector  # noqa: E402
+from ranktop.tui.sources.prom_client import Sample  # noqa: E402
 from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+
+from tests.tui.sources.test_prom_past import HistoryClient  # noqa: E402
 
 START = 1_800_000_000.0
 NOW = START + 3600.0
@@ -61,51 +62,12 @@ def history(moment: float) -> dict[str, list[Sample]]:
     }
 
 
-class Recording:
-    """Answers the source's queries, known by their key whatever labels they keep, at any
-    moment from ``history``; counts the range and instant queries."""
-
-    backend = ""
-
-    def __init__(self) -> None:
-        self.now = NOW
-        self.sources: list[PrometheusSource] = []
-        self.ranged = self.instants = 0
-
-    def _key(self, expression: str) -> str:
-        asked = _unlabelled(expression)
-        for source in self.sources:
-            for key, sent in source._make_queries().items():
-                if asked in (_unlabelled(sent), _unlabelled(f"{sent} > 0")):
-                    return key
-        return expression
-
-    def query(self, expression: str, budget: object = None, at: float | None = None
-              ) -> Vector:
-        self.instants += 1
-        found = history(self.now if at is None else at).get(self._key(expression), [])
-        return Vector([{"metric": s.labels, "value": [s.time, repr(s.value)]} for s in found])
-
-    def query_range(self, expression: str, start: float, end: float, step: float,
-                    budget: object = None) -> list[Series]:
-        self.ranged += 1
-        key, found = self._key(expression), {}
-        for i in range(round((end - start) / step) + 1):
-            for sample in history(start + i * step).get(key, []):
-                labels = tuple(sample.labels.items())
-                found.setdefault(labels, Series(dict(labels), [])).points.append(
-                    (start + i * step, sample.value))
-        return list(found.values())
-
-    def metric_names(self, since: float) -> list[str]:
-        return []
-
-    def label_names(self, metric: str, since: float) -> list[str]:
-        return []
-
-
-def _unlabelled(expression: str) -> str:
-    return re.sub(r"by \([^)]*\)", "by ()", expression)
+def recording() -> HistoryClient:
+    """The tests' fake backend with this job's history, an hour in: it answers each query at
+    any moment, and lists the range and instant queries it was asked."""
+    client = HistoryClient(history)
+    client.now = NOW
+    return client
 
 
 def main() -> None:
@@ -117,10 +79,10 @@ def main() -> None:
     prom_past.window_steps = lambda ranks, queries: sized(RANKS_MIMICKED, queries)
     settings = load_settings(overrides={"prometheus": {"url": "http://prom:9090", "job": "j"}},
                              environ={})
-    client = Recording()
-    client.sources.append(PrometheusSource(settings, client=client))
+    client = recording()
+    client.references.append(PrometheusSource(settings, client=client))
     live = PrometheusSource(settings, client=client, clock=lambda: client.now)
-    client.sources.append(live)
+    client.references.append(live)
     live.poll_now()
     print(f"a poll: {len(live.queries())} queries ({len(settings.metrics)} metrics)")
     scrubbed = Replay(settings, live)
@@ -139,9 +101,10 @@ def main() -> None:
     ]
     print("| what | range queries | instant queries |\n|---|---:|---:|")
     for what, step in steps:
-        client.ranged = client.instants = 0
+        client.ranged.clear()
+        client.instants.clear()
         step()
-        print(f"| {what} | {client.ranged} | {client.instants} |")
+        print(f"| {what} | {len(client.ranged)} | {len(client.instants)} |")
 
 
 if __name__ == "__main__":
