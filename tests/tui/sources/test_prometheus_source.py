@@ -371,11 +371,17 @@ def test_a_late_start_asks_for_each_error_counters_lowest_value_before_it(source
     assert found.counters_at == NOW - 600  # the ledger's window before the start
 
 
+def with_extra_ranks(source, up_to: int) -> None:
+    """The job's four ranks answer step times, and so do ranks 4..``up_to`` - 1 of hosts
+    of their own: a hostile answer's flood."""
+    extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
+                     "training_job": "j"}, 1.0, NOW) for r in range(4, up_to)]
+    source.client.answers["metric:step_time"] = [job(r, 1.1) for r in range(4)] + extra
+
+
 def test_one_answer_of_100000_extra_ranks_leaves_no_trace(source):
     source.poll_now()
-    extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
-                     "training_job": "j"}, 1.0, NOW) for r in range(4, 100_004)]
-    source.client.answers["metric:step_time"] = [job(r, 1.1) for r in range(4)] + extra
+    with_extra_ranks(source, 100_004)
     source.poll_now()
     assert len(source.rank_map) == 4  # growth needs a second answer in a row
     assert f"{100_004 - ranks.rank_ceiling(4)} rank(s) numbered past" in source.status().detail
@@ -387,9 +393,7 @@ def test_one_answer_of_100000_extra_ranks_leaves_no_trace(source):
 
 def test_extra_ranks_in_two_answers_in_a_row_grow_the_map_to_near_the_jobs_size(source):
     source.poll_now()
-    extra = [Sample({"rank": str(r), "hostname": f"x{r}", "local_rank": "0",
-                     "training_job": "j"}, 1.0, NOW) for r in range(4, 2_004)]
-    source.client.answers["metric:step_time"] = [job(r, 1.1) for r in range(4)] + extra
+    with_extra_ranks(source, 2_004)
     source.poll_now()
     source.poll_now()
     assert len(source.rank_map) == ranks.rank_ceiling(4)
