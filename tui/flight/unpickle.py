@@ -15,6 +15,8 @@ from __future__ import annotations
 import io
 import pickle
 
+from ranktop.tui.core.text import plain
+
 _SCALARS = (int, float, bool)
 
 
@@ -60,5 +62,5 @@ def load_plain(data: bytes) -> object:
         raise DumpError("the pickle needs more memory than is left") from None
     except Exception as error:  # a broken pickle raises almost anything: one line each
         kind = error.__class__.__name__
-        detail = str(error)[:160].encode("ascii", "backslashreplace").decode()
+        detail = plain(str(error), 160)  # it quotes the dump's bytes, controls included
         raise DumpError(f"not a readable pickle ({kind}: {detail})") from None
