@@ -11,19 +11,23 @@ import time
 
 from ranktop.tui.cli.main import main
 
-from tests.integration.cluster import HERE, Prometheus, Simulator
+from tests.integration.cluster import HERE, Prometheus, SkippingSimulator
 
 JOB = "integration-rising-counters"
 RANKS = 16  # two nodes of eight: rank 9 (NVLink) on gpu-node-001, rank 5 (ECC) on 000
-STARTED_LATE = 35.0  # seconds after Prometheus has every rank: the scenario is ~70 s in
+BASELINE_SECONDS = 3.0  # scraped before the faults: every counter at 0
+STARTED_AT = 70.0  # the scenario's time when ranktop starts: the faults began at 40 and 45 s
+SCRAPED_AFTER = 4.0  # seconds of scrapes after the skip to it
 
 
 def test_errors_that_rose_before_a_late_start_are_new_with_their_advice(tmp_path, capsys):
-    simulator = Simulator(HERE / "scenario-rising-counters.toml", seed=31, nodes=2)
+    simulator = SkippingSimulator(HERE / "scenario-rising-counters.toml", seed=31, nodes=2)
     server = Prometheus(tmp_path, [simulator.port])
     try:
         server.wait_for_series(f'count(training_step_seconds{{training_job="{JOB}"}})', RANKS)
-        time.sleep(STARTED_LATE)
+        time.sleep(BASELINE_SECONDS)
+        simulator.skip_to(STARTED_AT)  # the quiet stretch and the rise pass at once
+        time.sleep(SCRAPED_AFTER)
         main(["report", "--prometheus", server.url, "--job", JOB, "--json"])
     finally:
         server.stop()
