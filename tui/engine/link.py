@@ -136,6 +136,10 @@ class Link:
                 request, ok, value = unpickled(self.conn.recv_bytes())
             except (EOFError, OSError):
                 break
+            except TypeError:  # closed here while reading: the connection's handle is gone
+                if not self._closed:
+                    raise
+                break
             future = self._pending.pop(request, None)
             # A request cancelled while it waited (its worker was) wants no answer.
             if future is not None and not future.cancelled():

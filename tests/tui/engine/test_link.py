@@ -94,3 +94,33 @@ def test_requests_in_flight_when_the_engine_goes_fail_with_engine_stopped():
     with pytest.raises(EngineStopped, match=r"the engine process stopped \(exit status 0\)"):
         future.result(timeout=60)
     asked.close()
+
+
+class ClosedWhileReading:
+    """A pipe end closed by the UI while its reader waits in it: the read then fails as
+    multiprocessing's does once the handle is gone (a TypeError, not an OSError)."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    def recv_bytes(self) -> bytes:
+        self.closed.wait(60)
+        raise TypeError("'NoneType' object cannot be interpreted as an integer")
+
+    def fileno(self) -> int:
+        raise OSError("handle is closed")
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+def test_closing_the_link_while_its_reader_waits_ends_the_reader_quietly(monkeypatch):
+    failed: list = []
+    monkeypatch.setattr(threading, "excepthook", failed.append)
+    before = set(threading.enumerate())
+    asked = Link(ClosedWhileReading(), ended)
+    (reader,) = [t for t in set(threading.enumerate()) - before if t.name == "engine-answers"]
+    asked.close()
+    reader.join(60)
+    assert not reader.is_alive() and failed == []
+    assert asked.stopped == "the engine process stopped (closed)"
