@@ -31,9 +31,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranktop.tui.core.advice import DRAIN, Action
+from ranktop.tui.core.advice.advise import DRAIN, Action
 from ranktop.tui.core.analysis import Analyser, Analysis
-from ranktop.tui.core.hardware import SNAPSHOT_SECONDS, WINDOW_SECONDS
+from ranktop.tui.core.detect.hardware import SNAPSHOT_SECONDS, WINDOW_SECONDS
 from ranktop.tui.core.model import Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster, host_names

@@ -62,8 +62,8 @@ def server_counters(client: httpx.Client, url: str) -> dict[str, float]:
 def child(url: str, polls: int, refresh: float) -> int:
     """In a fresh process: poll ``polls`` times, print each poll's figures as JSON."""
     from ranktop.tui.settings.config import load_settings
-    from ranktop.tui.sources import prom_client
-    from ranktop.tui.sources.prometheus import PrometheusSource
+    from ranktop.tui.sources.prometheus import client as prom_client
+    from ranktop.tui.sources.prometheus.source import PrometheusSource
 
     received = [0]
     stats = {"eval_seconds": 0.0, "samples": 0.0}

@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.bundling import shown_text
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.bundle.make import Screen, make_bundle
 from ranktop.tui.bundle.read import read_bundle
-from ranktop.tui.bundling import shown_text
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source

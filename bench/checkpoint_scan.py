@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranktop.tui.core.checkpoint import DEFAULT, checkpoint_pattern, newest_in_lines
-from ranktop.tui.core.hang import HangScan
+from ranktop.tui.core.hang.checkpoint import DEFAULT, checkpoint_pattern, newest_in_lines
+from ranktop.tui.core.hang.triage import HangScan
 
 TAIL = 200
 CONFIGURED = r"ckpt written: iter=(?P<step>\d+)"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranktop.tui.core.advice import DRAIN, RESET
+from ranktop.tui.core.advice.advise import DRAIN, RESET
 from ranktop.tui.core.xid import xid
 from ranktop.tui.simulator.cluster import host_names
 from ranktop.tui.simulator.scenario import Fault, Scenario

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranktop.tui.core.detect import Detectors
+from ranktop.tui.core.detect.detectors import Detectors
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario

@@ -47,7 +47,7 @@ SEQ = 480_474
 CHILD = r"""
 import json, pickle, resource, sys, time
 from pathlib import Path
-from ranktop.tui.core.flight_triage import analyse_dumps
+from ranktop.tui.core.hang.flight_triage import analyse_dumps
 from ranktop.tui.flight.reader import read_dumps
 mode, folder, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3])
 began = time.perf_counter()
@@ -91,7 +91,7 @@ def child(mode: str, folder: Path, ranks: int) -> dict:
 
 
 def baseline_rss() -> float:
-    code = ("import resource, ranktop.tui.flight.reader, ranktop.tui.core.flight_triage;"
+    code = ("import resource, ranktop.tui.flight.reader, ranktop.tui.core.hang.flight_triage;"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                 text=True, check=True).stdout)

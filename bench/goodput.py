@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranktop.tui.core.goodput import CAUSES, HOUR_SECONDS, Goodput
+from ranktop.tui.core.detect.goodput import CAUSES, HOUR_SECONDS, Goodput
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster

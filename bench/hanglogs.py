@@ -48,8 +48,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranktop.tui.core.hang import triage
-from ranktop.tui.core.hang_watch import TriageAsk
+from ranktop.tui.core.hang.triage import triage
+from ranktop.tui.core.hang.watch import TriageAsk
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.logs.collect import lines_by_rank

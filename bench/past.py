@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ranktop.tui.core.moment import aligned  # noqa: E402
 from ranktop.tui.engine.replay import Replay  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
-from ranktop.tui.sources.prom_client import PromClient  # noqa: E402
-from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+from ranktop.tui.sources.prometheus.client import PromClient  # noqa: E402
+from ranktop.tui.sources.prometheus.source import PrometheusSource  # noqa: E402
 from scale_prometheus import serving  # noqa: E402
 
 BACK_SECONDS = 10.0  # the moment replayed: this far before now

@@ -26,11 +26,11 @@ from ranktop.tui.core.analysis import Analyser  # noqa: E402
 from ranktop.tui.engine import past_frames, replay  # noqa: E402
 from ranktop.tui.engine.replay import Replay  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
-from ranktop.tui.sources import prom_past  # noqa: E402
-from ranktop.tui.sources.prom_client import Sample  # noqa: E402
-from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+from ranktop.tui.sources.prometheus import past as prom_past  # noqa: E402
+from ranktop.tui.sources.prometheus.client import Sample  # noqa: E402
+from ranktop.tui.sources.prometheus.source import PrometheusSource  # noqa: E402
 
-from tests.tui.sources.test_prom_past import HistoryClient  # noqa: E402
+from tests.tui.sources.prometheus.test_past import HistoryClient  # noqa: E402
 
 START = 1_800_000_000.0
 NOW = START + 3600.0

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from ranktop.tui.core.analysis import Analyser  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
-from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+from ranktop.tui.sources.prometheus.source import PrometheusSource  # noqa: E402
 
 from tests.integration.cluster import Prometheus, Simulator  # noqa: E402
 

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 from ranktop.tui.core.model import Frame  # noqa: E402
 from ranktop.tui.engine.pipeline import Pipeline  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
-from ranktop.tui.sources.prom_ranks import STEP_METRIC  # noqa: E402
-from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+from ranktop.tui.sources.prometheus.ranks import STEP_METRIC  # noqa: E402
+from ranktop.tui.sources.prometheus.source import PrometheusSource  # noqa: E402
 
 from tests.integration.cluster import Simulator, scrape_config  # noqa: E402
 from tests.integration.sharded import ConfiguredPrometheus, ShardedBackend  # noqa: E402

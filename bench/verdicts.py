@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dataclasses import replace
 
-from ranktop.tui.core.hang_frozen import idle_gpus
+from ranktop.tui.core.hang.frozen import idle_gpus
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.simulator.cluster import SimCluster

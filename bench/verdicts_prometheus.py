@@ -36,7 +36,7 @@ from ranktop.tui.core.config_values import DetectSettings  # noqa: E402
 from ranktop.tui.engine.pipeline import Pipeline  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.simulator.scenario import Fault, load_scenario  # noqa: E402
-from ranktop.tui.sources.prometheus import PrometheusSource  # noqa: E402
+from ranktop.tui.sources.prometheus.source import PrometheusSource  # noqa: E402
 
 from tests.integration.cluster import Prometheus, Simulator, instant  # noqa: E402
 
@@ -257,7 +257,7 @@ def main() -> int:
         print("verdicts_prometheus: needs Prometheus on PATH (Debian: apt-get install "
               "prometheus)", file=sys.stderr)
         return 2
-    os.chdir(ROOT)  # the simulator runs as `python -m tui` from the repository root
+    os.chdir(ROOT)  # the simulator runs as `python -m ranktop` from the repository root
     scenario = load_scenario(SCENARIO)
     n = args.nodes * GPUS
     only = {e for e in args.only.split(",") if e}

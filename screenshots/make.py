@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from ranktop.tui.app import RanktopApp  # noqa: E402
+from ranktop.tui.app.console import RanktopApp  # noqa: E402
 from ranktop.tui.screens.rank import RankScreen  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.sources.demo import demo_source  # noqa: E402

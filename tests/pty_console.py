@@ -42,7 +42,7 @@ class PtyConsole:
 
     @classmethod
     def ranktop(cls, *args: str, **kwargs) -> PtyConsole:
-        return cls([sys.executable, "-m", "tui", *args], **kwargs)
+        return cls([sys.executable, "-m", "ranktop", *args], **kwargs)
 
     def read(self, seconds: float) -> None:
         """Collect what the program writes for ``seconds``."""

@@ -27,7 +27,7 @@ FOLDERS = {"ranktop": "ranktop", "tui": "ranktop/tui", "widgets": "ranktop/widge
            "config": "ranktop/config"}
 SHIPPED_SUFFIXES = {".py", ".toml", ".yml", ".tcss"}
 NAMED = {
-    "ranktop/config/default.toml", "ranktop/config/scenario.toml", "ranktop/tui/ranktop.tcss",
+    "ranktop/config/default.toml", "ranktop/config/scenario.toml", "ranktop/tui/app/ranktop.tcss",
     "ranktop/config/prometheus/ranktop-alerts.yml",
     "ranktop/config/prometheus/ranktop-alerts.test.yml",
 }
@@ -37,11 +37,11 @@ import json
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.settings.paths import shipped_config_dir
 from ranktop.tui.simulator.scenario import load_scenario
-import ranktop.tui.app as app
+import ranktop.tui.app.console as app
 
 shipped = shipped_config_dir()
 settings = load_settings(environ={})

@@ -1,3 +1,3 @@
-from ranktop.tui.cli.main import main
+from .cli.main import main
 
 raise SystemExit(main())

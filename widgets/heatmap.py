@@ -11,10 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ranktop.tui.core import map_levels
-from ranktop.tui.core.map_layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
-from ranktop.widgets import palette
-from ranktop.widgets.ascii_only import ascii_only
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -23,6 +19,11 @@ from textual.message import Message
 from textual.reactive import var
 from textual.strip import Strip
 from textual.widget import Widget
+
+from ..tui.core.maps import levels as map_levels
+from ..tui.core.maps.layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
+from . import palette
+from .ascii_only import ascii_only
 
 HALF_BLOCK = "▀"
 PLAIN = Style()

@@ -7,11 +7,12 @@ map above it.
 
 from __future__ import annotations
 
-from ranktop.widgets import palette
-from ranktop.widgets.heatmap import CURSOR_MARK
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
+
+from . import palette
+from .heatmap import CURSOR_MARK
 
 SWATCH = "█"
 

@@ -1,4 +1,4 @@
-"""Colour scale: the levels of ``ranktop.tui.core.levels``, drawn from a fixed table of styles.
+"""Colour scale: the levels of ``ranktop.tui.core.maps.scale``, drawn from a fixed table of styles.
 
 Level 0 is the healthy end of a metric and the last level its bad ("hot") end, whichever
 direction is bad. Healthy levels are cool (blue to green), bad ones warm (yellow to red);
@@ -23,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from ranktop.tui.core.levels import EMPTY, LEVELS, MISSING, STALE, quantise, quantise_all
 from rich._palettes import STANDARD_PALETTE
 from rich.color import Color
 from rich.style import Style
+
+from ..tui.core.maps.scale import EMPTY, LEVELS, MISSING, STALE, quantise, quantise_all
 
 __all__ = ["EMPTY", "LEVELS", "MISSING", "STALE", "quantise", "quantise_all"]  # re-exported
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ranktop.tui.core.map_levels import MapLevels
-from ranktop.widgets.heatmap import Heatmap
-from ranktop.widgets.legend import Legend
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+
+from ..tui.core.maps.levels import MapLevels
+from .heatmap import Heatmap
+from .legend import Legend
 
 MODE_NOTES = {
     "rank": "",

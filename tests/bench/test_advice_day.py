@@ -7,8 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from ranktop.tui.core import advice
-from ranktop.tui.core.advice import DRAIN, RESET, WATCH, Action
+from ranktop.tui.core.advice import advise as advice
+from ranktop.tui.core.advice.advise import DRAIN, RESET, WATCH, Action
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import Fault, Scenario
 

@@ -9,10 +9,10 @@ import statistics
 import time
 
 import pytest
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import main
-from ranktop.tui.sources import prom_batch
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus import batch as prom_batch
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.faults.conftest import JOB, RANKS, settings_for
 from tests.tui.conftest import screen_text

@@ -11,8 +11,8 @@ import sys
 import threading
 
 from ranktop.tui.core.model import Health
-from ranktop.tui.sources.prom_client import QueryError
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.client import QueryError
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.faults.conftest import JOB, settings_for
 
@@ -54,7 +54,7 @@ def test_report_against_trickled_headers_exits_1_within_its_deadline(proxy, tmp_
     config.write_text(f"[prometheus]\ntimeout_seconds = {TIMEOUT}\n")
     proxy.set("header-trickle")
     done = subprocess.run(
-        [sys.executable, "-m", "tui", "report", "--config", str(config), "--prometheus",
+        [sys.executable, "-m", "ranktop", "report", "--config", str(config), "--prometheus",
          proxy.url, "--job", JOB, "--duration", "1", "--refresh", "0.5", "--json"],
         capture_output=True, text=True, timeout=HUNG_AFTER,
         env={"XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path),

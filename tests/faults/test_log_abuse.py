@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source

@@ -13,7 +13,7 @@ PEAK_BOUND_MB = 600  # the bound the README states; measured ~250 MB with the pr
 POLLS = """
 import json, resource, sys, time
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 settings = load_settings(overrides={"prometheus": {"url": sys.argv[1], "job": sys.argv[2],
                                                    "timeout_seconds": 60}}, environ={})
 source = PrometheusSource(settings)
@@ -46,7 +46,7 @@ LEFT_BOUND_MB = 30  # measured: 1 MB (74 MB while glibc's threshold moved with t
 AFTER_LONG_LABELS = """
 import json, sys, urllib.request
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 def resident_mb():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * 4096 / 1e6
@@ -81,9 +81,10 @@ PAST_POLL_MB, PAST_ANSWER_MB = 128, 64
 PAST_MOMENTS = """
 import json, resource, sys, time
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources import prom_client, prometheus
-from ranktop.tui.sources.prom_client import QueryError
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus import client as prom_client
+from ranktop.tui.sources.prometheus import source as prometheus
+from ranktop.tui.sources.prometheus.client import QueryError
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 prometheus.POLL_BYTES, prom_client.MAX_BODY_BYTES = int(sys.argv[3]), int(sys.argv[4])
 settings = load_settings(overrides={"prometheus": {"url": sys.argv[1], "job": sys.argv[2],
                                                    "timeout_seconds": 60}}, environ={})

@@ -22,7 +22,7 @@ import asyncio, json, os, sys, urllib.request
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 CYCLE = ["pass", "http-503", "status-error", "truncated", "nan", "escapes", "flap", "html",
          "reset", "garbage", "hw-thermal", "hang", "header-trickle", "empty", "http-401",

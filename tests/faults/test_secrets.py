@@ -132,7 +132,7 @@ def test_report_shows_no_secret_in_text_json_or_ps(proxy, tmp_path, way):
     proxy.set("echo-auth")
     for output in (["--json"], []):
         running = subprocess.Popen(
-            [sys.executable, "-m", "tui", "report", "--prometheus", url_for(way, proxy.url),
+            [sys.executable, "-m", "ranktop", "report", "--prometheus", url_for(way, proxy.url),
              "--job", JOB, "--duration", "1.5", "--refresh", "0.5", *output],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, **env, "XDG_STATE_HOME": str(tmp_path / "state")})
@@ -173,7 +173,7 @@ def test_a_bundle_holds_no_secret_in_any_file(proxy, tmp_path, way, fault):
     config = tmp_path / "config.toml"
     config.write_text('[bundle]\nformat = "tar.gz"\n' if packed else "")
     finished = subprocess.run(
-        [sys.executable, "-m", "tui", "report", "--prometheus", url_for(way, proxy.url),
+        [sys.executable, "-m", "ranktop", "report", "--prometheus", url_for(way, proxy.url),
          "--job", JOB, "--duration", "1", "--refresh", "0.5", "--config", str(config),
          "--bundle", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=120,

@@ -7,10 +7,10 @@ import math
 
 import pytest
 from ranktop.tui.core.model import SHOWN_HOST_CHARS, Health
-from ranktop.tui.sources import prom_batch
-from ranktop.tui.sources.prom_client import QueryError
-from ranktop.tui.sources.prom_decode import LABEL_VALUE_CHARS
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus import batch as prom_batch
+from ranktop.tui.sources.prometheus.client import QueryError
+from ranktop.tui.sources.prometheus.decode import LABEL_VALUE_CHARS
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.faults.conftest import RANKS, settings_for
 from tests.faults.proxy import TERMINAL_ESCAPES, FaultProxy

@@ -18,13 +18,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core.lookback import SEEN_STEP
+from ranktop.tui.core.detect.lookback import SEEN_STEP
 from ranktop.tui.core.model import Frame
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.exporter import ExportOptions, make_server
 from ranktop.tui.simulator.scenario import load_scenario
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.serving import serve_in_thread
 
@@ -95,7 +95,7 @@ class Simulator:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tui", "simulate", "--port", str(self.port),
+            [sys.executable, "-m", "ranktop", "simulate", "--port", str(self.port),
              "--seed", str(seed), "--scenario", str(scenario), "--start", "30",
              "--nodes", str(nodes), *extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -10,7 +10,7 @@ import time
 
 from ranktop.tui.core.analysis import Analyser
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import HERE, Prometheus, scraped_file
 

@@ -13,12 +13,12 @@ import math
 import re
 
 import pytest
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import main
 from ranktop.tui.core.model import Health
 from ranktop.tui.core.ranks import FROM_JOB
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 from ranktop.widgets.panel import MetricPanel
 
 from tests.integration.cluster import (

@@ -9,9 +9,9 @@ import pytest
 from ranktop.tui.core.model import Rank
 from ranktop.tui.core.text import plain
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources import promql
 from ranktop.tui.sources.alerts import prometheus_history
-from ranktop.tui.sources.prom_client import PromClient
+from ranktop.tui.sources.prometheus import promql
+from ranktop.tui.sources.prometheus.client import PromClient
 
 # A host name that, pasted between quotes, would add a matcher that every host passes.
 INJECTION = 'gpu-node-004",Hostname=~".+'

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import (
     BACKENDS,

@@ -4,9 +4,9 @@ hear)."""
 
 from __future__ import annotations
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 from ranktop.widgets.key_footer import KeyFooter
 
 from tests.integration.cluster import HERE, Prometheus, Simulator

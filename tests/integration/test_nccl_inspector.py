@@ -8,7 +8,7 @@ from statistics import median
 
 import pytest
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import HERE, Prometheus, Simulator
 

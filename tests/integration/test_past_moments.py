@@ -10,13 +10,13 @@ import time
 import urllib.parse
 import urllib.request
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import main
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Frame
 from ranktop.tui.core.moment import aligned, shown
-from ranktop.tui.sources import prom_past
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus import past as prom_past
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import Prometheus, VictoriaMetrics, get_json, instant, wait_for
 from tests.integration.conftest import JOB_DEATH, JOB_FAULTS

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from statistics import median
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import main
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 from ranktop.widgets import palette
 from ranktop.widgets.panel import MetricPanel
 

@@ -9,10 +9,10 @@ import json
 import time
 
 from ranktop.tui.cli.main import main
-from ranktop.tui.core.lookback import SEEN_STEP
+from ranktop.tui.core.detect.lookback import SEEN_STEP
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import HERE, Prometheus, SkippingSimulator
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from ranktop.tui.core.model import Health
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_client import PromClient
-from ranktop.tui.sources.prom_past import RangeClient
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.client import PromClient
+from ranktop.tui.sources.prometheus.past import RangeClient
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from bench.realjob.replay import replayed
 

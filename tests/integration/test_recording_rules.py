@@ -7,8 +7,8 @@ import math
 
 import pytest
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_rules import rules_yaml
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.rules import rules_yaml
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import Prometheus
 from tests.integration.conftest import JOB_FAULTS

@@ -13,8 +13,8 @@ from ranktop.tui.core.analysis import Analyser, Analysis
 from ranktop.tui.core.anomaly import Anomaly
 from ranktop.tui.core.model import Frame, Health
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_ranks import STEP_METRIC
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.ranks import STEP_METRIC
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import HERE, SkippingSimulator, instant, wait_for
 from tests.integration.sharded import ShardedBackend, sharded

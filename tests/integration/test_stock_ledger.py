@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.simulator.exporter import ExportOptions
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.integration.cluster import HERE, Prometheus, SkippingSimulator
 from tests.tui.conftest import screen_text

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.core.gpu_data import FOLD_AFTER_SECONDS
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 from ranktop.widgets.panel import MetricPanel
 
 from tests.integration.cluster import HERE, Prometheus, Simulator

@@ -8,8 +8,8 @@ import threading
 import tracemalloc
 from dataclasses import replace
 
-from ranktop.tui.core import levels as palette
 from ranktop.tui.core.history import HISTORY_METRICS, MAX_FRAMES, MAX_VALUES, History
+from ranktop.tui.core.maps import scale as palette
 from ranktop.tui.core.model import Frame
 from ranktop.tui.engine.maps import plan_maps
 from ranktop.widgets.heatmap import Heatmap

@@ -8,8 +8,8 @@ from dataclasses import replace
 from functools import partial
 
 import pytest
-from ranktop.tui.app import RanktopApp
-from ranktop.tui.bundling import shown_text
+from ranktop.tui.app.bundling import shown_text
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import LogWriter

@@ -15,4 +15,4 @@ def test_no_widget_imports_a_source():
 
 def test_the_contract_catches_a_widget_that_imports_a_source(tmp_path):
     assert "ranktop.tui.sources.demo" in caught(
-        tmp_path, "fakewidgets", SOURCES, "ranktop.tui.core.levels", "ranktop.tui.sources.demo")
+        tmp_path, "fakewidgets", SOURCES, "ranktop.tui.core.maps.scale", "ranktop.tui.sources.demo")

@@ -11,15 +11,14 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from ranktop.tui.bundle.redact import scrubbed
-from ranktop.tui.bundle.saved import RankSaved, Saved, SavedLine, SavedLog
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.engine.client import EngineClient
-from ranktop.tui.engine.snapshot import Snapshot
-from ranktop.tui.logs.merged import MergedLog
-from ranktop.tui.logs.tail import FileLog, LogSource
-
-from ranktop import version
+from ... import version
+from ..core.analysis import Analysis
+from ..engine.client import EngineClient
+from ..engine.snapshot import Snapshot
+from ..logs.merged import MergedLog
+from ..logs.tail import FileLog, LogSource
+from .redact import scrubbed
+from .saved import RankSaved, Saved, SavedLine, SavedLog
 
 RANKS_SAVED = 32  # ranks whose logs, alerts and history a bundle keeps
 LOG_LINES_SAVED = 300  # of each log file: the rank screen's tail

@@ -11,10 +11,10 @@ In this order, each step before anything trusts what the last one let through:
 
 from __future__ import annotations
 
-from ranktop.tui.bundle.saved import NotABundle, Saved, cleared, decoded
-from ranktop.tui.bundle.schema import TEXT_CHARS, SchemaError, check_saved
-from ranktop.tui.bundle.shape import ShapeError, check_shape
-from ranktop.tui.core.text import plain
+from ..core.text import plain
+from .saved import NotABundle, Saved, cleared, decoded
+from .schema import TEXT_CHARS, SchemaError, check_saved
+from .shape import ShapeError, check_shape
 
 
 def loaded(data: bytes) -> Saved:

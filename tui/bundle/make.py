@@ -16,21 +16,21 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ranktop.tui.bundle.gather import gather
-from ranktop.tui.bundle.redact import (
+from ..core.document import bundle_part, document
+from ..core.findings import Findings
+from ..core.moment import shown_full
+from ..engine.client import EngineClient
+from ..engine.snapshot import Snapshot
+from ..settings.config import Settings
+from .gather import gather
+from .redact import (
     queries_document,
     scrubbed,
     secrets_of,
     settings_document,
 )
-from ranktop.tui.bundle.saved import Saved, cleared, encoded
-from ranktop.tui.bundle.write import PACKED_SUFFIX, SUFFIX, bundle_name, write_bundle
-from ranktop.tui.core.document import bundle_part, document
-from ranktop.tui.core.findings import Findings
-from ranktop.tui.core.moment import shown_full
-from ranktop.tui.engine.client import EngineClient
-from ranktop.tui.engine.snapshot import Snapshot
-from ranktop.tui.settings.config import Settings
+from .saved import Saved, cleared, encoded
+from .write import PACKED_SUFFIX, SUFFIX, bundle_name, write_bundle
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,14 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ranktop.tui.bundle.saved import RankSaved, Saved, SavedLog
-from ranktop.tui.core.map_levels import MapLevels
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.engine.client import EngineClient
-from ranktop.tui.engine.maps import MapGeometry, plan_maps
-from ranktop.tui.engine.replay import NothingThen
-from ranktop.tui.engine.snapshot import RankHistory, Snapshot
-from ranktop.tui.logs.tail import LogLine, LogSource
+from ..core.maps.levels import MapLevels
+from ..core.model import Rank, RankMap
+from ..engine.client import EngineClient
+from ..engine.maps import MapGeometry, plan_maps
+from ..engine.replay import NothingThen
+from ..engine.snapshot import RankHistory, Snapshot
+from ..logs.tail import LogLine, LogSource
+from .saved import RankSaved, Saved, SavedLog
 
 NOT_SAVED = "not saved in the bundle (it keeps the ranks of its incidents and the one selected)"
 

@@ -19,9 +19,9 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from ranktop.tui.bundle.load import loaded
-from ranktop.tui.bundle.saved import NotABundle, Saved
-from ranktop.tui.core.outside_file import open_regular
+from ..core.outside_file import open_regular
+from .load import loaded
+from .saved import NotABundle, Saved
 
 CONSOLE = "console.msgpack"
 MAX_CONSOLE_BYTES = 256 * 1024 * 1024  # 16,384 ranks take a few MB

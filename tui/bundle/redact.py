@@ -11,8 +11,8 @@ from enum import Enum
 from pathlib import Path
 from urllib.parse import urlencode
 
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.settings.sources import Secret, without_userinfo
+from ..settings.config import Settings
+from ..settings.sources import Secret, without_userinfo
 
 HIDDEN = "***"
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import msgspec
-from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+
+from ..engine.snapshot import RankHistory, Snapshot
 
 FORMAT = 1  # raised when what is stored changes so that an older ranktop cannot read it
 

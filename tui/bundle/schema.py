@@ -23,24 +23,24 @@ from array import array
 from collections.abc import Callable, Collection, Mapping
 from enum import Enum
 
-from ranktop.tui.bundle.saved import RankSaved, Saved
-from ranktop.tui.core.action import Action
-from ranktop.tui.core.analysis import Analysis, Progress
-from ranktop.tui.core.anomaly import Anomaly
-from ranktop.tui.core.checkpoint import Checkpoint
-from ranktop.tui.core.domain import SEVERITIES
-from ranktop.tui.core.down import DownRank
-from ranktop.tui.core.flight_triage import FlightVerdict
-from ranktop.tui.core.goodput import Goodput
-from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.hardware import Counter
-from ranktop.tui.core.history import Point
-from ranktop.tui.core.log_gaps import LogGaps
-from ranktop.tui.core.model import Frame, RankMap, SourceStatus
-from ranktop.tui.core.moment import JobEnd
-from ranktop.tui.core.ranks import MAX_RANKS
-from ranktop.tui.core.restarts import Restart
-from ranktop.tui.engine.snapshot import RankHistory, Snapshot
+from ..core.advice.action import Action
+from ..core.analysis import Analysis, Progress
+from ..core.anomaly import Anomaly
+from ..core.detect.down import DownRank
+from ..core.detect.goodput import Goodput
+from ..core.detect.hardware import Counter
+from ..core.detect.restarts import Restart
+from ..core.domain import SEVERITIES
+from ..core.hang.checkpoint import Checkpoint
+from ..core.hang.flight_triage import FlightVerdict
+from ..core.hang.log_gaps import LogGaps
+from ..core.hang.triage import HangVerdict
+from ..core.history import Point
+from ..core.model import Frame, RankMap, SourceStatus
+from ..core.moment import JobEnd
+from ..core.ranks import MAX_RANKS
+from ..engine.snapshot import RankHistory, Snapshot
+from .saved import RankSaved, Saved
 
 EARLIEST = 946_684_800.0  # 2000-01-01T00:00:00Z: before any job ranktop watches
 LATEST = 4_102_444_800.0  # 2100-01-01T00:00:00Z

@@ -11,7 +11,7 @@ message that breaks off or runs past its end is no bundle either.
 
 from __future__ import annotations
 
-from ranktop.tui.core.ranks import MAX_RANKS
+from ..core.ranks import MAX_RANKS
 
 MAX_DEPTH = 32
 MAX_ITEMS = MAX_RANKS

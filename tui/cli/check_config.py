@@ -16,18 +16,18 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
-from ranktop.tui.cli.check_flight import check_flight
-from ranktop.tui.cli.check_logs import check_logs, configured_rank_map
-from ranktop.tui.cli.check_shapes import JOINS, unread_shapes
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
-from ranktop.tui.settings.writer import toml_text
-from ranktop.tui.sources import promql, suggest
-from ranktop.tui.sources.backend_kind import TENANT_LABEL, backend_kind, federated_tenants
-from ranktop.tui.sources.diagnosis import shown
-from ranktop.tui.sources.discovery import ROLES, Discovery
-from ranktop.tui.sources.prom_client import QueryError, shown_url
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ..settings.config import Settings
+from ..settings.paths import shipped_config_dir, user_config_file
+from ..settings.writer import toml_text
+from ..sources.prometheus import promql, suggest
+from ..sources.prometheus.backend_kind import TENANT_LABEL, backend_kind, federated_tenants
+from ..sources.prometheus.client import QueryError, shown_url
+from ..sources.prometheus.diagnosis import shown
+from ..sources.prometheus.discovery import ROLES, Discovery
+from ..sources.prometheus.source import PrometheusSource
+from .check_flight import check_flight
+from .check_logs import check_logs, configured_rank_map
+from .check_shapes import JOINS, unread_shapes
 
 
 def check_config(settings: Settings, out: TextIO) -> int:

@@ -10,9 +10,9 @@ import os
 import time
 from typing import TextIO
 
-from ranktop.tui.core.moment import ago
-from ranktop.tui.core.text import plain
-from ranktop.tui.flight.dump_paths import PatternError, find_dumps, patterns_for
+from ..core.moment import ago
+from ..core.text import plain
+from ..flight.dump_paths import PatternError, find_dumps, patterns_for
 
 ANY_RANK = 1 << 31  # without a rank map, every rank a file names counts
 NAMED = 5

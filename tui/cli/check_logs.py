@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ranktop.tui.core import ranks
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.text import plain
-from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.settings.config import Settings
+from ..core import ranks
+from ..core.model import RankMap
+from ..core.text import plain
+from ..logs.rank_logs import RankLogs
+from ..settings.config import Settings
 
 
 def configured_rank_map(settings: Settings) -> tuple[RankMap | None, str]:

@@ -13,10 +13,10 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from ranktop.tui.core.config_values import MetricDef
-from ranktop.tui.sources.diagnosis import shown
-from ranktop.tui.sources.discovery import LOOK_BACK_SECONDS
-from ranktop.tui.sources.prom_client import PromClient, QueryError
+from ..core.config_values import MetricDef
+from ..sources.prometheus.client import PromClient, QueryError
+from ..sources.prometheus.diagnosis import shown
+from ..sources.prometheus.discovery import LOOK_BACK_SECONDS
 
 # A metric name where a query selects its series: ``name{...}``.
 SELECTED_NAME = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\{")

@@ -13,8 +13,8 @@ import time
 import traceback
 from pathlib import Path
 
-from ranktop.tui.core.events import default_log_path
-from ranktop.tui.core.text import plain
+from ..core.events import default_log_path
+from ..core.text import plain
 
 CRASH_EXIT = 70  # sysexits' EX_SOFTWARE: an internal error, never a verdict on the job
 

@@ -13,9 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ranktop.tui.core.moment import MomentError, parse_moment
-
-from ranktop import version
+from ... import version
+from ..core.moment import MomentError, parse_moment
 
 COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
 

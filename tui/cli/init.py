@@ -17,13 +17,13 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ranktop.tui.core.ranks import FROM_JOB
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.settings.sources import PrometheusSettings
-from ranktop.tui.settings.writer import FileExists, check_new, toml_text, write_new
-from ranktop.tui.sources import suggest
-from ranktop.tui.sources.prom_client import VICTORIA_METRICS, QueryError
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ..core.ranks import FROM_JOB
+from ..settings.config import Settings
+from ..settings.sources import PrometheusSettings
+from ..settings.writer import FileExists, check_new, toml_text, write_new
+from ..sources.prometheus import suggest
+from ..sources.prometheus.client import VICTORIA_METRICS, QueryError
+from ..sources.prometheus.source import PrometheusSource
 
 PASSWORD_FILE = "prometheus-password"
 HEADER = ("# ranktop's config, written by `ranktop init` from what {url} holds.\n"

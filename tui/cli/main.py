@@ -16,16 +16,16 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ranktop.tui.cli import charset, flags
-from ranktop.tui.cli.scratch import remove_soon, scratch_folder
-from ranktop.tui.core.text import plain
-from ranktop.tui.quit_signals import QUIT_SIGNALS, exit_status
-from ranktop.tui.settings.config import Settings, load_settings
-from ranktop.tui.settings.reader import ConfigError
+from ..app.quit_signals import QUIT_SIGNALS, exit_status
+from ..core.text import plain
+from ..settings.config import Settings, load_settings
+from ..settings.reader import ConfigError
+from . import charset, flags
+from .scratch import remove_soon, scratch_folder
 
 if TYPE_CHECKING:
-    from ranktop.tui.engine.client import EngineClient
-    from ranktop.tui.sources.base import Source
+    from ..engine.client import EngineClient
+    from ..sources.base import Source
 
 # An arrow key's bytes come in one write, even over SSH; 50 ms is neovim's ttimeoutlen.
 ESC_DELAY_MS = 50
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as error:  # the last line of defence: one line, never a traceback
-        from ranktop.tui.cli.crash import report_crash
+        from .crash import report_crash
 
         return report_crash(error)
 
@@ -89,7 +89,7 @@ def terminal_environment(color_system: str | None, environ: MutableMapping[str, 
 
 def _subcommand(name: str, argv: list[str]) -> int:
     if name == "simulate":
-        from ranktop.tui.simulator.exporter import simulate_main
+        from ..simulator.exporter import simulate_main
 
         return simulate_main(argv)
     if name == "init":
@@ -97,7 +97,7 @@ def _subcommand(name: str, argv: list[str]) -> int:
     if name == "rules":
         return _rules(argv)
     if name == "open":
-        from ranktop.tui.cli.open_bundle import open_main
+        from .open_bundle import open_main
 
         return open_main(argv)
     return _check_config(argv) if name == "check-config" else _report(argv)
@@ -117,7 +117,7 @@ def _check_config(argv: list[str]) -> int:
     settings = _settings(flags.check_config_parser().parse_args(argv))
     if settings is None or not _keys_usable(settings):
         return 2
-    from ranktop.tui.cli.check_config import check_config
+    from .check_config import check_config
 
     return check_config(settings, sys.stdout)
 
@@ -126,14 +126,14 @@ def _rules(argv: list[str]) -> int:
     settings = _settings(flags.rules_parser().parse_args(argv))
     if settings is None:
         return 2
-    from ranktop.tui.cli.rules import print_rules
+    from .rules import print_rules
 
     return print_rules(settings, sys.stdout)
 
 
 def _init(argv: list[str]) -> int:
     args = flags.init_parser().parse_args(argv)
-    from ranktop.tui.settings.paths import user_config_file
+    from ..settings.paths import user_config_file
 
     target = args.config.expanduser() if args.config else user_config_file()
     if not target.is_file():
@@ -141,7 +141,7 @@ def _init(argv: list[str]) -> int:
     settings = _settings(args)
     if settings is None:
         return 2
-    from ranktop.tui.cli.init import init_config
+    from .init import init_config
 
     return init_config(settings, target)
 
@@ -155,8 +155,8 @@ def _report(argv: list[str]) -> int:
         print("ranktop report: --at reports one past moment: it takes no --duration",
               file=sys.stderr)
         return 2
-    from ranktop.tui.cli.report import as_json, as_text, collect, collect_at, exit_code
-    from ranktop.tui.engine.replay import NothingThen
+    from ..engine.replay import NothingThen
+    from .report import as_json, as_text, collect, collect_at, exit_code
 
     _exit_on_signals()  # so that the folder below is removed on the way out
     # The demo's ranks write their logs to a throwaway folder, so its hang can be triaged.
@@ -188,9 +188,9 @@ def _report_bundle(settings: Settings, engine: EngineClient, findings, folder: P
     report's); False after saying why it could not be written."""
     import asyncio
 
-    from ranktop.tui.bundle.make import Screen, make_bundle
-    from ranktop.tui.cli.report import as_text
-    from ranktop.tui.engine.snapshot import Snapshot
+    from ..bundle.make import Screen, make_bundle
+    from ..engine.snapshot import Snapshot
+    from .report import as_text
 
     latest = engine.latest
     snapshot = Snapshot(latest.version, findings.analysis, latest.rank_map_version,
@@ -211,7 +211,7 @@ def _report_engine(settings: Settings, args: argparse.Namespace,
                    log_root: Path) -> EngineClient | None:
     """The engine a report reads through, in its own process for Prometheus; or None after
     saying why there is none."""
-    from ranktop.tui.engine.threaded import ThreadEngine
+    from ..engine.threaded import ThreadEngine
 
     if settings.prometheus.url and not args.demo and os.environ.get(ENGINE_VARIABLE) != "thread":
         if not _rank_map_readable(settings):
@@ -225,7 +225,7 @@ def _process_engine(settings: Settings, make_source: Callable[[Settings], Source
                     event_log: Path | None = None) -> EngineClient | None:
     """The engine in a process of its own, its source made there by ``make_source``,
     journaling to ``event_log``; or None after saying why it could not start."""
-    from ranktop.tui.engine.process import EngineFailed, ProcessEngine
+    from ..engine.process import EngineFailed, ProcessEngine
 
     try:
         return ProcessEngine(settings, make_source, event_log)
@@ -237,8 +237,8 @@ def _process_engine(settings: Settings, make_source: Callable[[Settings], Source
 def _report_source(settings: Settings, args: argparse.Namespace, log_root: Path):
     """The source a report reads, or None after saying why there is none."""
     if args.demo:
-        from ranktop.tui.simulator.scenario import ScenarioError
-        from ranktop.tui.sources.demo import demo_source
+        from ..simulator.scenario import ScenarioError
+        from ..sources.demo import demo_source
 
         try:
             return demo_source(settings.demo, started=time.time() - args.demo_start,
@@ -288,8 +288,8 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     console opens at (None: live)."""
     if not _keys_usable(settings) or not _rank_map_readable(settings):
         return 2
-    from ranktop.tui.app import RanktopApp
-    from ranktop.tui.core.events import EventLog, default_log_path
+    from ..app.console import RanktopApp
+    from ..core.events import EventLog, default_log_path
 
     if settings.prometheus.url and os.environ.get(ENGINE_VARIABLE) != "thread":
         return _run_in_process(settings, partial(_make_live_source, local=local), mouse,
@@ -310,7 +310,7 @@ def _run_in_process(settings: Settings, make_source: Callable[[Settings], Source
                     mouse: bool, ascii_only: bool, event_log: Path | None = None,
                     at: float | None = None) -> int:
     """The console with its engine in a process of its own, which ``make_source`` feeds."""
-    from ranktop.tui.app import RanktopApp
+    from ..app.console import RanktopApp
 
     engine = _process_engine(settings, make_source, event_log)
     if engine is None:
@@ -329,7 +329,7 @@ def _run_app(app, mouse: bool) -> int:
     app.ends_process = True
     app.run(mouse=mouse)
     if app.crash is not None:
-        from ranktop.tui.cli.crash import report_crash
+        from .crash import report_crash
 
         return report_crash(app.crash)
     return app.return_code or 0
@@ -337,7 +337,7 @@ def _run_app(app, mouse: bool) -> int:
 
 def _live_source(settings: Settings, local: bool) -> Source | None:
     """The source for a real job, or None after saying why there is none."""
-    from ranktop.tui.sources.nvml import NvmlUnavailable
+    from ..sources.nvml import NvmlUnavailable
 
     try:
         return _make_live_source(settings, local)
@@ -348,20 +348,20 @@ def _live_source(settings: Settings, local: bool) -> Source | None:
 
 def _make_demo_source(settings: Settings, started: float, log_root: Path) -> Source:
     """The demo's source, made in the engine's process."""
-    from ranktop.tui.sources.demo import demo_source
+    from ..sources.demo import demo_source
 
     return demo_source(settings.demo, started=started, log_root=log_root)
 
 
 def _make_live_source(settings: Settings, local: bool) -> Source:
     """The source for a real job (NvmlUnavailable when --local cannot be had)."""
-    from ranktop.tui.sources.prometheus import PrometheusSource
+    from ..sources.prometheus.source import PrometheusSource
 
     prometheus = PrometheusSource(settings) if settings.prometheus.url else None
     if not local:
         return prometheus
-    from ranktop.tui.sources.merged import MergedSource
-    from ranktop.tui.sources.nvml import NvmlSource, NvmlUnavailable
+    from ..sources.merged import MergedSource
+    from ..sources.nvml import NvmlSource, NvmlUnavailable
 
     try:
         nvml = NvmlSource()
@@ -374,7 +374,7 @@ def _rank_map_readable(settings: Settings) -> bool:
     """A rank-map file that cannot be used is a configuration error, said at start."""
     if settings.ranks.rank_map_file is None:
         return True
-    from ranktop.tui.core.ranks import RankMapError, from_file
+    from ..core.ranks import RankMapError, from_file
 
     try:
         from_file(settings.ranks.rank_map_file)
@@ -387,7 +387,7 @@ def _rank_map_readable(settings: Settings) -> bool:
 def _keys_usable(settings: Settings) -> bool:
     """Whether the user's ``[keys]`` fit the console's bindings, after saying why not. Textual
     is imported here: call it once the colour system is settled."""
-    from ranktop.tui.keymap import check_keymap
+    from ..app.keymap import check_keymap
 
     try:
         check_keymap(settings.keymap, str(settings.config_file))
@@ -400,10 +400,10 @@ def _keys_usable(settings: Settings) -> bool:
 def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
              log_dir: Path | None = None, ascii_only: bool = False,
              at: float | None = None) -> int:
-    from ranktop.tui.app import RanktopApp
-    from ranktop.tui.core.events import EventLog
-    from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
-    from ranktop.tui.sources.demo import demo_source
+    from ..app.console import RanktopApp
+    from ..core.events import EventLog
+    from ..simulator.scenario import ScenarioError, load_scenario
+    from ..sources.demo import demo_source
 
     if not _keys_usable(settings):
         return 2

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ranktop.tui.cli import charset, flags
-from ranktop.tui.cli.main import (
+from ..core.text import plain
+from . import charset, flags
+from .main import (
     ENGINE_VARIABLE,
     _keys_usable,
     _make_live_source,
@@ -19,13 +20,12 @@ from ranktop.tui.cli.main import (
     _settings,
     terminal_environment,
 )
-from ranktop.tui.core.text import plain
 
 
 def open_main(argv: list[str]) -> int:
     args = flags.open_parser().parse_args(argv)
-    from ranktop.tui.bundle.read import read_bundle
-    from ranktop.tui.bundle.saved import NotABundle
+    from ..bundle.read import read_bundle
+    from ..bundle.saved import NotABundle
 
     try:
         saved = read_bundle(args.bundle.expanduser())
@@ -52,15 +52,15 @@ def _backend(settings):
     from functools import partial
 
     if os.environ.get(ENGINE_VARIABLE) == "thread":
-        from ranktop.tui.engine.threaded import ThreadEngine
+        from ..engine.threaded import ThreadEngine
 
         return ThreadEngine(settings, _make_live_source(settings, local=False))
     return _process_engine(settings, partial(_make_live_source, local=False))
 
 
 def _run(settings, saved, backend, mouse: bool) -> int:
-    from ranktop.tui.app import RanktopApp
-    from ranktop.tui.bundle.opened import BundleEngine
+    from ..app.console import RanktopApp
+    from ..bundle.opened import BundleEngine
 
     engine = BundleEngine(saved, backend)
     app = RanktopApp(settings, engine=engine, poll=False, bundle=saved.moment,

@@ -14,23 +14,22 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from ranktop.tui.cli.report_actions import actions_lines
-from ranktop.tui.cli.report_goodput import goodput_line
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.document import document, worst
-from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_progress
-from ranktop.tui.core.incidents import explained_by
-from ranktop.tui.core.metrics import clock_time, format_value
-from ranktop.tui.core.model import RankMap, is_missing
-from ranktop.tui.core.moment import shown, shown_full
-from ranktop.tui.core.parallelism import for_job
-from ranktop.tui.engine.client import EngineClient
-from ranktop.tui.engine.replay import NothingThen
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.prom_client import QueryError
-
-from ranktop import version
+from ... import version
+from ..core.advice.incidents import explained_by
+from ..core.analysis import Analysis
+from ..core.detect.detectors import Anomaly
+from ..core.document import document, worst
+from ..core.findings import Findings, cannot_judge, exit_code, no_progress
+from ..core.metrics import clock_time, format_value
+from ..core.model import RankMap, is_missing
+from ..core.moment import shown, shown_full
+from ..core.parallelism import for_job
+from ..engine.client import EngineClient
+from ..engine.replay import NothingThen
+from ..settings.config import Settings
+from ..sources.prometheus.client import QueryError
+from .report_actions import actions_lines
+from .report_goodput import goodput_line
 
 __all__ = ["Findings", "as_json", "as_text", "collect", "collect_at", "exit_code"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ranktop.tui.core.advice import Action
-from ranktop.tui.core.drain_commands import NO_COMMAND
+from ..core.advice.advise import Action
+from ..core.advice.drain_commands import NO_COMMAND
 
 
 def actions_lines(actions: Sequence[Action]) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ranktop.tui.core.goodput import CAUSES, Goodput, duration_text, share_text
+from ..core.detect.goodput import CAUSES, Goodput, duration_text, share_text
 
 SHOWN_LOST_SECONDS = 5.0  # less than this lost to a cause is the step counter's rounding
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.prom_rules import rules_yaml
+from ..settings.config import Settings
+from ..sources.prometheus.rules import rules_yaml
 
 
 def print_rules(settings: Settings, out: TextIO) -> int:

@@ -7,7 +7,7 @@ the ranks' logs, ranks up and down, the job's progress and goodput, and each met
 summary and colour scale. Nothing else crosses from the worker to the UI: screens format
 an Analysis and compute nothing it already holds.
 
-The hang verdict is the newest one a triage finished (``ranktop.tui.core.hang_watch``): the
+The hang verdict is the newest one a triage finished (``ranktop.tui.core.hang.watch``): the
 analysis asks for the logs to be read and never waits for them.
 """
 
@@ -18,26 +18,26 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ranktop.tui.core.advice import Action, Seen, advise
-from ranktop.tui.core.checkpoint import CHECKPOINT_KEY
-from ranktop.tui.core.config_values import AnalysisSettings
-from ranktop.tui.core.detect import Anomaly, Detectors
-from ranktop.tui.core.down import DownRank
-from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.goodput import Goodput, GoodputLedger
-from ranktop.tui.core.gpu_data import GpuCoverage, GpuData
-from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.hang_watch import HangWatch, Triage, TriageAsk
-from ranktop.tui.core.hardware import LedgerEntry
-from ranktop.tui.core.history import History, HistoryView
-from ranktop.tui.core.incidents import Incident, incidents, left_behind
-from ranktop.tui.core.journal import Journal
-from ranktop.tui.core.lateness import NO_PROGRESS_SECONDS
-from ranktop.tui.core.metrics import FrameSummaries, ScaleTracker, Summary
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, as_count, is_missing
-from ranktop.tui.core.restart_cost import JobStop
-from ranktop.tui.core.restarts import Restart, RestartWatch
-from ranktop.tui.core.tenants import NodeTenants
+from .advice.advise import Action, Seen, advise
+from .advice.incidents import Incident, incidents, left_behind
+from .advice.restart_cost import JobStop
+from .advice.tenants import NodeTenants
+from .config_values import AnalysisSettings
+from .detect.detectors import Anomaly, Detectors
+from .detect.down import DownRank
+from .detect.goodput import Goodput, GoodputLedger
+from .detect.hardware import LedgerEntry
+from .detect.lateness import NO_PROGRESS_SECONDS
+from .detect.restarts import Restart, RestartWatch
+from .events import EventLog
+from .gpu_data import GpuCoverage, GpuData
+from .hang.checkpoint import CHECKPOINT_KEY
+from .hang.triage import HangVerdict
+from .hang.watch import HangWatch, Triage, TriageAsk
+from .history import History, HistoryView
+from .journal import Journal
+from .metrics import FrameSummaries, ScaleTracker, Summary
+from .model import Frame, Health, RankMap, SourceStatus, as_count, is_missing
 
 # A job whose step has not moved for NO_PROGRESS_SECONDS has made no progress: the ranks'
 # logs are read for watchdog timeouts (the header waits longer where polls or samples are

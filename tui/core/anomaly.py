@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass, replace
 
-from ranktop.tui.core.domain import SEVERITIES
-from ranktop.tui.core.metrics import clock_time
+from .domain import SEVERITIES
+from .metrics import clock_time
 
 # Polls come a refresh apart on a wall clock that jitters: a condition that has held to within
 # this much of its time has held for it (else a 20 s hold polled every 2 s would confirm at

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from ranktop.tui.core.parallelism import Parallelism
+from .parallelism import Parallelism
 
 DCGM_SELECTOR = "{dcgm}"  # in a metric's PromQL: where the DCGM selector goes
 JOB_SELECTOR = "{job}"  # ... and the training job's

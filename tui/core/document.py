@@ -9,16 +9,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ranktop.tui.core.advice import Action
-from ranktop.tui.core.config_values import MetricDef
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.findings import Findings, cannot_judge, exit_code, no_progress
-from ranktop.tui.core.goodput import Goodput
-from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.incidents import explained_by
-from ranktop.tui.core.model import Frame, Rank, RankMap, is_missing
-from ranktop.tui.core.moment import shown_full
-from ranktop.tui.core.restart_cost import RestartCost
+from .advice.advise import Action
+from .advice.incidents import explained_by
+from .advice.restart_cost import RestartCost
+from .config_values import MetricDef
+from .detect.detectors import Anomaly
+from .detect.goodput import Goodput
+from .findings import Findings, cannot_judge, exit_code, no_progress
+from .hang.triage import HangVerdict
+from .model import Frame, Rank, RankMap, is_missing
+from .moment import shown_full
 
 SCHEMA_VERSION = 1
 WORST_SHOWN = 3

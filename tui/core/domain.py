@@ -3,7 +3,7 @@ for each, so the detectors, the sources, the simulator and the screens never dis
 
 from __future__ import annotations
 
-from ranktop.tui.core.xid import UNKNOWN_MEANING, XIDS
+from .xid import UNKNOWN_MEANING, XIDS
 
 # -- severities, most severe first --------------------------------------------------------
 SEVERITIES = ("critical", "major", "warning")

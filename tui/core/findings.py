@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
-from ranktop.tui.core.moment import JobEnd
+from .analysis import Analysis
+from .detect.detectors import Anomaly
+from .model import Frame, Health, RankMap, SourceStatus
+from .moment import JobEnd
 
 
 @dataclass

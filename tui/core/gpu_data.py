@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ranktop.tui.core.model import Frame, RankMap, is_missing
+from .model import Frame, RankMap, is_missing
 
 FOLD_AFTER_SECONDS = 10.0  # a GPU metric without a value for this long since the first poll
 

@@ -12,8 +12,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.metrics import FrameSummaries
-from ranktop.tui.core.model import Frame
+from .metrics import FrameSummaries
+from .model import Frame
 
 HISTORY_METRICS = ("sm_active", "temperature", "nvlink", "step_time", "compute_time")
 MAX_FRAMES = 300

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.events import Event, EventLog
-from ranktop.tui.core.model import RankMap
+from .detect.detectors import Anomaly
+from .events import Event, EventLog
+from .model import RankMap
 
 # Kinds whose verdict can change its mind about where the fault is.
 CORRECTABLE = frozenset({"hang"})

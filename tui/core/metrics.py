@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from statistics import median
 
-from ranktop.tui.core.config_values import MetricDef
-from ranktop.tui.core.domain import throttle_names
-from ranktop.tui.core.model import FLOAT32_MAX, Frame, is_missing
+from .config_values import MetricDef
+from .domain import throttle_names
+from .model import FLOAT32_MAX, Frame, is_missing
 
 # How far above the job's baseline an "auto" scale reaches before it is fully hot.
 AUTO_LOW = 0.9

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from ranktop.tui.core.text import plain
+from .text import plain
 
 UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _AGO = re.compile(r"-((?:\d+(?:\.\d+)?[smhd])+)")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.core.ranks import FROM_DCGM, FROM_FILE, FROM_JOB, FROM_SLURM
+from .model import Rank, RankMap
+from .ranks import FROM_DCGM, FROM_FILE, FROM_JOB, FROM_SLURM
 
 # How much each way of learning the ranks is trusted, best first.
 _TRUST = (FROM_JOB, FROM_FILE, FROM_SLURM, FROM_DCGM)

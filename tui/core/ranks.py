@@ -24,16 +24,16 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ranktop.tui.core.domain import (
+from .domain import (
     DCGM_GPU_LABEL,
     DCGM_HOST_LABELS,
     DCGM_NODE_LABELS,
     DCGM_POD_LABELS,
     DCGM_UUID_LABELS,
 )
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.core.outside_file import FileTooLarge, NotRegularFile, read_regular
-from ranktop.tui.core.text import plain
+from .model import Rank, RankMap
+from .outside_file import FileTooLarge, NotRegularFile, read_regular
+from .text import plain
 
 FROM_JOB = "job metric labels"
 FROM_FILE = "rank-map file"

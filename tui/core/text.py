@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ranktop.tui.core.watchdog import DUMP_WRITTEN, WAIT_TIMEOUT
+from .watchdog import DUMP_WRITTEN, WAIT_TIMEOUT
 
 NAMED_RANKS = 5  # ranks a summary names before "... (+N)"
 

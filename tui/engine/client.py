@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from ranktop.tui.core.map_levels import MapLevels
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.engine.maps import MapGeometry
-from ranktop.tui.engine.snapshot import RankHistory, Snapshot
-from ranktop.tui.logs.tail import LogSource
+from ..core.maps.levels import MapLevels
+from ..core.model import Rank, RankMap
+from ..logs.tail import LogSource
+from .maps import MapGeometry
+from .snapshot import RankHistory, Snapshot
 
 
 class EngineStopped(Exception):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.model import Health
-from ranktop.tui.core.moment import JobEnd
-from ranktop.tui.sources.base import Source
+from ..core.analysis import Analysis
+from ..core.model import Health
+from ..core.moment import JobEnd
+from ..sources.base import Source
 
 RECHECK_SECONDS = 60.0
 

@@ -23,7 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 
-from ranktop.tui.engine.client import EngineRefused, EngineSilent, EngineStopped
+from .client import EngineRefused, EngineSilent, EngineStopped
 
 MESSAGE_BYTES = 64 * 1024 * 1024  # a pickled request or answer, at most
 ANSWER_SECONDS = 60.0  # for a blocking request's answer (a rank's alerts ask HTTP servers)

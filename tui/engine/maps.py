@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.map_levels import MapLevels, MapView, plan
+from ..core.analysis import Analysis
+from ..core.maps.levels import MapLevels, MapView, plan
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from ranktop.tui.core.advice import DRAIN, Action
-from ranktop.tui.core.tenants import Neighbours, NodeTenants, failed
-from ranktop.tui.sources.base import Source
+from ..core.advice.advise import DRAIN, Action
+from ..core.advice.tenants import Neighbours, NodeTenants, failed
+from ..sources.base import Source
 
 KEPT_SECONDS = 60.0
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
-from ranktop.tui.core.model import Frame, RankMap
-from ranktop.tui.sources.base import Source
+from ..core.model import Frame, RankMap
+from ..sources.base import Source
 
 FRAME_VALUES_KEPT = 4_000_000  # fetched frames kept for stepping: values of all of them
 PROBE_FRAMES = 30  # a longer look finds where the job began a stretch this long at a time

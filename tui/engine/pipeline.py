@@ -14,7 +14,7 @@ keeps its past, its analyser is brought to the first poll through the frames of 
 the detectors need (``replay.Replay.bring``), so that a console or report started late shows
 each anomaly from its real start, confirmed when it was, a rank dead before the start as
 down since then, and a counter that rose before as raised; from any other source it starts
-from the job's windowed values and the ranks seen (``ranktop.tui.core.lookback``), and
+from the job's windowed values and the ranks seen (``ranktop.tui.core.detect.lookback``), and
 goodput from the hour of the step counter before it (``replay.seed_goodput``). A frame
 analysed later than a poll may run (after a slow catch-up) says how old its data is.
 
@@ -28,19 +28,19 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from ranktop.tui.core.analysis import Analyser, Analysis
-from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.lateness import late_after
-from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
-from ranktop.tui.core.model import Health, SourceStatus
-from ranktop.tui.core.moment import ago, aligned, shown
-from ranktop.tui.core.text import plain
-from ranktop.tui.engine.neighbours import NeighbourCache
-from ranktop.tui.engine.replay import Replay, seed_goodput
-from ranktop.tui.engine.triage import hang_triage
-from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.base import Source
+from ..core.analysis import Analyser, Analysis
+from ..core.detect.lateness import late_after
+from ..core.detect.lookback import WINDOWED_JOB_VALUES
+from ..core.events import EventLog
+from ..core.model import Health, SourceStatus
+from ..core.moment import ago, aligned, shown
+from ..core.text import plain
+from ..logs.rank_logs import RankLogs
+from ..settings.config import Settings
+from ..sources.base import Source
+from .neighbours import NeighbourCache
+from .replay import Replay, seed_goodput
+from .triage import hang_triage
 
 
 class Pipeline:

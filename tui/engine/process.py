@@ -30,18 +30,18 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from ranktop.tui.core.map_levels import MapLevels
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.engine.client import EngineRefused, EngineStopped
-from ranktop.tui.engine.link import ANSWER_SECONDS, Link
-from ranktop.tui.engine.maps import MapGeometry
-from ranktop.tui.engine.remote_log import open_remote
-from ranktop.tui.engine.replay import NothingThen
-from ranktop.tui.engine.serve import serve
-from ranktop.tui.engine.snapshot import RankHistory, Snapshot
-from ranktop.tui.engine.wire import UNCHANGED_RANKS, Received
-from ranktop.tui.logs.tail import LogSource
-from ranktop.tui.settings.config import Settings
+from ..core.maps.levels import MapLevels
+from ..core.model import Rank, RankMap
+from ..logs.tail import LogSource
+from ..settings.config import Settings
+from .client import EngineRefused, EngineStopped
+from .link import ANSWER_SECONDS, Link
+from .maps import MapGeometry
+from .remote_log import open_remote
+from .replay import NothingThen
+from .serve import serve
+from .snapshot import RankHistory, Snapshot
+from .wire import UNCHANGED_RANKS, Received
 
 START_SECONDS = 60.0  # to import, build the source and learn the ranks (a rank-map file)
 ALIVE_SECONDS = 15.0  # a waiting request asks this often whether the engine answers at all

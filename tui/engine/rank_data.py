@@ -10,17 +10,17 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.history import HISTORY_METRICS
-from ranktop.tui.core.metrics import clock_time
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.logs.tail import LogSource
-from ranktop.tui.settings.config import Settings
+from ..core.events import EventLog
+from ..core.history import HISTORY_METRICS
+from ..core.metrics import clock_time
+from ..core.model import Rank, RankMap
+from ..logs.rank_logs import RankLogs
+from ..logs.tail import LogSource
+from ..settings.config import Settings
 
 if TYPE_CHECKING:
-    from ranktop.tui.sources.alerts import AlertRecord
-    from ranktop.tui.sources.base import Source
+    from ..sources.alerts import AlertRecord
+    from ..sources.base import Source
 
 ALERT_WINDOW_SECONDS = 3600.0
 BACKFILL_SECONDS = 600.0
@@ -49,7 +49,7 @@ class RankData:
         """This rank's alerts of the last hour, newest first, and why any source is absent."""
         # Imported here: the alert sources bring the HTTP client, which a demo never needs
         # before the rank screen opens (it costs the launch tens of milliseconds).
-        from ranktop.tui.sources.alerts import (
+        from ..sources.alerts import (
             alertmanager_alerts,
             merge,
             prometheus_history,
@@ -88,7 +88,7 @@ class RankData:
         """The rank's history from before the app started, where the source can say."""
         if self.source is None:
             return {}, ""
-        from ranktop.tui.sources.prom_client import QueryError  # a source that backfills has it
+        from ..sources.prometheus.client import QueryError  # a source that backfills has it
 
         try:
             return (self.source.backfill(rank, HISTORY_METRICS, BACKFILL_SECONDS, BACKFILL_STEP),
@@ -102,8 +102,8 @@ class RankData:
 
     @staticmethod
     def _try(name: str, notes: list[str], read) -> list[AlertRecord]:
-        from ranktop.tui.sources.alerts import NO_ALERTS
-        from ranktop.tui.sources.prom_client import QueryError
+        from ..sources.alerts import NO_ALERTS
+        from ..sources.prometheus.client import QueryError
 
         try:
             return read()

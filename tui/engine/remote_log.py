@@ -16,8 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import NamedTuple, Protocol, cast
 
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.logs.tail import LogLine, LogSource
+from ..core.model import RankMap
+from ..logs.tail import LogLine, LogSource
 
 PAGE_BYTES = 256 * 1024  # of a page's text, at most (a page holds one line at least)
 LINE_BYTES = 32  # what a line costs in a page besides its text: its kind, its file, ...

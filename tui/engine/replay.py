@@ -32,24 +32,24 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ranktop.tui.core.analysis import Analyser, Analysis
-from ranktop.tui.core.detect import Detectors
-from ranktop.tui.core.goodput import (
+from ..core.analysis import Analyser, Analysis
+from ..core.detect.detectors import Detectors
+from ..core.detect.goodput import (
     HOUR_SECONDS,
     JOB_LOOKBACK_SECONDS,
     JOB_LOOKBACK_STEP_SECONDS,
     SEED_STEP_SECONDS,
 )
-from ranktop.tui.core.hardware import WINDOW_SECONDS
-from ranktop.tui.core.lookback import WINDOWED_JOB_VALUES
-from ranktop.tui.core.model import Health, SourceStatus
-from ranktop.tui.core.moment import aligned, shown
-from ranktop.tui.engine.past_frames import PastFrames
-from ranktop.tui.engine.triage import hang_triage
-from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.logs.triage_worker import TriageWorker
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.base import Source
+from ..core.detect.hardware import WINDOW_SECONDS
+from ..core.detect.lookback import WINDOWED_JOB_VALUES
+from ..core.model import Health, SourceStatus
+from ..core.moment import aligned, shown
+from ..logs.rank_logs import RankLogs
+from ..logs.triage_worker import TriageWorker
+from ..settings.config import Settings
+from ..sources.base import Source
+from .past_frames import PastFrames
+from .triage import hang_triage
 
 LEDGER_STEP_SECONDS = 60.0  # the ledger's view of the minutes before the replayed window
 REPLAY_VALUES = 20_000_000  # the most values a replay analyses (frames x ranks x metrics)

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from ranktop.tui.core.events import EventLog
-from ranktop.tui.engine.link import MessageTooBig, packed
-from ranktop.tui.engine.remote_log import LOG_REQUESTS, LogShelf
-from ranktop.tui.engine.snapshot import Snapshot
-from ranktop.tui.engine.threaded import ThreadEngine
-from ranktop.tui.engine.wire import Sent
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.base import Source
+from ..core.events import EventLog
+from ..settings.config import Settings
+from ..sources.base import Source
+from .link import MessageTooBig, packed
+from .remote_log import LOG_REQUESTS, LogShelf
+from .snapshot import Snapshot
+from .threaded import ThreadEngine
+from .wire import Sent
 
 
 def serve(conn: Connection, settings: Settings,

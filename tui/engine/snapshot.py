@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.history import HISTORY_METRICS, HistoryView, Point
-from ranktop.tui.core.moment import JobEnd
+from ..core.analysis import Analysis
+from ..core.history import HISTORY_METRICS, HistoryView, Point
+from ..core.moment import JobEnd
 
 
 @dataclass(frozen=True)

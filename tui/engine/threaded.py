@@ -9,20 +9,20 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.map_levels import MapLevels
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.core.moment import JobEnd
-from ranktop.tui.engine.job_end import EndWatch
-from ranktop.tui.engine.maps import MapGeometry, plan_maps
-from ranktop.tui.engine.pipeline import Pipeline
-from ranktop.tui.engine.rank_data import RankData
-from ranktop.tui.engine.replay import Replay
-from ranktop.tui.engine.snapshot import RankHistory, Snapshot
-from ranktop.tui.logs.tail import LogSource
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.base import Source
+from ..core.analysis import Analysis
+from ..core.events import EventLog
+from ..core.maps.levels import MapLevels
+from ..core.model import Rank, RankMap
+from ..core.moment import JobEnd
+from ..logs.tail import LogSource
+from ..settings.config import Settings
+from ..sources.base import Source
+from .job_end import EndWatch
+from .maps import MapGeometry, plan_maps
+from .pipeline import Pipeline
+from .rank_data import RankData
+from .replay import Replay
+from .snapshot import RankHistory, Snapshot
 
 
 class ThreadEngine:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from ranktop.tui.core.checkpoint import checkpoint_pattern
-from ranktop.tui.flight.watch import FlightDumps
-from ranktop.tui.logs.agent_console import agent_failures
-from ranktop.tui.logs.discovery import preset_name
-from ranktop.tui.logs.rank_logs import RankLogs
-from ranktop.tui.logs.triage_worker import TriageWorker
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.sources.base import Source
+from ..core.hang.checkpoint import checkpoint_pattern
+from ..flight.watch import FlightDumps
+from ..logs.agent_console import agent_failures
+from ..logs.discovery import preset_name
+from ..logs.rank_logs import RankLogs
+from ..logs.triage_worker import TriageWorker
+from ..settings.config import Settings
+from ..sources.base import Source
 
 # How long a triage run waits for the dumps' reading (its own thread); a longer read is
 # judged by the run after it.

@@ -14,8 +14,8 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ranktop.tui.core.model import Frame, RankMap
-from ranktop.tui.engine.snapshot import Snapshot
+from ..core.model import Frame, RankMap
+from .snapshot import Snapshot
 
 # In a snapshot whose rank map the UI already holds: it puts its own back in.
 UNCHANGED_RANKS = RankMap((), (), 0, "unchanged")

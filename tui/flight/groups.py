@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ranktop.tui.core.flight import Frontier, Group, RankDump
-from ranktop.tui.flight.values import number, text
+from ..core.hang.flight import Frontier, Group, RankDump
+from .values import number, text
 
 DEFAULT_DESC = "default_pg"
 MAX_GROUPS = 10_000

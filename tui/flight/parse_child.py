@@ -35,11 +35,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ranktop.tui.core.flight import Entry, Frontier, Group, RankDump
-from ranktop.tui.core.text import plain
+from ..core.hang.flight import Entry, Frontier, Group, RankDump
+from ..core.text import plain
 
 if TYPE_CHECKING:
-    from ranktop.tui.flight.reader import ReadBudget
+    from .reader import ReadBudget
 
 CPU_SECONDS = 600  # the most CPU one child may use, whatever it is asked
 MIN_MEMORY_BYTES = 1 << 30
@@ -139,7 +139,7 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 def serve(budget_json: str) -> None:
     """The child: parse each file asked for, until the console closes its input."""
-    from ranktop.tui.flight.reader import ReadBudget, read_one
+    from .reader import ReadBudget, read_one
 
     budget = ReadBudget(**json.loads(budget_json))
     for limit, value in ((resource.RLIMIT_AS, memory_bytes(budget)),

@@ -20,8 +20,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ranktop.tui.core.text import plain
-from ranktop.tui.flight.dump_paths import RANK, find_dumps
+from ..core.text import plain
+from .dump_paths import RANK, find_dumps
 
 BYTE = b"1"
 SHOWN = 3  # pipes named in the confirmation, first and last

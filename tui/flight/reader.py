@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ranktop.tui.core.flight import (
+from ..core.hang.flight import (
     BY_RETIRED,
     BY_STATE,
     NOT_SAID,
@@ -47,14 +47,14 @@ from ranktop.tui.core.flight import (
     Group,
     RankDump,
 )
-from ranktop.tui.core.outside_file import FileTooLarge, read_regular
-from ranktop.tui.core.text import plain
-from ranktop.tui.flight.dump_paths import find_dumps
-from ranktop.tui.flight.groups import dump_groups, frontiers, shared_groups
-from ranktop.tui.flight.parse_child import DumpParser
-from ranktop.tui.flight.timed_parse import Pending, parse_within
-from ranktop.tui.flight.unpickle import DumpError, load_plain
-from ranktop.tui.flight.values import number, text
+from ..core.outside_file import FileTooLarge, read_regular
+from ..core.text import plain
+from .dump_paths import find_dumps
+from .groups import dump_groups, frontiers, shared_groups
+from .parse_child import DumpParser
+from .timed_parse import Pending, parse_within
+from .unpickle import DumpError, load_plain
+from .values import number, text
 
 MIB = 1 << 20
 TORCH_FILES = re.compile(r"(?:^|/)torch/|^<")  # frames inside PyTorch, or not from a file

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ranktop.tui.core.flight import RankDump
-from ranktop.tui.core.text import plain
+from ..core.hang.flight import RankDump
+from ..core.text import plain
 
 if TYPE_CHECKING:
-    from ranktop.tui.flight.reader import ReadBudget
+    from .reader import ReadBudget
 
 Pending = tuple[int, Path, float]  # a rank, its dump file, when the file was written
 # Where each file's outcome goes: the rank, its dump or one line, and whether the outcome

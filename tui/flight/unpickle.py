@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import pickle
 
-from ranktop.tui.core.text import plain
+from ..core.text import plain
 
 _SCALARS = (int, float, bool)
 

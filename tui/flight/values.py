@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ranktop.tui.core.text import plain
+from ..core.text import plain
 
 SHORT = 200  # characters kept of any string from a dump
 

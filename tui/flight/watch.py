@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import threading
 
-from ranktop.tui.core.flight import DumpSet
-from ranktop.tui.core.flight_triage import FlightVerdict, analyse_dumps
-from ranktop.tui.flight.dump_paths import PatternError
-from ranktop.tui.flight.reader import BUDGET, Cache, ReadBudget, read_dumps
+from ..core.hang.flight import DumpSet
+from ..core.hang.flight_triage import FlightVerdict, analyse_dumps
+from .dump_paths import PatternError
+from .reader import BUDGET, Cache, ReadBudget, read_dumps
 
 WAIT_SECONDS = 1.0
 # Dump files are dated by the clock of the machine that stores them, not ranktop's: a dump

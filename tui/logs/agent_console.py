@@ -6,7 +6,7 @@ the node folders, one a node, named by the node's folder and ``.console``::
 
 (DIR is the folder of node folders, or the node folder given: the consoles are then in its
 parent.) Of a console only the agent's "failed (exitcode: …)" lines are kept
-(``ranktop.tui.core.agent_exit`` reads them), from its last ``TAIL_BYTES``: the evidence of
+(``ranktop.tui.core.hang.agent_exit`` reads them), from its last ``TAIL_BYTES``: the evidence of
 which rank's process exited, that a rank's own log, cut short by a ``kill -9``, cannot give.
 """
 
@@ -16,11 +16,11 @@ import os
 import time
 from pathlib import Path
 
-from ranktop.tui.core.agent_exit import FAILED_WORDS
-from ranktop.tui.core.outside_file import open_regular
-from ranktop.tui.core.text import plain
-from ranktop.tui.logs.discovery import preset_argument
-from ranktop.tui.logs.line_time import line_time, local_clock
+from ..core.hang.agent_exit import FAILED_WORDS
+from ..core.outside_file import open_regular
+from ..core.text import plain
+from .discovery import preset_argument
+from .line_time import line_time, local_clock
 
 SUFFIX = ".console"
 TAIL_BYTES = 256 * 1024  # of each console: its newest restarts and failures

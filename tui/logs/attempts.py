@@ -5,7 +5,7 @@ torchrun restarts a job's workers in a new ``attempt_<K>`` folder
 files, then the new one's. The lines of one attempt are merged by their stamps
 (``ranktop.tui.logs.merged``); attempts follow one another in their order, a marker line
 between them. Hang triage ignores what comes before the marker, as it does what comes
-before an NCCL re-init (``ranktop.tui.core.hang_scan``); checkpoint lines count wherever
+before an NCCL re-init (``ranktop.tui.core.hang.scan``); checkpoint lines count wherever
 they are.
 """
 
@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ranktop.tui.core.hang_scan import NEW_ATTEMPT
+from ..core.hang.scan import NEW_ATTEMPT
 
 _ATTEMPT = re.compile(r"attempt_(\d{1,9})")
 

@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.outside_file import open_regular
-from ranktop.tui.core.text import clean_lines
-from ranktop.tui.logs.attempts import attempt_number, marker
-from ranktop.tui.logs.gztail import gz_tail
-from ranktop.tui.logs.nccl_files import NCCL_SNIFF_BYTES
-from ranktop.tui.logs.rotation import predecessors, rotated_suffix
-from ranktop.tui.logs.split import FileRanks, RankIndex
+from ..core.model import RankMap
+from ..core.outside_file import open_regular
+from ..core.text import clean_lines
+from .attempts import attempt_number, marker
+from .gztail import gz_tail
+from .nccl_files import NCCL_SNIFF_BYTES
+from .rotation import predecessors, rotated_suffix
+from .split import FileRanks, RankIndex
 
 BLOCK = 64 * 1024
 MAX_LINE_CHARS = 2000  # longer lines are cut; triage looks at their start

@@ -47,10 +47,10 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.core.outside_file import modified
-from ranktop.tui.logs.nccl_files import Job, NcclFiles, Sniffs, nccl_glob
-from ranktop.tui.logs.torchrun_tree import TreeFiles, tree_files
+from ..core.model import Rank, RankMap
+from ..core.outside_file import modified
+from .nccl_files import Job, NcclFiles, Sniffs, nccl_glob
+from .torchrun_tree import TreeFiles, tree_files
 
 PRESETS: dict[str, str] = {
     "torchrun": "DIR/{host or node rank}/*/attempt_*/{local_rank}/stderr.log and stdout.log "

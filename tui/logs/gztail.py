@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
-from ranktop.tui.core.outside_file import read_regular
+from ..core.outside_file import read_regular
 
 GZ_MAX_BYTES = 8 * 1024 * 1024
 PIECE = 1024 * 1024  # decompressed bytes per step

@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
-from ranktop.tui.core.outside_file import modified
-from ranktop.tui.logs.attempts import attempt_groups, marker
-from ranktop.tui.logs.line_time import line_time, local_clock
-from ranktop.tui.logs.tail import FileLog, LogLine
+from ..core.outside_file import modified
+from .attempts import attempt_groups, marker
+from .line_time import line_time, local_clock
+from .tail import FileLog, LogLine
 
 _NEVER = float("-inf")
 STAMP_LOOKBACK = 200

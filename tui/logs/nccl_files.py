@@ -33,10 +33,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.core.outside_file import open_regular
-from ranktop.tui.logs.rotation import predecessors
-from ranktop.tui.logs.split import NCCL_INIT, global_label, local_rank, short_host
+from ..core.model import Rank, RankMap
+from ..core.outside_file import open_regular
+from .rotation import predecessors
+from .split import NCCL_INIT, global_label, local_rank, short_host
 
 NCCL_SNIFF_BYTES = 256 * 1024
 # An NCCL line's prefix (data-contracts §3.1): its host and the CUDA device.

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ranktop.tui.core.model import Rank, RankMap
-from ranktop.tui.logs.attempts import attempt_number
-from ranktop.tui.logs.collect import ReadBudget, batches_by_rank
-from ranktop.tui.logs.discovery import find_logs, looked_in, nccl_files, not_logs, preset_name
-from ranktop.tui.logs.merged import MergedLog
-from ranktop.tui.logs.nccl_files import NcclFiles, Sniffs
-from ranktop.tui.logs.split import local_rank
-from ranktop.tui.logs.tail import FileLog
+from ..core.model import Rank, RankMap
+from .attempts import attempt_number
+from .collect import ReadBudget, batches_by_rank
+from .discovery import find_logs, looked_in, nccl_files, not_logs, preset_name
+from .merged import MergedLog
+from .nccl_files import NcclFiles, Sniffs
+from .split import local_rank
+from .tail import FileLog
 
 TRIAGE_TAIL_LINES = 200
 NOT_CONFIGURED = "no log files configured (--logs PATTERN, or [logs] spec)"

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ranktop.tui.core.model import RankMap
+from ..core.model import RankMap
 
 # At most 18 digits a number (here and below): int() refuses a string of thousands.
 # NCCL's init line (data-contracts §3.2): communicator rank, its size, the CUDA device.

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ranktop.tui.core.outside_file import open_regular
-from ranktop.tui.core.text import byte_limit, classify, clean, count_chars, plain, sanitise
-from ranktop.tui.logs.discovery import PRESETS, find_logs
-from ranktop.tui.logs.gztail import gz_tail
-from ranktop.tui.logs.rotation import predecessors
+from ..core.outside_file import open_regular
+from ..core.text import byte_limit, classify, clean, count_chars, plain, sanitise
+from .discovery import PRESETS, find_logs
+from .gztail import gz_tail
+from .rotation import predecessors
 
 __all__ = ["PRESETS", "FileLog", "LogLine", "LogSource", "classify", "find_logs", "sanitise"]
 

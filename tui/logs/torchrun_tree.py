@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ranktop.tui.core.outside_file import modified
-from ranktop.tui.logs.attempts import attempt_number
+from ..core.outside_file import modified
+from .attempts import attempt_number
 
 STREAMS = ("stderr", "stdout")
 MAX_ATTEMPTS = 4  # a job that restarted more often shows its newest attempts only

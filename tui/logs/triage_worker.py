@@ -1,10 +1,10 @@
 """Hang triage in a thread of its own, bounded: the polling path asks and never waits.
 
-A ``TriageWorker`` takes asks (``ranktop.tui.core.hang_watch.TriageAsk``) and reads the
+A ``TriageWorker`` takes asks (``ranktop.tui.core.hang.watch.TriageAsk``) and reads the
 ranks' log tails in its own thread: the suspects first (ranks down, or flagged by an
 anomaly), then the others by rank, until every rank is read or the run's budget is spent
 (``TriageLimits``: seconds, bytes in all, bytes from each rank's own file). The lines come
-in batches of ranks, each scanned (``ranktop.tui.core.hang.HangScan``) and let go before the
+in batches of ranks, each scanned (``ranktop.tui.core.hang.triage.HangScan``) and let go before the
 next is read, so what a run holds is a batch's lines and a few lines a rank. It then judges
 what it read (sure of less when ranks were left unread) and publishes the result.
 
@@ -24,18 +24,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ranktop.tui.core.agent_exit import agent_exits
-from ranktop.tui.core.checkpoint import DEFAULT
-from ranktop.tui.core.flight_triage import FlightVerdict
-from ranktop.tui.core.hang import HangScan, HangVerdict
-from ranktop.tui.core.hang_join import join_verdicts
-from ranktop.tui.core.hang_watch import TriageAsk, TriageResult
-from ranktop.tui.core.log_gaps import LogGaps
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.text import plain
-from ranktop.tui.logs.attempts import without_next_attempt
-from ranktop.tui.logs.collect import ReadBudget
-from ranktop.tui.logs.line_time import lines_until
+from ..core.hang.agent_exit import agent_exits
+from ..core.hang.checkpoint import DEFAULT
+from ..core.hang.flight_triage import FlightVerdict
+from ..core.hang.join import join_verdicts
+from ..core.hang.log_gaps import LogGaps
+from ..core.hang.triage import HangScan, HangVerdict
+from ..core.hang.watch import TriageAsk, TriageResult
+from ..core.model import RankMap
+from ..core.text import plain
+from .attempts import without_next_attempt
+from .collect import ReadBudget
+from .line_time import lines_until
 
 KB, MB = 1024, 1024 * 1024
 

@@ -9,12 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ranktop.tui.core.advice import Action
-from ranktop.tui.core.drain_commands import NO_COMMAND
-from ranktop.tui.core.text import plain
-from ranktop.tui.screens.hints import any_of, key_for, keys_for, sentence
-from ranktop.tui.screens.line_styles import CLASSES, Styles, styles_of
-from ranktop.widgets.key_footer import KeyFooter
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,6 +16,13 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from ...widgets.key_footer import KeyFooter
+from ..core.advice.advise import Action
+from ..core.advice.drain_commands import NO_COMMAND
+from ..core.text import plain
+from .hints import any_of, key_for, keys_for, sentence
+from .line_styles import CLASSES, Styles, styles_of
 
 NONE_YET = "No advice: no confirmed incident asks for an action."
 

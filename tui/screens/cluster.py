@@ -8,31 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ranktop.tui.core.advice import action_on
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.config_values import MetricDef
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.incidents import Incident
-from ranktop.tui.core.map_layout import Arrangement
-from ranktop.tui.core.map_levels import MapLevels
-from ranktop.tui.core.metrics import format_value
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
-from ranktop.tui.core.parallelism import Parallelism, for_job
-from ranktop.tui.core.restarts import KIND as RESTART
-from ranktop.tui.engine.maps import MapGeometry
-from ranktop.tui.screens import cluster_lines
-from ranktop.tui.screens.advice import AdviceScreen
-from ranktop.tui.screens.evidence import EvidenceScreen
-from ranktop.tui.screens.hints import key_for
-from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
-from ranktop.tui.screens.jump import JumpScreen
-from ranktop.tui.screens.line_styles import CLASSES, styles_of
-from ranktop.tui.screens.too_small import TooSmall
-from ranktop.tui.settings.config import Settings
-from ranktop.widgets.anomaly_list import AnomalyList, Row
-from ranktop.widgets.heatmap import Heatmap
-from ranktop.widgets.key_footer import KeyFooter
-from ranktop.widgets.panel import MetricPanel
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -40,6 +15,32 @@ from textual.containers import Grid
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Static
+
+from ...widgets.anomaly_list import AnomalyList, Row
+from ...widgets.heatmap import Heatmap
+from ...widgets.key_footer import KeyFooter
+from ...widgets.panel import MetricPanel
+from ..core.advice.advise import action_on
+from ..core.advice.incidents import Incident
+from ..core.analysis import Analysis
+from ..core.config_values import MetricDef
+from ..core.detect.detectors import Anomaly
+from ..core.detect.restarts import KIND as RESTART
+from ..core.maps.layout import Arrangement
+from ..core.maps.levels import MapLevels
+from ..core.metrics import format_value
+from ..core.model import Frame, Health, RankMap, SourceStatus
+from ..core.parallelism import Parallelism, for_job
+from ..engine.maps import MapGeometry
+from ..settings.config import Settings
+from . import cluster_lines
+from .advice import AdviceScreen
+from .evidence import EvidenceScreen
+from .hints import key_for
+from .incident_detail import IncidentScreen, incident_on
+from .jump import JumpScreen
+from .line_styles import CLASSES, styles_of
+from .too_small import TooSmall
 
 MIN_SIZE = (60, 18)  # below it the maps, the anomalies and the status line do not all fit
 

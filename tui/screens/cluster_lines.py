@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.anomaly import Anomaly
-from ranktop.tui.core.config_values import MetricDef
-from ranktop.tui.core.domain import SEVERITIES
-from ranktop.tui.core.goodput import Goodput, share_text
-from ranktop.tui.core.lateness import late_after, no_progress_after
-from ranktop.tui.core.metrics import format_value
-from ranktop.tui.core.model import Frame, Health, Rank, SourceStatus, is_missing
-from ranktop.tui.core.moment import JobEnd
-from ranktop.tui.screens.line_styles import Styles
-from ranktop.tui.screens.moment_badge import moment_badge, replaying_badge
 from rich.text import Text
+
+from ..core.analysis import Analysis
+from ..core.anomaly import Anomaly
+from ..core.config_values import MetricDef
+from ..core.detect.goodput import Goodput, share_text
+from ..core.detect.lateness import late_after, no_progress_after
+from ..core.domain import SEVERITIES
+from ..core.metrics import format_value
+from ..core.model import Frame, Health, Rank, SourceStatus, is_missing
+from ..core.moment import JobEnd
+from .line_styles import Styles
+from .moment_badge import moment_badge, replaying_badge
 
 ALARM_MARK = "▲"  # before what needs acting on: read without colour too
 NOT_ANSWERED_MARK = "◇"  # before ranks a partial answer left out: not known, not down

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from ranktop.tui.core.moment import MomentError, parse_moment, shown
-from ranktop.tui.screens.cluster import ClusterScreen
-from ranktop.tui.screens.data_text import escaped
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+
+from ..core.moment import MomentError, parse_moment, shown
+from .cluster import ClusterScreen
+from .data_text import escaped
 
 
 class RanktopCommands(Provider):

@@ -3,13 +3,14 @@ would be written where, and only an explicit yes writes anything."""
 
 from __future__ import annotations
 
-from ranktop.tui.screens.hints import any_of, keys_for, sentence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from .hints import any_of, keys_for, sentence
 
 
 class ConfirmDumpsScreen(ModalScreen[bool]):

@@ -14,7 +14,7 @@ text as written."""
 
 from __future__ import annotations
 
-from ranktop.tui.core.text import PLAIN_CHARS, plain
+from ..core.text import PLAIN_CHARS, plain
 
 
 def escaped(text: str, max_chars: int = PLAIN_CHARS) -> str:

@@ -5,21 +5,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.log_gaps import NO_LINES_READ
-from ranktop.tui.core.metrics import clock_time
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.text import plain
-from ranktop.tui.flight.dump_paths import PatternError
-from ranktop.tui.flight.pipes import describe, find_pipes, named_pipes, request_dumps
-from ranktop.tui.screens.cluster_lines import no_verdict_yet
-from ranktop.tui.screens.confirm_dumps import ConfirmDumpsScreen
-from ranktop.tui.screens.flight_lines import flight_text
-from ranktop.tui.screens.hints import any_of, keys_for, sentence
-from ranktop.tui.screens.line_styles import CLASSES, styles_of
-from ranktop.widgets.key_footer import KeyFooter
-from ranktop.widgets.log_view import smart_case
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -28,6 +13,22 @@ from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+
+from ...widgets.key_footer import KeyFooter
+from ...widgets.log_view import smart_case
+from ..core.analysis import Analysis
+from ..core.hang.log_gaps import NO_LINES_READ
+from ..core.hang.triage import HangVerdict
+from ..core.metrics import clock_time
+from ..core.model import RankMap
+from ..core.text import plain
+from ..flight.dump_paths import PatternError
+from ..flight.pipes import describe, find_pipes, named_pipes, request_dumps
+from .cluster_lines import no_verdict_yet
+from .confirm_dumps import ConfirmDumpsScreen
+from .flight_lines import flight_text
+from .hints import any_of, keys_for, sentence
+from .line_styles import CLASSES, styles_of
 
 SHOWN_RANKS = 12
 

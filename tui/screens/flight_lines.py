@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ranktop.tui.core.flight_triage import FlightVerdict
-from ranktop.tui.core.metrics import clock_time
-from ranktop.tui.core.text import plain
-from ranktop.tui.screens.line_styles import Styles
 from rich.text import Text
+
+from ..core.hang.flight_triage import FlightVerdict
+from ..core.metrics import clock_time
+from ..core.text import plain
+from .line_styles import Styles
 
 SHOWN_RANKS = 8
 SHOWN_LINES = 4  # of each list (groups downstream, unreadable dumps, notes)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
-from ranktop.tui.screens.hints import any_of, bound_keys, keys_for, sentence
-from ranktop.tui.screens.line_styles import CLASSES, Styles, styles_of
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +13,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
+
+from .hints import any_of, bound_keys, keys_for, sentence
+from .line_styles import CLASSES, Styles, styles_of
 
 
 class HelpScreen(ModalScreen[None]):

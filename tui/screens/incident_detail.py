@@ -9,14 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ranktop.tui.core.anomaly import Anomaly
-from ranktop.tui.core.incidents import Incident, explained_by
-from ranktop.tui.core.metrics import clock_time
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.text import plain
-from ranktop.tui.screens.hints import any_of, keys_for, sentence
-from ranktop.tui.screens.line_styles import CLASSES, Styles, styles_of
-from ranktop.widgets.key_footer import KeyFooter
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -25,6 +17,15 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from ...widgets.key_footer import KeyFooter
+from ..core.advice.incidents import Incident, explained_by
+from ..core.anomaly import Anomaly
+from ..core.metrics import clock_time
+from ..core.model import RankMap
+from ..core.text import plain
+from .hints import any_of, keys_for, sentence
+from .line_styles import CLASSES, Styles, styles_of
 
 
 def where(anomaly: Anomaly, rank_map: RankMap) -> str:

@@ -1,6 +1,6 @@
 """How the screens' text lines look: each span of a header, status line or title has a role
 ("alarm", "muted", ...), each role is a component class ``line--<role>`` that the screens
-declare and tui/ranktop.tcss styles. The line builders (cluster_lines, rank_lines) say what a
+declare and tui/app/ranktop.tcss styles. The line builders (cluster_lines, rank_lines) say what a
 span is; the stylesheet says how it looks.
 """
 

@@ -6,7 +6,7 @@ to be current."""
 
 from __future__ import annotations
 
-from ranktop.tui.core.moment import ago, shown
+from ..core.moment import ago, shown
 
 
 def moment_badge(moment: float, now: float, live_key: str,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ranktop.tui.core.moment import MOMENT_HELP, MomentError, parse_moment
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,6 +12,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+
+from ..core.moment import MOMENT_HELP, MomentError, parse_moment
 
 
 class MomentPrompt(ModalScreen[float | None]):

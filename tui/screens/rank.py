@@ -11,27 +11,6 @@ from dataclasses import replace
 from datetime import timezone
 from functools import partial
 
-from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.hardware import ledger_lines
-from ranktop.tui.core.history import HISTORY_METRICS
-from ranktop.tui.core.metrics import format_value
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
-from ranktop.tui.core.moment import MomentError, parse_moment
-from ranktop.tui.core.text import plain
-from ranktop.tui.engine.client import ENGINE_FAILURES, EngineClient
-from ranktop.tui.logs.line_time import first_after
-from ranktop.tui.logs.tail import LogLine, LogSource
-from ranktop.tui.screens import rank_lines
-from ranktop.tui.screens.hints import key_for
-from ranktop.tui.screens.incident_detail import IncidentScreen, incident_on
-from ranktop.tui.screens.line_styles import CLASSES, styles_of
-from ranktop.tui.screens.moment_badge import moment_badge
-from ranktop.tui.screens.too_small import TooSmall
-from ranktop.tui.settings.config import Settings
-from ranktop.widgets.key_footer import KeyFooter
-from ranktop.widgets.log_view import LogView
-from ranktop.widgets.trend import Trend
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -43,6 +22,28 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
+
+from ...widgets.key_footer import KeyFooter
+from ...widgets.log_view import LogView
+from ...widgets.trend import Trend
+from ..core.analysis import Analysis
+from ..core.detect.detectors import Anomaly
+from ..core.detect.hardware import ledger_lines
+from ..core.history import HISTORY_METRICS
+from ..core.metrics import format_value
+from ..core.model import Frame, Health, RankMap, SourceStatus
+from ..core.moment import MomentError, parse_moment
+from ..core.text import plain
+from ..engine.client import ENGINE_FAILURES, EngineClient
+from ..logs.line_time import first_after
+from ..logs.tail import LogLine, LogSource
+from ..settings.config import Settings
+from . import rank_lines
+from .hints import key_for
+from .incident_detail import IncidentScreen, incident_on
+from .line_styles import CLASSES, styles_of
+from .moment_badge import moment_badge
+from .too_small import TooSmall
 
 MIN_SIZE = (60, 20)  # below it the trends and the log tail do not both fit
 ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8 lines

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ranktop.tui.core.analysis import Summary
-from ranktop.tui.core.detect import Anomaly
-from ranktop.tui.core.down import DownRank
-from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.metrics import clock_time, format_value
-from ranktop.tui.core.model import Frame, Rank, RankMap
-from ranktop.tui.core.moment import shown
-from ranktop.tui.screens.line_styles import Styles
-from ranktop.tui.settings.config import Settings
 from rich.text import Text
+
+from ..core.analysis import Summary
+from ..core.detect.detectors import Anomaly
+from ..core.detect.down import DownRank
+from ..core.hang.triage import HangVerdict
+from ..core.metrics import clock_time, format_value
+from ..core.model import Frame, Rank, RankMap
+from ..core.moment import shown
+from ..settings.config import Settings
+from .line_styles import Styles
 
 
 def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str,

@@ -1,5 +1,5 @@
 """Below the size a screen needs, it says so, and what size that is, instead of drawing
-empty boxes: its panels are hidden (tui/ranktop.tcss, ``.-too-small``) and this line shows,
+empty boxes: its panels are hidden (tui/app/ranktop.tcss, ``.-too-small``) and this line shows,
 with the footer, so the keys that leave stay in view."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ranktop.tui.settings.reader import Reader
+from .reader import Reader
 
 FORMATS = ("folder", "tar.gz")
 

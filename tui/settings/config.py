@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ranktop.tui.core.checkpoint import checkpoint_pattern
-from ranktop.tui.core.config_values import DetectSettings, LayoutSettings, MetricDef, MetricQuery
-from ranktop.tui.flight.dump_paths import PatternError, check_pattern
-from ranktop.tui.logs.discovery import check_spec
-from ranktop.tui.settings.bundle import BundleSettings, bundle_settings
-from ranktop.tui.settings.layout import layout_settings
-from ranktop.tui.settings.paths import shipped_config_dir, user_config_file
-from ranktop.tui.settings.reader import Reader, check_known_keys, merge, read_toml
-from ranktop.tui.settings.sources import (
+from ..core.config_values import DetectSettings, LayoutSettings, MetricDef, MetricQuery
+from ..core.hang.checkpoint import checkpoint_pattern
+from ..flight.dump_paths import PatternError, check_pattern
+from ..logs.discovery import check_spec
+from .bundle import BundleSettings, bundle_settings
+from .layout import layout_settings
+from .paths import shipped_config_dir, user_config_file
+from .reader import Reader, check_known_keys, merge, read_toml
+from .sources import (
     PrometheusSettings,
     RankSettings,
     environment_overrides,

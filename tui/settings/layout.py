@@ -3,9 +3,9 @@ parallelism (pipeline stages as rows, data-parallel replicas as columns)."""
 
 from __future__ import annotations
 
-from ranktop.tui.core.config_values import LayoutSettings
-from ranktop.tui.core.parallelism import DEFAULT_ORDER, parse
-from ranktop.tui.settings.reader import Reader
+from ..core.config_values import LayoutSettings
+from ..core.parallelism import DEFAULT_ORDER, parse
+from .reader import Reader
 
 VIEWS = ("node", "parallelism")
 

@@ -18,7 +18,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from ranktop.tui.core.outside_file import FileTooLarge, NotRegularFile, read_regular
+from ..core.outside_file import FileTooLarge, NotRegularFile, read_regular
 
 MAX_CONFIG_BYTES = 1_000_000
 # No string of the configuration may hold a terminal control (ESC, C1), a bidi control or a

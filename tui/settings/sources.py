@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ranktop.tui.settings.reader import ConfigError, Reader, control_in
+from .reader import ConfigError, Reader, control_in
 
 # Environment variables that set config keys (flags override them, they override files).
 ENVIRONMENT = {

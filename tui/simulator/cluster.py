@@ -11,18 +11,18 @@ import math
 import random
 from dataclasses import dataclass, field, replace
 
-from ranktop.tui.core.domain import THERMAL_BITS
-from ranktop.tui.core.model import MISSING, Frame, RankMap
-from ranktop.tui.core.parallelism import fit_world
-from ranktop.tui.core.parallelism import parse as parse_parallelism
-from ranktop.tui.core.xid import (
+from ..core.domain import THERMAL_BITS
+from ..core.model import MISSING, Frame, RankMap
+from ..core.parallelism import fit_world
+from ..core.parallelism import parse as parse_parallelism
+from ..core.xid import (
     RECOVERY_DRAIN_AND_RESET,
     RECOVERY_GPU_RESET,
     RECOVERY_NONE,
     xid,
 )
-from ranktop.tui.simulator.hardware import COUNTERS, ErrorCounters
-from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
+from .hardware import COUNTERS, ErrorCounters
+from .scenario import Fault, Scenario, load_scenario
 
 GPU_MODEL = "NVIDIA H100 80GB HBM3"
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from ranktop.tui.core.model import Rank
-from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
-from ranktop.tui.simulator.families import (
+from ..core.model import Rank
+from .cluster import GPU_MODEL, SimCluster
+from .families import (
     JOB_METRIC_NAMES,
     PROFILES,
     STOCK_LABELS,
@@ -40,10 +40,10 @@ from ranktop.tui.simulator.families import (
     job_families,
     nccl_families,
 )
-from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
-from ranktop.tui.simulator.log_writer import LogWriter, keep_writing
-from ranktop.tui.simulator.scenario import ScenarioError, load_scenario
-from ranktop.tui.simulator.tenants import PlacedTenant, place
+from .flight_writer import FLIGHT_FOLDER, FlightWriter
+from .log_writer import LogWriter, keep_writing
+from .scenario import ScenarioError, load_scenario
+from .tenants import PlacedTenant, place
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MODEL_NAME = GPU_MODEL

@@ -36,8 +36,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from ranktop.tui.simulator.cluster import SimCluster
-from ranktop.tui.simulator.log_writer import (
+from .cluster import SimCluster
+from .log_writer import (
     BUCKET_NUMEL,
     COLLECTIVES_PER_STEP,
     EPOCH,

@@ -11,8 +11,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ranktop.tui.core.goodput import HANG, SLOWDOWN, STALL
-from ranktop.tui.simulator.cluster import TICKS_PER_SECOND, SimCluster
+from ..core.detect.goodput import HANG, SLOWDOWN, STALL
+from .cluster import TICKS_PER_SECOND, SimCluster
 
 HANG_FAULTS = ("rank_death", "collective_hang")
 STALL_FAULTS = ("job_stall",)

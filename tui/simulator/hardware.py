@@ -19,8 +19,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.simulator.scenario import Fault
+from ..core.model import RankMap
+from .scenario import Fault
 
 COUNTERS = (
     "remapped_rows",  # rows remapped for uncorrectable errors

@@ -33,13 +33,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ranktop.tui.core.model import Frame
-from ranktop.tui.simulator.cluster import SimCluster
-from ranktop.tui.simulator.rotation import rotate
-from ranktop.tui.simulator.scenario import Fault
+from ..core.model import Frame
+from .cluster import SimCluster
+from .rotation import rotate
+from .scenario import Fault
 
 if TYPE_CHECKING:
-    from ranktop.tui.simulator.flight_writer import FlightWriter
+    from .flight_writer import FlightWriter
 
 EPOCH = calendar.timegm((2026, 3, 14, 2, 0, 0))  # the demo's simulated wall clock at t = 0
 NCCL_VERSION = "2.27.3+cuda12.9"

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ranktop.tui.core.parallelism import parse as parse_parallelism
-from ranktop.tui.settings.paths import shipped_config_dir
-from ranktop.tui.simulator.rotation import MODES as ROTATION_MODES
+from ..core.parallelism import parse as parse_parallelism
+from ..settings.paths import shipped_config_dir
+from .rotation import MODES as ROTATION_MODES
 
 try:
     import tomllib

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ranktop.tui.core.model import RankMap
-from ranktop.tui.core.tenants import Gpu, NodeTenants, hpc_user, tenants_of
-from ranktop.tui.simulator.cluster import gpu_uuid
-from ranktop.tui.simulator.scenario import Tenant
+from ..core.advice.tenants import Gpu, NodeTenants, hpc_user, tenants_of
+from ..core.model import RankMap
+from .cluster import gpu_uuid
+from .scenario import Tenant
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from ranktop.tui.core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_UUID_LABELS
-from ranktop.tui.core.events import Event
-from ranktop.tui.core.model import Rank
-from ranktop.tui.settings.config import Settings
-from ranktop.tui.settings.sources import RankSettings
-from ranktop.tui.sources import promql
-from ranktop.tui.sources.prom_client import (
+from ..core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_UUID_LABELS
+from ..core.events import Event
+from ..core.model import Rank
+from ..settings.config import Settings
+from ..settings.sources import RankSettings
+from .prometheus import promql
+from .prometheus.client import (
     ALERTMANAGER_ANSWER,
     VICTORIA_METRICS,
     PromClient,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ranktop.tui.core.history import Point
-from ranktop.tui.core.lookback import Lookback
-from ranktop.tui.core.model import Frame, Rank, RankMap, SourceStatus
-from ranktop.tui.core.tenants import NodeTenants
+from ..core.advice.tenants import NodeTenants
+from ..core.detect.lookback import Lookback
+from ..core.history import Point
+from ..core.model import Frame, Rank, RankMap, SourceStatus
 
 
 class Source:
@@ -85,7 +85,7 @@ class Source:
         return ""
 
     def tenants(self, nodes: Sequence[str]) -> dict[str, NodeTenants]:
-        """Who else has GPUs on each of ``nodes`` (``core.tenants``), by node; a node left
+        """Who else has GPUs on each of ``nodes`` (``core.advice.tenants``), by node; a node left
         out is not known ({}: a source that cannot tell). Blocking; may raise."""
         return {}
 

@@ -9,18 +9,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from ranktop.tui.core.history import Point
-from ranktop.tui.core.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
-from ranktop.tui.core.metrics import present_median
-from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus, is_missing
-from ranktop.tui.core.tenants import NodeTenants
-from ranktop.tui.settings.config import DemoSettings
-from ranktop.tui.simulator.cluster import GPU_MODEL, SimCluster
-from ranktop.tui.simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
-from ranktop.tui.simulator.log_writer import LogWriter
-from ranktop.tui.simulator.scenario import load_scenario
-from ranktop.tui.simulator.tenants import place, tenants_on
-from ranktop.tui.sources.base import Source
+from ..core.advice.tenants import NodeTenants
+from ..core.detect.lookback import SEEN_SECONDS, SEEN_STEP, Lookback
+from ..core.history import Point
+from ..core.metrics import present_median
+from ..core.model import Frame, Health, RankMap, SourceStatus, is_missing
+from ..settings.config import DemoSettings
+from ..simulator.cluster import GPU_MODEL, SimCluster
+from ..simulator.flight_writer import FLIGHT_FOLDER, FlightWriter
+from ..simulator.log_writer import LogWriter
+from ..simulator.scenario import load_scenario
+from ..simulator.tenants import place, tenants_on
+from .base import Source
 
 CLOSE_WAIT_SECONDS = 0.5  # for a write in progress to finish, then to stop at its next file
 LOG_WAIT_SECONDS = 0.5  # the longest a poll waits for its lines to be written

@@ -9,11 +9,11 @@ import asyncio
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from ranktop.tui.core.history import Point
-from ranktop.tui.core.lookback import Lookback
-from ranktop.tui.core.model import Frame, Rank, RankMap, SourceStatus, is_missing
-from ranktop.tui.core.tenants import NodeTenants
-from ranktop.tui.sources.base import Source
+from ..core.advice.tenants import NodeTenants
+from ..core.detect.lookback import Lookback
+from ..core.history import Point
+from ..core.model import Frame, Rank, RankMap, SourceStatus, is_missing
+from .base import Source
 
 # What NVML reads that Prometheus also has; SM activity is not among them (NVML has no
 # SM-active counter), so this node's SM cells stay Prometheus's.

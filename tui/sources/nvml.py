@@ -19,9 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ranktop.tui.core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
-from ranktop.tui.sources import nvml_fields as nf
-from ranktop.tui.sources.base import Source
+from ..core.model import MISSING, Frame, Health, Rank, RankMap, SourceStatus
+from . import nvml_fields as nf
+from .base import Source
 
 METRICS = ("sm_active", "gpu_util", "temperature", "power", "sm_clock", "throttle_reasons",
            "memory_used", "nvlink", "nvlink_tx", "nvlink_rx", "ecc_dbe", "xid")

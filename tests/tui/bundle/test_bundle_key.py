@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.bundle.opened import BundleEngine
 from ranktop.tui.bundle.read import read_bundle
 from ranktop.tui.settings.config import load_settings

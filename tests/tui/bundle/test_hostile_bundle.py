@@ -4,7 +4,7 @@ and the console keeps running whatever is clicked or hovered."""
 
 from __future__ import annotations
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.bundle.opened import BundleEngine
 from ranktop.tui.bundle.read import read_bundle
 from ranktop.tui.screens.advice import AdviceScreen

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.bundle.make import Screen, make_bundle
 from ranktop.tui.bundle.opened import BundleEngine
 from ranktop.tui.bundle.read import read_bundle

@@ -6,7 +6,7 @@ import math
 
 from ranktop.tui.cli.check_shapes import selected_names, unread_shapes
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prometheus.client import QueryError
 
 METRICS = load_settings(environ={}).metrics
 NAN = math.nan

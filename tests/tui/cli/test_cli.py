@@ -137,7 +137,7 @@ def test_a_bad_config_file_exits_2_naming_file_and_key(tmp_path, capsys):
 
 def test_the_installed_command_reports_errors_without_a_traceback(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "tui", "--demo", "--config", str(tmp_path / "missing.toml")],
+        [sys.executable, "-m", "ranktop", "--demo", "--config", str(tmp_path / "missing.toml")],
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2

@@ -7,9 +7,9 @@ import json
 
 from ranktop.tui.cli.report import as_json, as_text
 from ranktop.tui.cli.report_actions import actions_lines
-from ranktop.tui.core.advice import RESTART, Action
-from ranktop.tui.core.checkpoint import LOG, Checkpoint
-from ranktop.tui.core.restart_cost import JobStop, restart_cost
+from ranktop.tui.core.advice.advise import RESTART, Action
+from ranktop.tui.core.advice.restart_cost import JobStop, restart_cost
+from ranktop.tui.core.hang.checkpoint import LOG, Checkpoint
 
 from tests.tui.cli.test_report import report_at
 

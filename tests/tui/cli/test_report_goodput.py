@@ -9,7 +9,7 @@ import math
 import pytest
 from ranktop.tui.cli.report import as_json, as_text, collect_at
 from ranktop.tui.cli.report_goodput import goodput_line
-from ranktop.tui.core.goodput import Goodput
+from ranktop.tui.core.detect.goodput import Goodput
 
 from tests.tui.cli.test_report import report_at
 from tests.tui.cli.test_report_at import demo_engine

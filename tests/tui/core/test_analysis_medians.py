@@ -7,8 +7,10 @@ import statistics
 from collections import Counter
 
 import pytest
-from ranktop.tui.core import detect, metrics, straggler
+from ranktop.tui.core import metrics
 from ranktop.tui.core.analysis import Analyser
+from ranktop.tui.core.detect import detectors as detect
+from ranktop.tui.core.detect import straggler
 from ranktop.tui.core.model import Frame, Health, RankMap, SourceStatus
 from ranktop.tui.settings.config import load_settings
 

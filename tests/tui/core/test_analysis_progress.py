@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ranktop.tui.core.action import NOTHING, RESTART
-from ranktop.tui.core.advice import action_on
+from ranktop.tui.core.advice.action import NOTHING, RESTART
+from ranktop.tui.core.advice.advise import action_on
 from ranktop.tui.core.analysis import Analysis
-from ranktop.tui.core.goodput import HANG, STALL
+from ranktop.tui.core.detect.goodput import HANG, STALL
 from ranktop.tui.simulator.scenario import Fault
 
 from tests.tui.conftest import START

@@ -5,8 +5,8 @@ checkpoint line is read by hang triage, and the lost work is priced at the healt
 from __future__ import annotations
 
 import pytest
-from ranktop.tui.core.advice import RESTART
-from ranktop.tui.core.checkpoint import LOG, METRIC
+from ranktop.tui.core.advice.advise import RESTART
+from ranktop.tui.core.hang.checkpoint import LOG, METRIC
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import Fault, Scenario
 

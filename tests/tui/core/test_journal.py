@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ranktop.tui.core.detect import Anomaly
+from ranktop.tui.core.detect.detectors import Anomaly
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.journal import Journal
 from ranktop.tui.core.model import RankMap

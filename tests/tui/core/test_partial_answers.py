@@ -14,7 +14,7 @@ from ranktop.tui.core.journal import PARTIAL_KIND
 from ranktop.tui.core.model import Frame, Health, SourceStatus
 from ranktop.tui.settings.config import load_settings
 
-from tests.tui.core.test_detect import RANK_MAP, N, healthy
+from tests.tui.core.detect.test_detectors import RANK_MAP, N, healthy
 
 POLL = 2.0
 SHARD_B = frozenset(range(N // 2, N))  # the ranks the stopped shard holds

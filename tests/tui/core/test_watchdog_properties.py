@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang.triage import triage
 from ranktop.tui.core.watchdog import Ending, ending, parse_report, parse_watchdog
 
 from tests.tui.properties import FEW, LINES

@@ -14,10 +14,10 @@ from tempfile import TemporaryDirectory
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import _report_bundle
 from ranktop.tui.cli.report import as_json, as_text, collect
-from ranktop.tui.core.map_levels import MapView
+from ranktop.tui.core.maps.levels import MapView
 from ranktop.tui.engine.maps import MapGeometry, plan_maps
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.threaded import ThreadEngine

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.import_contract import caught, contract_violations
 
-THE_UI = ("textual", "ranktop.tui.screens", "ranktop.widgets", "ranktop.tui.app")
+THE_UI = ("textual", "ranktop.tui.screens", "ranktop.widgets", "ranktop.tui.app.console")
 
 
 def test_the_engine_imports_no_screen_widget_app_or_textual():
@@ -15,4 +15,4 @@ def test_the_engine_imports_no_screen_widget_app_or_textual():
 
 def test_the_contract_catches_an_engine_module_that_imports_a_widget(tmp_path):
     assert "ranktop.widgets.heatmap" in caught(
-        tmp_path, "fakeengine", THE_UI, "ranktop.tui.core.levels", "ranktop.widgets.heatmap")
+        tmp_path, "fakeengine", THE_UI, "ranktop.tui.core.maps.scale", "ranktop.widgets.heatmap")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from ranktop.tui.core.advice import DRAIN, RESET, WATCH, Action
-from ranktop.tui.core.tenants import NodeTenants, Tenant
+from ranktop.tui.core.advice.advise import DRAIN, RESET, WATCH, Action
+from ranktop.tui.core.advice.tenants import NodeTenants, Tenant
 from ranktop.tui.engine.neighbours import KEPT_SECONDS, NeighbourCache
 from ranktop.tui.engine.pipeline import Pipeline
 from ranktop.tui.engine.process import ProcessEngine

@@ -15,7 +15,7 @@ from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 
 from tests.tui.conftest import START, FakeClock
-from tests.tui.core.test_hang import hung_job
+from tests.tui.core.hang.test_triage import hung_job
 from tests.tui.logs.test_triage_worker import WAIT, Blocked
 
 DEAD = 455  # dies 172 s into the demo's scenario; the job then hangs

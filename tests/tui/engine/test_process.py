@@ -7,7 +7,7 @@ import asyncio
 import os
 import signal
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.engine import process
 from ranktop.tui.engine.process import EngineFailed, ProcessEngine
 from ranktop.tui.settings.config import DemoSettings, Settings, load_settings

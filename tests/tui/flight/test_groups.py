@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ranktop.tui.core.flight import Frontier, Group
+from ranktop.tui.core.hang.flight import Frontier, Group
 from ranktop.tui.flight.groups import dump_groups, frontiers
 
 GLOO_2_14 = {"": {"name": "", "desc": "", "ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"}}

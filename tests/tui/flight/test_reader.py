@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ranktop.tui.core.flight import BY_RETIRED, Frontier
+from ranktop.tui.core.hang.flight import BY_RETIRED, Frontier
 from ranktop.tui.flight import reader
 from ranktop.tui.flight.reader import ReadBudget, parse_dump, read_dumps, reduce_dump
 from ranktop.tui.flight.unpickle import DumpError

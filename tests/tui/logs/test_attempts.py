@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ranktop.tui.core.hang import HangScan
+from ranktop.tui.core.hang.triage import HangScan
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs import merged
 from ranktop.tui.logs.attempts import attempt_groups, attempt_number, marker

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang.triage import triage
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs import collect, gztail
 from ranktop.tui.logs.collect import lines_by_rank

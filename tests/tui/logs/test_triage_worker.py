@@ -7,14 +7,14 @@ import threading
 import time
 from pathlib import Path
 
-from ranktop.tui.core.checkpoint import LOG, Checkpoint, checkpoint_pattern
-from ranktop.tui.core.hang_watch import TriageAsk
+from ranktop.tui.core.hang.checkpoint import LOG, Checkpoint, checkpoint_pattern
+from ranktop.tui.core.hang.watch import TriageAsk
 from ranktop.tui.core.model import RankMap
 from ranktop.tui.logs.attempts import marker
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageLimits, TriageWorker, reading_order
 
-from tests.tui.core.test_hang import (
+from tests.tui.core.hang.test_triage import (
     dump_signal,
     healthy_tail,
     hung_job,

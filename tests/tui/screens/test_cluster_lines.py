@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ranktop.tui.core.goodput import Goodput
+from ranktop.tui.core.detect.goodput import Goodput
 from ranktop.tui.core.model import Frame, Health, SourceStatus
 from ranktop.tui.core.moment import shown
 from ranktop.tui.screens.cluster_lines import JobView, folded_note, header

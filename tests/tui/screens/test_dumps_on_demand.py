@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ranktop.tui.app import RanktopApp
-from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.app.console import RanktopApp
+from ranktop.tui.core.hang.triage import HangVerdict
 from ranktop.tui.screens.confirm_dumps import ConfirmDumpsScreen
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.settings.config import DemoSettings, load_settings

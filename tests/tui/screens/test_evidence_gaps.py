@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from ranktop.tui.core.flight_triage import FlightVerdict
-from ranktop.tui.core.hang import HangVerdict
-from ranktop.tui.core.hang_watch import TriageAsk
+from ranktop.tui.core.hang.flight_triage import FlightVerdict
+from ranktop.tui.core.hang.triage import HangVerdict
+from ranktop.tui.core.hang.watch import TriageAsk
 from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.screens.evidence import EvidenceScreen
 
@@ -41,7 +41,7 @@ async def test_with_no_log_configured_the_screen_says_so() -> None:
 
 
 async def test_a_rank_whose_file_was_not_found_is_told_to_check_the_pattern() -> None:
-    from ranktop.tui.core.log_gaps import LogGaps
+    from ranktop.tui.core.hang.log_gaps import LogGaps
     verdict = HangVerdict(reporting=[0, 1], silent=[], behind=[3], last_completed={},
                           evidence={0: ["[rank0]: timed out"]}, summary="rank 3 is dead",
                           dead=[3], log_gaps=LogGaps(True, "/logs/rank{rank}.log", (3,)))

@@ -11,8 +11,8 @@ from contextlib import asynccontextmanager
 from ranktop.tui.screens.advice import AdviceScreen
 from ranktop.tui.screens.rank import RankScreen
 
+from tests.tui.app.test_moments import replayed
 from tests.tui.conftest import START, make_app, screen_text
-from tests.tui.test_moments import replayed
 
 
 def stuck_first_poll(app) -> threading.Event:

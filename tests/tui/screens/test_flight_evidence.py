@@ -3,8 +3,8 @@ from a dump (call sites, group names) are neither markup nor terminal controls."
 
 from __future__ import annotations
 
-from ranktop.tui.core.flight_triage import FlightVerdict
-from ranktop.tui.core.hang import HangVerdict
+from ranktop.tui.core.hang.flight_triage import FlightVerdict
+from ranktop.tui.core.hang.triage import HangVerdict
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.flight_lines import flight_text
 from rich.style import Style

@@ -102,7 +102,7 @@ async def test_the_anomaly_list_and_the_map_titles_name_the_rebound_keys():
 
 
 async def test_the_evidence_screen_names_its_rebound_closing_keys():
-    from ranktop.tui.core.hang import HangVerdict
+    from ranktop.tui.core.hang.triage import HangVerdict
 
     app = with_keys({"evidence.close": "escape,x"})
     async with app.run_test(size=(120, 40)) as pilot:

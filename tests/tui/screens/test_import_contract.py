@@ -14,6 +14,6 @@ def test_no_screen_imports_a_source():
 
 
 def test_the_contract_catches_a_screen_that_imports_a_source(tmp_path):
-    assert "ranktop.tui.sources.prometheus" in caught(
+    assert "ranktop.tui.sources.prometheus.source" in caught(
         tmp_path, "fakescreens", SOURCES, "ranktop.tui.engine.client",
-        "ranktop.tui.sources.prometheus")
+        "ranktop.tui.sources.prometheus.source")

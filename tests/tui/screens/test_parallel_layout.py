@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.core.config_values import LayoutSettings
 from ranktop.tui.core.parallelism import fit_world, parse
 from ranktop.tui.settings.config import DemoSettings, load_settings

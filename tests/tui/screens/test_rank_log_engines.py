@@ -8,7 +8,7 @@ import signal
 from dataclasses import replace
 from pathlib import Path
 
-from ranktop.tui.app import RanktopApp
+from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.screens import rank, rank_lines

@@ -5,7 +5,7 @@ row goes to the death, `x` takes the row off the panel."""
 
 from __future__ import annotations
 
-from ranktop.tui.core.restarts import KIND
+from ranktop.tui.core.detect.restarts import KIND
 
 from tests.tui.conftest import START, make_app, triage_done
 

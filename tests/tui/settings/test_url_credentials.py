@@ -14,7 +14,7 @@ from ranktop.tui.cli.check_config import check_config
 from ranktop.tui.cli.init import PASSWORD_FILE, init_config
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.settings.reader import ConfigError
-from ranktop.tui.sources.prom_client import PromClient, QueryError
+from ranktop.tui.sources.prometheus.client import PromClient, QueryError
 
 from tests.tui.scripted_http import Scripted
 

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core.flight_triage import analyse_dumps
-from ranktop.tui.core.hang import triage
-from ranktop.tui.core.hang_join import join_verdicts
+from ranktop.tui.core.hang.flight_triage import analyse_dumps
+from ranktop.tui.core.hang.join import join_verdicts
+from ranktop.tui.core.hang.triage import triage
 from ranktop.tui.flight.reader import read_dumps
 from ranktop.tui.logs.collect import lines_by_rank
 from ranktop.tui.logs.rank_logs import RankLogs

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.cli.check_logs import check_logs
-from ranktop.tui.core.hang import triage
-from ranktop.tui.core.hang_watch import TriageAsk
+from ranktop.tui.core.hang.triage import triage
+from ranktop.tui.core.hang.watch import TriageAsk
 from ranktop.tui.logs.rank_logs import RankLogs
 from ranktop.tui.logs.triage_worker import TriageWorker
 from ranktop.tui.simulator.cluster import SimCluster

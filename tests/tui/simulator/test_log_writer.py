@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core.hang import HangScan, parse_watchdog, triage
+from ranktop.tui.core.hang.triage import HangScan, parse_watchdog, triage
 from ranktop.tui.simulator import log_writer as simlogs
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.log_writer import RESTART_MARKER, LogWriter
@@ -433,7 +433,7 @@ def test_at_full_scale_rank_455_is_the_one_the_others_wait_for(tmp_path: Path) -
 
 
 def test_the_log_modules_import_no_textual() -> None:
-    code = ("import sys, ranktop.tui.core.hang, ranktop.tui.simulator.log_writer\n"
+    code = ("import sys, ranktop.tui.core.hang.triage, ranktop.tui.simulator.log_writer\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=60)
@@ -447,7 +447,7 @@ def test_simulate_writes_the_ranks_logs_where_asked(tmp_path):
     import time as clock
 
     process = subprocess.Popen(
-        [sys.executable, "-m", "tui", "simulate", "--port", "0", "--nodes", "2",
+        [sys.executable, "-m", "ranktop", "simulate", "--port", "0", "--nodes", "2",
          "--gpus-per-node", "2", "--log-dir", str(tmp_path / "logs")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.cli.main import main
-from ranktop.tui.core.hang import triage
+from ranktop.tui.core.hang.triage import triage
 from ranktop.tui.settings.config import DemoSettings
 from ranktop.tui.sources.demo import DemoSource, demo_source
 

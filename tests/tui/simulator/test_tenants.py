@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ranktop.tui.core.tenants import NodeTenants, Tenant
+from ranktop.tui.core.advice.tenants import NodeTenants, Tenant
 from ranktop.tui.settings.config import DemoSettings
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import ScenarioError, load_scenario

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ranktop.tui.sources.prom_client import QueryError, Sample
+from ranktop.tui.sources.prometheus.client import QueryError, Sample
 
 _COUNT = re.compile(r"^count(?: by \(([^)]*)\))? ?\((.*)\)$")
 _SELECTOR = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?(?: (==) (\d+))?$')

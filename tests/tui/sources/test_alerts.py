@@ -22,7 +22,7 @@ from ranktop.tui.sources.alerts import (
     prometheus_history,
     ranktop_history,
 )
-from ranktop.tui.sources.prom_client import QueryError
+from ranktop.tui.sources.prometheus.client import QueryError
 
 from tests.tui.scripted_http import Scripted
 

@@ -9,8 +9,8 @@ import json
 
 from ranktop.tui.core.model import SHOWN_HOST_CHARS
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_client import QueryError
-from ranktop.tui.sources.prometheus import PrometheusSource
+from ranktop.tui.sources.prometheus.client import QueryError
+from ranktop.tui.sources.prometheus.source import PrometheusSource
 
 from tests.tui.scripted_http import Scripted
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import math
 
+from ranktop.tui.core.advice.tenants import NodeTenants, Tenant
 from ranktop.tui.core.history import Point
 from ranktop.tui.core.model import Frame, Health, Rank, RankMap, SourceStatus
-from ranktop.tui.core.tenants import NodeTenants, Tenant
 from ranktop.tui.sources.base import Source
 from ranktop.tui.sources.merged import MergedSource
 

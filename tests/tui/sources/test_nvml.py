@@ -369,7 +369,7 @@ def test_the_fake_has_pynvmls_names_values_and_error_classes():
 
 
 async def test_the_console_on_this_nodes_gpus_shows_each_gpu_and_its_throttling():
-    from ranktop.tui.app import RanktopApp
+    from ranktop.tui.app.console import RanktopApp
     from ranktop.tui.settings.config import load_settings
 
     from tests.tui.conftest import screen_text

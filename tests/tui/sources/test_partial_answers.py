@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.settings.config import load_settings
-from ranktop.tui.sources.prom_client import PromClient
-from ranktop.tui.sources.prom_decode import PARTIAL_FLAG
-from ranktop.tui.sources.prom_status import short_reason
+from ranktop.tui.sources.prometheus.client import PromClient
+from ranktop.tui.sources.prometheus.decode import PARTIAL_FLAG
+from ranktop.tui.sources.prometheus.status import short_reason
 
 from tests.tui.scripted_http import Scripted
 
