@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from tests.import_contract import caught, contract_violations, planted
 
-ABOVE_THE_CORE = ("textual", "rich", "ranktop.tui.engine", "ranktop.tui.screens",
-                  "ranktop.widgets", "ranktop.tui.app.console", "ranktop.tui.settings")
+ABOVE_THE_CORE = ("textual", "rich", "httpx", "ranktop.tui.engine", "ranktop.tui.screens",
+                  "ranktop.widgets", "ranktop.tui.app", "ranktop.tui.settings",
+                  "ranktop.tui.sources", "ranktop.tui.logs", "ranktop.tui.flight",
+                  "ranktop.tui.bundle", "ranktop.tui.simulator", "ranktop.tui.cli")
 
 
 def test_the_core_imports_no_ui_and_no_layer_above_it():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.import_contract import caught, contract_violations
 
-THE_UI = ("textual", "ranktop.tui.screens", "ranktop.widgets", "ranktop.tui.app.console")
+THE_UI = ("textual", "ranktop.tui.screens", "ranktop.widgets", "ranktop.tui.app")
 
 
 def test_the_engine_imports_no_screen_widget_app_or_textual():
