@@ -4,14 +4,3 @@ The code lives in ``ranktop.tui`` (the console, its sources and its headless cor
 ``ranktop.widgets`` and ``ranktop.config`` (the shipped configuration); this package only
 makes ``python -m ranktop`` the same as the ``ranktop`` command.
 """
-
-
-def version() -> str:
-    """ranktop's installed version ("unknown" when run from an uninstalled tree)."""
-    # Read only when asked: importlib.metadata costs every launch ~25 ms of CPU otherwise.
-    from importlib import metadata
-
-    try:
-        return metadata.version("ranktop")
-    except metadata.PackageNotFoundError:
-        return "unknown"

@@ -11,12 +11,12 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from ... import version
 from ..core.analysis import Analysis
 from ..engine.client import EngineClient
 from ..engine.snapshot import Snapshot
 from ..logs.merged import MergedLog
 from ..logs.tail import FileLog, LogSource
+from ..settings.paths import version
 from .redact import scrubbed
 from .saved import RankSaved, Saved, SavedLine, SavedLog
 

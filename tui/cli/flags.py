@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ... import version
 from ..core.moment import MomentError, parse_moment
+from ..settings.paths import version
 
 COLOR_SYSTEMS = ("auto", "standard", "256", "truecolor")
 

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from ... import version
 from ..core.advice.incidents import explained_by
 from ..core.analysis import Analysis
 from ..core.detect.detectors import Anomaly
@@ -27,6 +26,7 @@ from ..core.parallelism import for_job
 from ..engine.client import EngineClient
 from ..engine.replay import NothingThen
 from ..settings.config import Settings
+from ..settings.paths import version
 from ..sources.prometheus.client import QueryError
 from .report_actions import actions_lines
 from .report_goodput import goodput_line

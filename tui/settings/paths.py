@@ -9,6 +9,17 @@ from pathlib import Path
 SHIPPED_PACKAGE = "ranktop.config"
 
 
+def version() -> str:
+    """ranktop's installed version ("unknown" when run from an uninstalled tree)."""
+    # Read only when asked: importlib.metadata costs every launch ~25 ms of CPU otherwise.
+    from importlib import metadata
+
+    try:
+        return metadata.version("ranktop")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def shipped_config_dir() -> Path:
     """The folder holding default.toml, scenario.toml, examples/ and prometheus/.
 
