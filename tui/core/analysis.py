@@ -102,6 +102,9 @@ class Analysis:
     restarts: tuple[Restart, ...] = ()  # the restarts of the last hour on record, newest first
     # The ranks down that the job's step went on without: they stopped nothing.
     left_behind: frozenset[int] = frozenset()
+    # How much of a late start's past is read (0..1) while it is read behind the polls (no
+    # verdict until then); None: not reading.
+    catching_up: float | None = None
     # The anomalies folded by what explains what (one per root): worked out from
     # ``anomalies`` whenever an Analysis is made, so a copy with others never disagrees.
     incidents: tuple[Incident, ...] = field(init=False, default=())
@@ -165,6 +168,8 @@ class Analysis:
         all-clear only from a healthy source whose data the detectors have had time for."""
         if not self.healthy_source:
             return "source down: nothing can be judged", False
+        if self.catching_up is not None:
+            return f"pending: reading history ({round(100 * self.catching_up)} %)…", False
         if self.frame is not None and self.progress.stalled(self.frame.time):
             return "no progress: not healthy", False
         if not self.warmed_up:

@@ -9,14 +9,17 @@ Hang triage reads the ranks' logs and Flight Recorder dumps in a worker of its o
 (``TriageWorker``): a poll asks for it and shows the newest verdict it finished, never
 waiting. `ranktop report` waits for it with ``settle``.
 
-Before its first analysis, a pipeline catches up on what came before it: from a source that
-keeps its past, its analyser is brought to the first poll through the frames of the window
-the detectors need (``replay.Replay.bring``), so that a console or report started late shows
+A pipeline catches up on what came before its first poll: from a source that keeps its
+past, an analyser is brought to the first poll through the frames of the window the
+detectors need (``replay.Replay.bring``), so that a console or report started late shows
 each anomaly from its real start, confirmed when it was, a rank dead before the start as
-down since then, and a counter that rose before as raised; from any other source it starts
-from the job's windowed values and the ranks seen (``ranktop.tui.core.detect.lookback``), and
-goodput from the hour of the step counter before it (``replay.seed_goodput``). A frame
-analysed later than a poll may run (after a slow catch-up) says how old its data is.
+down since then, and a counter that rose before as raised. That reading takes a while (a
+minute at a large job on a busy machine), so it runs behind: meanwhile each poll's frame is
+shown at once, with no verdict yet (``Analysis.catching_up`` says how far the reading is),
+and the frames polled meanwhile are kept; once read, the caught-up analyser goes through
+them and takes over. From any other source it starts from the job's windowed values and the
+ranks seen (``ranktop.tui.core.detect.lookback``), and goodput from the hour of the step
+counter before it (``replay.seed_goodput``).
 
 Who else is on a node the advice drains is asked of the source after the analysis
 (``neighbours``), and the analysis carries it: the drain lists them."""
@@ -24,15 +27,20 @@ Who else is on a node the advice drains is asked of the source after the analysi
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
+import os
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 from ..core.analysis import Analyser, Analysis
 from ..core.detect.lateness import late_after
 from ..core.detect.lookback import WINDOWED_JOB_VALUES
 from ..core.events import EventLog
-from ..core.model import Health, SourceStatus
+from ..core.model import Frame, Health, RankMap, SourceStatus
 from ..core.moment import ago, aligned, shown
 from ..core.text import plain
 from ..logs.rank_logs import RankLogs
@@ -42,13 +50,39 @@ from .neighbours import NeighbourCache
 from .replay import Replay, seed_goodput
 from .triage import hang_triage
 
+# How long the first poll waits for the past before it is shown without verdicts; a small job's
+# past is read by then, and its first screen has them. RANKTOP_CATCH_UP_WAIT overrides it
+# (seconds, or "inf": wait however long, as the tests do, whatever the machine's load).
+CATCH_UP_WAIT_SECONDS = 1.5
+CATCH_UP_WAIT_VARIABLE = "RANKTOP_CATCH_UP_WAIT"
+# Frames polled while the past is read, kept for the caught-up analyser to go through: past
+# this many (minutes of polls), the oldest go, and the analyser judges across the gap.
+BEHIND_MOST = 120
+
+
+@dataclass
+class CatchUp:
+    """A late start's reading of the past, running behind the live polls."""
+
+    reading: Future  # the caught-up Analyser, or None where the past could not be read
+    seconds: float  # how much of the past it reads
+    provisional: Analyser  # analyses each live frame meanwhile; its verdicts are not shown
+    behind: deque[tuple[Frame, SourceStatus, RankMap]]
+    done: int = 0  # frames read of ``total``
+    total: int = 0
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 0.0
+
 
 class Pipeline:
     """A source and the analysis of its frames; ``poll`` never blocks the event loop."""
 
     def __init__(self, settings: Settings, source: Source,
                  event_log: EventLog | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 catch_up_wait: float | None = None) -> None:
         self.source = source
         self.clock = clock
         self.polling_since: float | None = None  # when the poll in flight began
@@ -61,6 +95,8 @@ class Pipeline:
         self.refresh_seconds = settings.refresh_seconds
         self.neighbours = NeighbourCache(source, clock)
         self._looked_back = False
+        self._catch_up: CatchUp | None = None  # the past being read behind the polls
+        self.catch_up_wait = catch_up_wait_seconds() if catch_up_wait is None else catch_up_wait
 
     @property
     def latest(self) -> Analysis:
@@ -80,12 +116,10 @@ class Pipeline:
         finally:
             self.polling_since = None
         try:
-            caught_up = self._looked_back
-            if not caught_up:
+            if not self._looked_back:
                 await asyncio.to_thread(self._look_back, frame.time)
-            status = self._aged(self.source.status(), frame.time, caught_up)
-            analysis = await asyncio.to_thread(self.analyser.analyse, frame, status,
-                                               self.source.rank_map)
+            status = self._aged(self.source.status(), frame.time)
+            analysis = await asyncio.to_thread(self._analyse, frame, status)
             if analysis.actions:
                 analysis = await asyncio.to_thread(self._with_neighbours, analysis)
         except Exception as error:  # a bug must not stop the polling or hide behind "ok"
@@ -93,19 +127,44 @@ class Pipeline:
         self.error = ""
         return analysis
 
-    def _aged(self, status: SourceStatus, taken: float, caught_up: bool) -> SourceStatus:
+    def _analyse(self, frame: Frame, status: SourceStatus) -> Analysis:
+        """The analysis of ``frame``: by the caught-up analyser once the past is read (it
+        goes through the frames polled meanwhile first), the frame alone until then."""
+        catch_up = self._catch_up
+        if catch_up is not None and catch_up.reading.done():
+            self._take_over(catch_up)
+            catch_up = None
+        if catch_up is None:
+            return self.analyser.analyse(frame, status, self.source.rank_map)
+        catch_up.behind.append((frame, status, self.source.rank_map))
+        shown_now = catch_up.provisional.analyse(frame, status, self.source.rank_map)
+        return _reading(shown_now, catch_up)
+
+    def _take_over(self, catch_up: CatchUp) -> None:
+        """The caught-up analyser, brought through the frames polled while it read, takes
+        over; the anomalies active at the newest of them are journalled, each from its
+        start, as a console started then would have them."""
+        self._catch_up = None
+        caught_up: Analyser | None = catch_up.reading.result()
+        if caught_up is None:  # the past could not be read: as a source without one
+            caught_up = self._without_events(None)
+            self._warm_from_lookback(caught_up, catch_up.behind[0][0].time if catch_up.behind
+                                     else self.clock())
+        for frame, status, rank_map in catch_up.behind:
+            caught_up.analyse(frame, status, rank_map)
+        caught_up.journal.log, caught_up.journal.active = self.event_log, {}
+        self.analyser = caught_up
+
+    def _aged(self, status: SourceStatus, taken: float) -> SourceStatus:
         """``status``, or, where the frame taken at ``taken`` is analysed later than a poll
-        may run (a slow catch-up on the past before the first one), how old its data is:
-        never "ok" over data minutes old."""
+        may run, how old its data is: never "ok" over data minutes old."""
         age = self.clock() - taken
         if status.health is not Health.OK or age <= late_after(self.refresh_seconds,
                                                                status.poll_seconds):
             return status
-        why = "the analysis was late" if caught_up else (
-            f"catching up on the job's past took {ago(age - status.poll_seconds)}")
         return replace(status, health=Health.SLOW, since=taken,
                        message=f"data of {shown(taken)}, {ago(age)} old when analysed: "
-                               f"{why}; the next poll is fresh")
+                               "the analysis was late; the next poll is fresh")
 
     def _with_neighbours(self, analysis: Analysis) -> Analysis:
         """``analysis`` with who else is on the nodes it drains (asked of the source now
@@ -116,6 +175,10 @@ class Pipeline:
         """``analysis`` (the last poll's) with the verdict of the hang triage it asked for,
         waiting up to ``timeout`` seconds for the triage to finish; a failed poll's as it
         is. The console never waits: this is for one-shot users such as `ranktop report`."""
+        catch_up = self._catch_up
+        if catch_up is not None:  # a one-shot user wants the verdicts: wait for the past
+            await asyncio.to_thread(catch_up.reading.result)
+            self._take_over(catch_up)
         if self.error or self.analyser.last is None:
             return analysis
         if self.triage is not None:
@@ -123,11 +186,18 @@ class Pipeline:
         return await asyncio.to_thread(self.analyser.with_newest_hang) or analysis
 
     def _look_back(self, now: float) -> None:
-        """Once, before the first analysis: start from what the source held before it."""
+        """Once, before the first analysis: start reading what the source held before it
+        (behind the polls), or start from its lookback where it keeps no past."""
         self._looked_back = True
-        if self._catch_up(now):
-            return
-        detectors = self.analyser.detectors
+        if self.source.keeps_past:
+            self._begin_catch_up(now)
+        else:
+            self._warm_from_lookback(self.analyser, now)
+
+    def _warm_from_lookback(self, analyser: Analyser, now: float) -> None:
+        """``analyser`` started from the job's windowed values and the ranks seen, and
+        goodput from the hour before ``now``."""
+        detectors = analyser.detectors
         try:
             found = self.source.lookback(WINDOWED_JOB_VALUES, detectors.lookback_seconds,
                                          self.refresh_seconds)
@@ -135,29 +205,37 @@ class Pipeline:
             return
         if found is not None:
             detectors.warm(found)
-        seed_goodput(self.analyser, self.source, now)
+        seed_goodput(analyser, self.source, now)
 
-    def _catch_up(self, now: float) -> bool:
-        """Bring the analyser to the refresh step before ``now`` through the source's past,
-        as a console watching since long before would have it; whether it could. The past
-        is not written to the event log: what is active at the first poll is, as before."""
-        if not self.source.keeps_past:
-            return False
+    def _begin_catch_up(self, now: float) -> None:
+        """Read the past up to the refresh step before ``now`` in a thread of its own, as a
+        console watching since long before would have it. The past is not written to the
+        event log: what is active when the caught-up analyser takes over is."""
         replay = Replay(self.settings, self.source)
-        try:
-            caught_up = replay.bring(self._without_events, aligned(now, self.refresh_seconds)
-                                     - self.refresh_seconds)
-        except Exception:  # as a source without a past: from the lookback and its own polls
-            return False
-        finally:
-            replay.close()
-        if caught_up is None:
-            return False
-        # The anomalies active now are journalled at the first poll, each from its start,
-        # as a console started now always did; the ones that came and went before, not.
-        caught_up.journal.log, caught_up.journal.active = self.event_log, {}
-        self.analyser = caught_up
-        return True
+        reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ranktop-catch-up")
+        catch_up = CatchUp(Future(), replay.replay_seconds,
+                           Analyser(self.settings, self.source.job_name, None, None),
+                           deque(maxlen=BEHIND_MOST))
+
+        def progress(done: int, total: int) -> None:
+            catch_up.done, catch_up.total = done, total
+
+        def read() -> Analyser | None:
+            replay.progress = progress
+            try:
+                return replay.bring(self._without_events,
+                                    aligned(now, self.refresh_seconds) - self.refresh_seconds)
+            except Exception:  # as a source without a past: from the lookback and its polls
+                return None
+            finally:
+                replay.close()
+
+        catch_up.reading = reader.submit(read)
+        reader.shutdown(wait=False)
+        self._catch_up = catch_up
+        with contextlib.suppress(TimeoutError):  # read by then: the first screen has it all
+            catch_up.reading.result(None if math.isinf(self.catch_up_wait)
+                                    else self.catch_up_wait)
 
     def _without_events(self, triage: object) -> Analyser:
         return Analyser(self.settings, self.source.job_name, None, self.triage)
@@ -172,3 +250,26 @@ class Pipeline:
                                   message=plain(self.error, 300), last_ok=status.last_ok,
                                   detail=status.detail)
         return self.analyser.failed(status, self.source.rank_map)
+
+
+def catch_up_wait_seconds() -> float:
+    """How long a first poll waits for the past: CATCH_UP_WAIT_SECONDS, or as the
+    environment says."""
+    try:
+        return max(0.0, float(os.environ.get(CATCH_UP_WAIT_VARIABLE, CATCH_UP_WAIT_SECONDS)))
+    except ValueError:
+        return CATCH_UP_WAIT_SECONDS
+
+
+def _reading(analysis: Analysis, catch_up: CatchUp) -> Analysis:
+    """``analysis`` of a frame alone, while the past is read: its values and ranks as they
+    are, no verdict (a verdict needs the history), and how far the reading is."""
+    percent = round(100 * catch_up.fraction)
+    message = (f"catching up on the {ago(catch_up.seconds)} before the start ({percent} %): "
+               "verdicts once it is read")
+    status = analysis.status
+    if status.health is Health.OK:
+        status = replace(status, message=message)
+    return replace(analysis, status=status, anomalies=(), resolved=(), hang=None,
+                   ledger={}, down_ranks={}, restarts=(), left_behind=frozenset(),
+                   warmed_up=False, catching_up=catch_up.fraction)

@@ -98,6 +98,8 @@ class Replay:
         self._last: _Replayed | None = None  # the newest replay, to go on from
         self._checkpoints: OrderedDict[float, Analyser] = OrderedDict()
         self._lock = threading.Lock()
+        # told (frames read, frames to read) as a replay goes on: a late start's progress
+        self.progress: Callable[[int, int], None] | None = None
 
     def at(self, moment: float) -> Analysis:
         """The analysis the live console showed at ``moment`` (epoch seconds), brought
@@ -222,6 +224,8 @@ class Replay:
             replayed.triage.until = moment
         analysed = []
         for index, (frame, rank_map) in enumerate(self.frames.at(times), start=1):
+            if self.progress is not None:
+                self.progress(index, len(times))
             if frame is not None:
                 analysed.append(frame.time)
                 replayed.first = min(replayed.first, frame.time)

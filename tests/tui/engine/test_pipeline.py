@@ -110,5 +110,5 @@ def test_a_first_frame_after_a_slow_catch_up_says_how_old_its_data_is(tmp_path) 
     assert first.status.health is Health.SLOW  # never "ok" over data this old
     assert first.status.since == first.frame.time
     assert first.status.message.startswith(f"data of {shown(START + 40.0)}, 80 s old when "
-                                           "analysed: catching up on the job's past took")
+                                           "analysed: the analysis was late")
     assert poll(pipeline, clock).status.health is Health.OK  # the next poll is fresh
