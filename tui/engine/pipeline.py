@@ -37,6 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from ..core.analysis import Analyser, Analysis
+from ..core.detect.goodput import Goodput
 from ..core.detect.lateness import late_after
 from ..core.detect.lookback import WINDOWED_JOB_VALUES
 from ..core.events import EventLog
@@ -68,8 +69,9 @@ class CatchUp:
     seconds: float  # how much of the past it reads
     provisional: Analyser  # analyses each live frame meanwhile; its verdicts are not shown
     behind: deque[tuple[Frame, SourceStatus, RankMap]]
-    done: int = 0  # frames read of ``total``
+    done: int = 0  # frames read of ``total``, in the current look
     total: int = 0
+    looks: int = 1  # a second look reads further back, where an anomaly began before
 
     @property
     def fraction(self) -> float:
@@ -218,6 +220,8 @@ class Pipeline:
                            deque(maxlen=BEHIND_MOST))
 
         def progress(done: int, total: int) -> None:
+            if done < catch_up.done:
+                catch_up.looks += 1
             catch_up.done, catch_up.total = done, total
 
         def read() -> Analyser | None:
@@ -265,11 +269,11 @@ def _reading(analysis: Analysis, catch_up: CatchUp) -> Analysis:
     """``analysis`` of a frame alone, while the past is read: its values and ranks as they
     are, no verdict (a verdict needs the history), and how far the reading is."""
     percent = round(100 * catch_up.fraction)
-    message = (f"catching up on the {ago(catch_up.seconds)} before the start ({percent} %): "
-               "verdicts once it is read")
+    what = (f"reading the {ago(catch_up.seconds)} before the start" if catch_up.looks == 1
+            else "reading further back, where an anomaly began")
     status = analysis.status
     if status.health is Health.OK:
-        status = replace(status, message=message)
+        status = replace(status, message=f"{what} ({percent} %): verdicts once read")
     return replace(analysis, status=status, anomalies=(), resolved=(), hang=None,
                    ledger={}, down_ranks={}, restarts=(), left_behind=frozenset(),
-                   warmed_up=False, catching_up=catch_up.fraction)
+                   goodput=Goodput(), warmed_up=False, catching_up=catch_up.fraction)

@@ -65,7 +65,9 @@ def test_the_first_screen_comes_at_once_and_the_verdicts_once_the_past_is_read(
         assert analysis.frame is not None and any(analysis.up)  # the maps have their values
         assert analysis.anomalies == () and analysis.hang is None  # no verdict without history
         assert analysis.catching_up is not None
-        assert analysis.status.message.startswith("catching up on the ")
+        assert analysis.status.message.startswith("reading the ")
+        assert analysis.status.message.endswith("%): verdicts once read")
+        assert analysis.goodput.covered == 0.0  # nor goodput: it needs the hour before
         assert analysis.verdict_when_clear[0].startswith("pending: reading history (")
     assert events.read() == []  # nothing is a fact yet
 
@@ -77,7 +79,7 @@ def test_the_first_screen_comes_at_once_and_the_verdicts_once_the_past_is_read(
     waited, same_clock, waited_events = started(tmp_path, float("inf"), "waited.jsonl")
     for _ in range(POLLS_BEHIND + 1):
         reference = poll(waited, same_clock)
-    assert caught_up.catching_up is None and not caught_up.status.message.startswith("catching")
+    assert caught_up.catching_up is None and "verdicts once read" not in caught_up.status.message
     assert caught_up.frame.time == reference.frame.time
     assert verdicts(caught_up) == verdicts(reference)
     dead = [a for a in caught_up.anomalies if a.rank == 455]
