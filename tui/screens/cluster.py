@@ -277,7 +277,7 @@ class ClusterScreen(Screen):
             n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),
             paused=self.paused, pause_key=key_for(self, "app.pause"),
             step_stuck_since=self.analysis.progress.still_since,
-            step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
+            step_seconds=self.analysis.step_seconds, incidents=self.incidents,
             polling_since=self.polling_since,
             refresh_seconds=self.settings.refresh_seconds,
             moment=self.moment, replaying=self.replaying,
@@ -364,7 +364,7 @@ class ClusterScreen(Screen):
         rows = [Row(i.severity, self._describe(i), i.pending) for i in self.incidents]
         box = self.query_one("#anomalies", AnomalyList)
         visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
-        counts = cluster_lines.count_by_severity(self.anomalies)
+        counts = cluster_lines.count_by_severity(self.incidents)
         advice = key_for(self, "advice.open")
         box.border_title = (f"anomalies ({counts}): {visit} to visit, {advice} what to do"
                             if rows else "anomalies")
