@@ -59,6 +59,10 @@ class ClusterScreen(Screen):
                 tooltip="Move the cursor to the previous node"),
         Binding("right,l", "move(1,0)", "Right", show=False, id="cursor.right",
                 tooltip="Move the cursor to the next node"),
+        Binding("home,g", "select(0)", "First rank", show=False, id="cursor.first",
+                tooltip="Move the cursor to the first rank"),
+        Binding("end,G", "select(-1)", "Last rank", show=False, id="cursor.last",
+                tooltip="Move the cursor to the last rank"),
         Binding("1", "solo(0)", "Map", key_display="1-4", id="map.1",
                 tooltip="Show map 1 full size (2, 3, 4: the others)"),
         Binding("2", "solo(1)", "Map 2", show=False, id="map.2",
@@ -76,8 +80,9 @@ class ClusterScreen(Screen):
         Binding("t", "switch_layout", "Layout", show=False, id="map.layout",
                 tooltip="Lay the maps out by node, or by the job's parallelism: pipeline "
                         "stages as rows, data-parallel replicas as columns"),
-        Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
-                tooltip="Jump to a rank number, host name, host:gpu or node (n37)"),
+        Binding("slash", "jump", "Search", key_display="/", id="cursor.jump",
+                tooltip="Search the ranks (a rank number, host name, host:gpu or node, "
+                        "n37) and move the cursor there"),
         Binding("enter", "open_rank", "Rank", id="cursor.open",
                 tooltip="Open the selected rank: its values, log tail and alerts"),
         Binding("e", "evidence", "Evidence", show=False, id="hang.evidence",
@@ -309,6 +314,10 @@ class ClusterScreen(Screen):
     def select(self, rank: int) -> None:
         """Move the shared cursor to ``rank`` in every map."""
         self.cursor = rank
+
+    def action_select(self, rank: int) -> None:
+        """To ``rank``, counted from the end when negative (-1: the last)."""
+        self.select(rank % len(self.rank_map) if self.rank_map.ranks else 0)
 
     def validate_cursor(self, rank: int) -> int:
         return max(0, min(rank, len(self.rank_map) - 1))

@@ -17,7 +17,8 @@ README = ROOT / "README.md"
 RANK_PAGE = ROOT / "docs" / "rank-screen.md"
 # How the README writes keys, in Textual's names of them.
 WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": ("escape",),
-         "PgUp": ("pageup",), "PgDn": ("pagedown",), "↑": ("up",), "↓": ("down",),
+         "PgUp": ("pageup",), "PgDn": ("pagedown",), "Home": ("home",), "End": ("end",),
+         "↑": ("up",), "↓": ("down",),
          "/": ("slash",), "?": ("question_mark",), "[": ("left_square_bracket",),
          "]": ("right_square_bracket",), ",": ("comma",), ".": ("full_stop",),
          "<": ("less_than_sign",), ">": ("greater_than_sign",), "{": ("left_curly_bracket",),
@@ -59,3 +60,22 @@ async def help_keys(keys: list[str], everywhere: bool) -> set[str]:
 async def test_the_readme_lists_the_keys_the_help_screen_lists(page, heading, keys,
                                                                 everywhere):
     assert readme_keys(page, heading) == await help_keys(keys, everywhere)
+
+
+async def test_the_help_screen_scrolls_with_j_k_g_and_G():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one("#help-box")
+        assert box.max_scroll_y > 0  # longer than the screen
+        await pilot.press("G")
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("k")
+        assert box.scroll_y == box.max_scroll_y - 1
+        await pilot.press("g", "j")
+        assert box.scroll_y == 1
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
