@@ -302,7 +302,9 @@ class ClusterScreen(Screen):
             status.update(f"no ranks known yet ({self.rank_map.source})")
             return
         rank = self.rank_map.ranks[self.cursor]
-        width = (status.size.width or self.app.size.width) - 2  # 0: not laid out yet
+        # The screen's width, not the line's: a line not laid out yet (a first frame, the
+        # maps built anew) is 0 or a few cells wide, which would put one value a line.
+        width = (self.size.width or self.app.size.width) - 2
         text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics,
                                          styles_of(self), width)
         lines = text.plain.count("\n") + 1

@@ -55,6 +55,10 @@ class HelpScreen(Reading, ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
+            detail = getattr(getattr(self.beneath, "status", None), "detail", "")
+            if detail:  # what the header has no room for
+                notes = "\n".join(f"  {note}" for note in detail.split("; "))
+                yield Static(Text(f"The data source\n{notes}\n"), id="help-source")
             table = key_table(self.groups(), partial(bound_keys, self.app), styles_of(self),
                               shared=GRAMMAR)
             yield Static(table, id="help-keys")

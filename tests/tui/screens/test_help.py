@@ -4,13 +4,14 @@ list the same keys, screen by screen."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from ranktop.tui.screens.help import HelpScreen
 from textual.binding import Binding
 
-from tests.tui.conftest import make_app
+from tests.tui.conftest import make_app, screen_text
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
@@ -79,3 +80,18 @@ async def test_the_help_screen_scrolls_with_j_k_g_and_G():
         assert box.scroll_y == 1
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_the_help_screen_says_the_sources_detail_the_header_points_to():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        status = app.cluster.status
+        app.cluster.status = replace(status, detail="ranks from labels, DCGM 512/512; "
+                                                    "`ranktop check-config` suggests x")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "The data source" in text
+        assert "DCGM 512/512" in text and "`ranktop check-config` suggests x" in text
