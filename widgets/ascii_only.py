@@ -18,7 +18,7 @@ from textual.filter import LineFilter
 STAND_INS = {
     "●": "*", "◌": "o", "▲": "^", "◆": "@", "▶": ">", "✓": "+", "…": "~", "·": ".",
     "→": ">", "↳": ">", "←": "<", "↑": "^", "↓": "v", "—": "-", "–": "-", "×": "x",
-    "°": "'", "≥": ">", "≤": "<",
+    "°": "'", "≥": ">", "≤": "<", "⇒": ">", "±": "+", "◇": "=",
     "�": "?", "•": "*", "▼": "v", "◀": "<", "▸": ">", "▾": "v",
     "🔎": "> ",  # the command palette's prompt, two cells wide
     # the NO_COLOR density ramp ` ·:░▒▓█`, then the sparkline bars, lowest first

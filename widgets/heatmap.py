@@ -21,7 +21,14 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ..tui.core.maps import levels as map_levels
-from ..tui.core.maps.layout import Arrangement, GridLayout, cut_to_fit, fit, fit_nodes
+from ..tui.core.maps.layout import (
+    Arrangement,
+    GridLayout,
+    cut_to_fit,
+    fit,
+    fit_nodes,
+    widened,
+)
 from . import palette
 from .ascii_only import ascii_only
 
@@ -223,8 +230,10 @@ class Heatmap(Widget):
         if grid is None:
             self.mode = "cut"
             grid = cut_to_fit(cells, self._shapes()[-1][1], width, height)
-        self.layout_grid = grid
-        self._x_offset = max(0, (width - grid.width) // 2) if grid else 0
+        margin = self._margin_width()  # the labels' room, left of the cells
+        self.layout_grid = grid = widened(grid, width - margin) if grid is not None else None
+        spare = max(0, width - grid.width) if grid else 0
+        self._x_offset = max(min(margin, spare), spare // 2)
         self._y_offset = max(0, (height - grid.rows) // 2) if grid else 0
         self._item_levels = map_levels.cell_levels(self._rank_levels, self._cell_ranks(),
                                                    self.window_start, self.item_count(),
@@ -375,6 +384,12 @@ class Heatmap(Widget):
             segments.append(Segment(ANOMALY_MARK, mark))
             at = self._x_offset + x + 1
         return Strip(segments, at).apply_style(self.rich_style)
+
+    def _margin_width(self) -> int:
+        """The widest label of the left margin, with its space: "n63 ", "pp3 "."""
+        if self.arrangement is not None and self.arrangement.labels:
+            return max(len(label) for label in self.arrangement.labels) + 1
+        return len(f"n{max(0, self.n_ranks - 1) // max(1, self.gpus_per_node)} ")
 
     def _margin_label(self, grid: GridLayout, y: int) -> str:
         """The first node of a band, right-aligned in the left margin of its first row."""

@@ -12,6 +12,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -402,6 +403,7 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
              at: float | None = None) -> int:
     from ..app.console import RanktopApp
     from ..core.events import EventLog
+    from ..settings.layout import with_job_parallelism
     from ..simulator.scenario import ScenarioError, load_scenario
     from ..sources.demo import demo_source
 
@@ -412,6 +414,8 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
     except ScenarioError as error:
         print(f"ranktop: scenario error: {error}", file=sys.stderr)
         return 2
+    settings = replace(settings, layout=with_job_parallelism(settings.layout,
+                                                             settings.demo.parallelism))
     # The demo's anomalies are not the user's history: they go to a throwaway log, and its
     # ranks' log files to a throwaway folder unless --log-dir names one.
     with scratch_folder("ranktop-demo-") as folder:

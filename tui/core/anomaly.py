@@ -73,7 +73,7 @@ class Anomaly:
 
     @property
     def state(self) -> str:
-        """"pending 4 s of 20 s", "confirmed (HW thermal slowdown)" or "confirmed", and
+        """"pending 4 s of 20 s", "confirmed: HW thermal slowdown is set" or "confirmed", and
         "· no data since 12:04:10" while its data is missing."""
         return self._state + (f" · no data since {clock_time(self.unseen_since)}"
                               if self.unseen_since is not None else "")
@@ -84,7 +84,7 @@ class Anomaly:
             return f"pending: {self.awaiting}"
         if self.pending:
             return f"pending {self.held:.0f} s of {self.confirm_after:.0f} s"
-        return f"confirmed ({self.rule})" if self.rule else "confirmed"
+        return f"confirmed: {self.rule}" if self.rule else "confirmed"
 
 
 class Everything:

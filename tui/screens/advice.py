@@ -1,8 +1,10 @@
 """What to do: every action of the current analysis, its rule and its commands, one selected;
 a drain says who else is on its node.
 
-The screen shows what the analysis advised; it runs nothing. A key copies the selected
-action's command to the clipboard through the terminal (OSC 52), and only when pressed.
+The screen shows what the analysis advised; it runs nothing. The selection steps through
+each command of each action (an action without a command is one stop), so that any one of
+them can be copied: a key copies the selected command to the clipboard through the terminal
+(OSC 52), and only when pressed.
 """
 
 from __future__ import annotations
@@ -27,20 +29,32 @@ from .line_styles import CLASSES, Styles, styles_of
 NONE_YET = "No advice: no confirmed incident asks for an action."
 
 
-def advice_text(actions: Sequence[Action], selected: int, style: Styles) -> Group:
-    """Each action, the selected one marked, with its rule and the commands to copy."""
+Stop = tuple[int, int | None]  # (action, command of it; None: an action with none)
+
+
+def stops(actions: Sequence[Action]) -> list[Stop]:
+    """Where the selection can stand: each command of each action, in order."""
+    return [(index, command) for index, action in enumerate(actions)
+            for command in (range(len(action.commands)) or [None])]
+
+
+def advice_text(actions: Sequence[Action], selected: Stop, style: Styles) -> Group:
+    """Each action, the selected one marked, with its rule and the commands to copy, the
+    selected command marked."""
     if not actions:
         return Group(Text(NONE_YET, style("quiet")))
     parts: list[Text] = []
     for index, action in enumerate(actions):
-        mark = "▶ " if index == selected else "  "
+        mark = "▶ " if index == selected[0] else "  "
         parts.append(Text(mark + plain(action.text, 1000), style("strong")))
         parts.append(Text(f"    rule: {plain(action.rule, 1000)}", style("muted")))
         if action.also:
             parts.append(Text(f"    {plain(action.also, 1000)}"))
         if action.cost is not None and action.cost.read_from:
             parts.append(Text(f"    {plain(action.cost.read_from, 1000)}", style("muted")))
-        parts += [Text(f"    $ {plain(command, 1000)}") for command in action.commands]
+        parts += [Text(f"  ▸ $ {plain(command, 1000)}", style("strong"))
+                  if (index, number) == selected else Text(f"    $ {plain(command, 1000)}")
+                  for number, command in enumerate(action.commands)]
         if action.hardware and not action.commands:
             parts.append(Text(f"    {NO_COMMAND}", style("muted")))
     return Group(*parts)
@@ -55,11 +69,15 @@ class AdviceScreen(ModalScreen[None]):
         Binding("question_mark", "app.help", "Help", key_display="?", id="advice.help",
                 tooltip="Show every key of this screen"),
         Binding("down,j", "select(1)", "Next", show=False, id="advice.next",
-                tooltip="Select the next action"),
+                tooltip="Select the next command (of this action, else of the next)"),
         Binding("up,k", "select(-1)", "Previous", show=False, id="advice.previous",
-                tooltip="Select the previous action"),
+                tooltip="Select the previous command"),
+        Binding("home,g", "edge(0)", "First", show=False, id="advice.first",
+                tooltip="Select the first action"),
+        Binding("end,G", "edge(-1)", "Last", show=False, id="advice.last",
+                tooltip="Select the last action"),
         Binding("y", "copy", "Copy command", id="advice.copy",
-                tooltip="Copy the selected action's command to the clipboard (through the "
+                tooltip="Copy the selected command to the clipboard (through the "
                         "terminal); ranktop never runs it"),
     ]
     COMPONENT_CLASSES = CLASSES
@@ -67,15 +85,18 @@ class AdviceScreen(ModalScreen[None]):
     def __init__(self, actions: Sequence[Action]) -> None:
         super().__init__()
         self.actions = tuple(actions)
-        self.selected = 0
+        self.stops = stops(self.actions)
+        self.selected = 0  # of the stops
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="advice-box"):
             yield Static(id="advice-text", markup=False)
             closes = any_of(keys_for(self, "advice.close"))
             copies = key_for(self, "advice.copy")
-            yield Static(sentence(f"{copies} copies the selected command, {closes} closes "
-                                  "this screen. Nothing here is run by ranktop."),
+            steps = f"{key_for(self, 'advice.next')} / {key_for(self, 'advice.previous')}"
+            yield Static(sentence(f"{steps} selects each command, {copies} copies it, "
+                                  f"{closes} closes this screen. Nothing here is run by "
+                                  "ranktop."),
                          id="help-footer")
         yield KeyFooter(first=("app.help", "close"))
 
@@ -84,26 +105,36 @@ class AdviceScreen(ModalScreen[None]):
         self._draw()
 
     def _draw(self) -> None:
-        text = advice_text(self.actions, self.selected, styles_of(self))
+        selected = self.stops[self.selected] if self.stops else (0, None)
+        text = advice_text(self.actions, selected, styles_of(self))
         self.query_one("#advice-text", Static).update(text)
 
     def action_select(self, step: int) -> None:
-        if self.actions:
-            self.selected = (self.selected + step) % len(self.actions)
+        if self.stops:
+            self.selected = (self.selected + step) % len(self.stops)
+            self._draw()
+
+    def action_edge(self, end: int) -> None:
+        """The first command of the first (``end`` 0) or the last (-1) action."""
+        if self.stops:
+            wanted = end % len(self.actions)
+            self.selected = next(i for i, stop in enumerate(self.stops) if stop[0] == wanted)
             self._draw()
 
     def action_copy(self) -> None:
         if not self.actions:
             self.app.notify(NONE_YET, timeout=4)
             return
-        action = self.actions[self.selected]
-        if not action.commands:
+        index, number = self.stops[self.selected]
+        action = self.actions[index]
+        if number is None:
             self.app.notify(f"Nothing to copy: {action.short} has no command.", timeout=4,
                             markup=False)
             return
-        self.app.copy_to_clipboard("\n".join(action.commands))
-        self.app.notify(f"Copied to the clipboard: {plain(action.commands[0], 200)}",
-                        timeout=4, markup=False)
+        command = action.commands[number]
+        self.app.copy_to_clipboard(command)
+        self.app.notify(f"Copied to the clipboard: {plain(command, 200)}", timeout=4,
+                        markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -59,6 +59,10 @@ class ClusterScreen(Screen):
                 tooltip="Move the cursor to the previous node"),
         Binding("right,l", "move(1,0)", "Right", show=False, id="cursor.right",
                 tooltip="Move the cursor to the next node"),
+        Binding("home,g", "select(0)", "First rank", show=False, id="cursor.first",
+                tooltip="Move the cursor to the first rank"),
+        Binding("end,G", "select(-1)", "Last rank", show=False, id="cursor.last",
+                tooltip="Move the cursor to the last rank"),
         Binding("1", "solo(0)", "Map", key_display="1-4", id="map.1",
                 tooltip="Show map 1 full size (2, 3, 4: the others)"),
         Binding("2", "solo(1)", "Map 2", show=False, id="map.2",
@@ -76,8 +80,9 @@ class ClusterScreen(Screen):
         Binding("t", "switch_layout", "Layout", show=False, id="map.layout",
                 tooltip="Lay the maps out by node, or by the job's parallelism: pipeline "
                         "stages as rows, data-parallel replicas as columns"),
-        Binding("slash", "jump", "Jump", key_display="/", id="cursor.jump",
-                tooltip="Jump to a rank number, host name, host:gpu or node (n37)"),
+        Binding("slash", "jump", "Search", key_display="/", id="cursor.jump",
+                tooltip="Search the ranks (a rank number, host name, host:gpu or node, "
+                        "n37) and move the cursor there"),
         Binding("enter", "open_rank", "Rank", id="cursor.open",
                 tooltip="Open the selected rank: its values, log tail and alerts"),
         Binding("e", "evidence", "Evidence", show=False, id="hang.evidence",
@@ -277,7 +282,7 @@ class ClusterScreen(Screen):
             n_ranks=len(self.rank_map), ranks_up=self.analysis.ranks_up, now=self.app.clock(),
             paused=self.paused, pause_key=key_for(self, "app.pause"),
             step_stuck_since=self.analysis.progress.still_since,
-            step_seconds=self.analysis.step_seconds, anomalies=self.analysis.anomalies,
+            step_seconds=self.analysis.step_seconds, incidents=self.incidents,
             polling_since=self.polling_since,
             refresh_seconds=self.settings.refresh_seconds,
             moment=self.moment, replaying=self.replaying,
@@ -297,7 +302,9 @@ class ClusterScreen(Screen):
             status.update(f"no ranks known yet ({self.rank_map.source})")
             return
         rank = self.rank_map.ranks[self.cursor]
-        width = (status.size.width or self.app.size.width) - 2  # 0: not laid out yet
+        # The screen's width, not the line's: a line not laid out yet (a first frame, the
+        # maps built anew) is 0 or a few cells wide, which would put one value a line.
+        width = (self.size.width or self.app.size.width) - 2
         text = cluster_lines.rank_status(rank, self.frame, self.settings.metrics,
                                          styles_of(self), width)
         lines = text.plain.count("\n") + 1
@@ -309,6 +316,10 @@ class ClusterScreen(Screen):
     def select(self, rank: int) -> None:
         """Move the shared cursor to ``rank`` in every map."""
         self.cursor = rank
+
+    def action_select(self, rank: int) -> None:
+        """To ``rank``, counted from the end when negative (-1: the last)."""
+        self.select(rank % len(self.rank_map) if self.rank_map.ranks else 0)
 
     def validate_cursor(self, rank: int) -> int:
         return max(0, min(rank, len(self.rank_map) - 1))
@@ -364,7 +375,7 @@ class ClusterScreen(Screen):
         rows = [Row(i.severity, self._describe(i), i.pending) for i in self.incidents]
         box = self.query_one("#anomalies", AnomalyList)
         visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
-        counts = cluster_lines.count_by_severity(self.anomalies)
+        counts = cluster_lines.count_by_severity(self.incidents)
         advice = key_for(self, "advice.open")
         box.border_title = (f"anomalies ({counts}): {visit} to visit, {advice} what to do"
                             if rows else "anomalies")

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from ..core.advice.incidents import Incident
 from ..core.analysis import Analysis
-from ..core.anomaly import Anomaly
 from ..core.config_values import MetricDef
 from ..core.detect.goodput import Goodput, share_text
 from ..core.detect.lateness import late_after, no_progress_after
+from ..core.detect.restarts import KIND as RESTART
 from ..core.domain import SEVERITIES
 from ..core.metrics import format_value
 from ..core.model import Frame, Health, Rank, SourceStatus, is_missing
@@ -19,6 +20,7 @@ from ..core.moment import JobEnd
 from .line_styles import Styles
 from .moment_badge import moment_badge, replaying_badge
 
+CHECK_CONFIG = "check-config"  # named in a source's detail where the config could do better
 ALARM_MARK = "▲"  # before what needs acting on: read without colour too
 NOT_ANSWERED_MARK = "◇"  # before ranks a partial answer left out: not known, not down
 # Most telling first: a narrow pane cuts the status line from the end.
@@ -42,7 +44,7 @@ class JobView:
     pause_key: str  # the key that resumes, as the footer shows it
     step_stuck_since: float | None
     step_seconds: float = float("nan")  # the job's median step time
-    anomalies: Sequence[Anomaly] = ()
+    incidents: Sequence[Incident] = ()  # the anomaly panel's rows, restarts on record last
     polling_since: float | None = None  # when the poll in flight began
     refresh_seconds: float = 2.0
     moment: float | None = None  # the past moment shown (None: the live job)
@@ -72,7 +74,9 @@ class JobView:
 
 def header(view: JobView, style: Styles) -> Text:
     """Two lines: the job and how fresh its data is; the ranks and the job's progress.
-    Before the first answer, that it is waiting, and for how long: no health, no count."""
+    Before the first answer, that it is waiting, and for how long: no health, no count.
+    The source's detail (where the ranks came from, …) is in the help screen, but for a
+    pointer to check-config where it names it."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("ranktop ", style("strong"))
     line.append(view.job_name, style("job"))
@@ -95,9 +99,9 @@ def header(view: JobView, style: Styles) -> Text:
         return line
     if view.moment is None:  # the source's health and the data's age are about now
         line.append_text(_freshness(view, style))
-    if view.anomalies:
+    if view.incidents:
         line.append("  ")
-        line.append_text(_severity_counts(view.anomalies, style))
+        line.append_text(_severity_counts(view.incidents, style))
     line.append(f"  {view.status.name}", style("muted"))
     line.append("\n")
     if view.ended is not None:  # first on its line: a narrow pane cuts from the end
@@ -113,9 +117,10 @@ def header(view: JobView, style: Styles) -> Text:
     if view.frame is not None and missing:
         line.append("  ")
         line.append(f"{ALARM_MARK} {missing} missing", style("alarm"))
+    if CHECK_CONFIG in view.status.detail:  # before the values: a narrow pane cuts the end
+        line.append("  ")
+        line.append(f"→ {CHECK_CONFIG}", style("warn"))  # why: in the help screen
     line.append(_job_values(view, style))
-    if view.status.detail:
-        line.append(f"  {view.status.detail}", style("muted"))
     return line
 
 
@@ -144,26 +149,42 @@ def _freshness(view: JobView, style: Styles) -> Text:
     return text
 
 
-def severity_counts(anomalies: Sequence[Anomaly]) -> list[tuple[int, str]]:
-    """(count, name) of the confirmed anomalies by severity, most severe first, then of
-    the pending ones; only the names with a count."""
-    confirmed = [a.severity for a in anomalies if a.confirmed]
+def severity_counts(incidents: Sequence[Incident]) -> list[tuple[int, str]]:
+    """(count, name) of the anomaly panel's rows: the confirmed incidents by severity, most
+    severe first, then the pending ones, the restarts on record ("resolved") and the
+    anomalies folded under a row ("folded", no row of their own); only the names with a
+    count. The counts of the rows add up to the panel's rows."""
+    active = [i for i in incidents if i.root.kind != RESTART]
+    confirmed = [i.severity for i in active if not i.pending]
     counts = [(confirmed.count(s), s) for s in SEVERITIES]
-    counts.append((sum(1 for a in anomalies if a.pending), "pending"))
+    counts.append((sum(1 for i in active if i.pending), "pending"))
+    counts.append((len(incidents) - len(active), "resolved"))
+    counts.append((sum(len(i.explained) for i in active), "folded"))
     return [(count, name) for count, name in counts if count]
 
 
-def _severity_counts(anomalies: Sequence[Anomaly], style: Styles) -> Text:
-    """"● 1 critical ● 2 major ◌ 1 pending", each in its severity's style."""
-    return Text(" ").join(
-        Text(f"◌ {count} {name}", style("muted")) if name == "pending"
+MUTED_COUNTS = {"pending": "◌", "resolved": "✓"}  # rows not to act on, with their marks
+
+
+def _severity_counts(incidents: Sequence[Incident], style: Styles) -> Text:
+    """"● 1 critical ● 2 major ◌ 1 pending (3 folded)", each in its severity's style."""
+    counts = severity_counts(incidents)
+    text = Text(" ").join(
+        Text(f"{MUTED_COUNTS[name]} {count} {name}", style("muted")) if name in MUTED_COUNTS
         else Text(f"● {count} {name}", style(name))
-        for count, name in severity_counts(anomalies))
+        for count, name in counts if name != "folded")
+    for count, name in counts:
+        if name == "folded":
+            text.append(f" ({count} folded)", style("muted"))
+    return text
 
 
-def count_by_severity(anomalies: Sequence[Anomaly]) -> str:
-    """"2 critical, 1 major, 3 pending": the same counts, plain."""
-    return ", ".join(f"{count} {name}" for count, name in severity_counts(anomalies))
+def count_by_severity(incidents: Sequence[Incident]) -> str:
+    """"2 critical, 1 major, 3 pending; 4 folded": the same counts, plain."""
+    counts = severity_counts(incidents)
+    rows = ", ".join(f"{count} {name}" for count, name in counts if name != "folded")
+    folded = [f"; {count} folded" for count, name in counts if name == "folded"]
+    return rows + "".join(folded)
 
 
 def _health(view: JobView, style: Styles) -> Text:

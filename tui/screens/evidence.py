@@ -3,6 +3,7 @@ first, then what the ranks' Flight Recorder dumps say."""
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from rich.text import Text
@@ -27,13 +28,14 @@ from ..flight.pipes import describe, find_pipes, named_pipes, request_dumps
 from .cluster_lines import no_verdict_yet
 from .confirm_dumps import ConfirmDumpsScreen
 from .flight_lines import flight_text
-from .hints import any_of, keys_for, sentence
+from .hints import any_of, key_for, keys_for, sentence
 from .line_styles import CLASSES, styles_of
+from .reading_keys import Reading, reading_bindings
 
 SHOWN_RANKS = 12
 
 
-class EvidenceScreen(ModalScreen[None]):
+class EvidenceScreen(Reading, ModalScreen[None]):
     """The newest verdict's evidence, redrawn with each analysis (``show_analysis``): when
     the hang ends, it says so above the last verdict's evidence."""
 
@@ -47,14 +49,16 @@ class EvidenceScreen(ModalScreen[None]):
                 id="evidence.request_dumps"),
         Binding("B", "app.bundle", "Bundle", id="evidence.bundle",
                 tooltip="Write the incident's bundle to hand over, this screen included"),
-        Binding("down,j", "scroll(1)", "Down", show=False, id="evidence.down"),
-        Binding("up,k", "scroll(-1)", "Up", show=False, id="evidence.up"),
-        Binding("g", "edge(0)", "Top", id="evidence.top", tooltip="Go to the first line"),
-        Binding("G", "edge(1)", "Bottom", id="evidence.bottom", tooltip="Go to the last line"),
+        *reading_bindings("evidence", show_edges=True),
         Binding("slash", "search", "Search", key_display="/", id="evidence.search",
                 tooltip="Find a word in the evidence (smart case, as in the log view)"),
+        Binding("n", "next_match(1)", "Next match", show=False, id="evidence.next_match",
+                tooltip="The next line matching the search (as in less)"),
+        Binding("N", "next_match(-1)", "Previous match", show=False,
+                id="evidence.previous_match", tooltip="The previous line matching the search"),
     ]
     COMPONENT_CLASSES = CLASSES
+    READ_BOX = "evidence-box"
 
     def __init__(self, verdict: HangVerdict, rank_map: RankMap,
                  now: float | None = None) -> None:
@@ -63,6 +67,8 @@ class EvidenceScreen(ModalScreen[None]):
         self.rank_map = rank_map
         self.now = verdict.as_of if now is None else now
         self.ended = ""  # what the analysis says now that no hang holds, if none does
+        self.search: re.Pattern[str] | None = None  # the last search, for n / N
+        self.match_line = -1  # the wrapped line of the match shown
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="evidence-box"):
@@ -138,15 +144,6 @@ class EvidenceScreen(ModalScreen[None]):
 
     # -- moving about ------------------------------------------------------------------
 
-    def _box(self) -> VerticalScroll:
-        return self.query_one("#evidence-box", VerticalScroll)
-
-    def action_scroll(self, lines: int) -> None:
-        self._box().scroll_relative(y=lines, animate=False)
-
-    def action_edge(self, bottom: int) -> None:
-        (self._box().scroll_end if bottom else self._box().scroll_home)(animate=False)
-
     def action_search(self) -> None:
         field = self.query_one("#evidence-search", Input)
         field.display = True
@@ -156,16 +153,33 @@ class EvidenceScreen(ModalScreen[None]):
     def _searched(self, event: Input.Submitted) -> None:
         event.input.display = False
         self.set_focus(None)
-        pattern = smart_case(event.value)
-        if pattern is None:
+        self.search, self.match_line = smart_case(event.value), -1
+        if self.search is not None and not self._show_match(1):
+            self.app.notify(f"Not in the evidence: {event.value}", timeout=3, markup=False)
+
+    def action_next_match(self, step: int) -> None:
+        if self.search is None:
+            search = key_for(self, "evidence.search")
+            self.app.notify(f"No search: {search} finds a word in the evidence.", timeout=3,
+                            markup=False)
             return
+        self._show_match(step)
+
+    def _show_match(self, step: int) -> bool:
+        """Scroll to the next (``step`` 1) or previous (-1) line matching the search after
+        the one shown, round the end; False when no line matches."""
+        pattern = self.search
         width = max(1, self.query_one("#evidence-text", Static).content_region.width)
         lines = self._text().wrap(self.app.console, width)
-        found = next((y for y, line in enumerate(lines) if pattern.search(line.plain)), None)
-        if found is None:
-            self.app.notify(f"Not in the evidence: {event.value}", timeout=3, markup=False)
-            return
-        self._box().scroll_to(y=found, animate=False)
+        matching = [y for y, line in enumerate(lines)
+                    if pattern is not None and pattern.search(line.plain)]
+        if not matching:
+            return False
+        after = [y for y in matching if (y - self.match_line) * step > 0]
+        self.match_line = (after[0] if step > 0 else after[-1]) if after else (
+            matching[0] if step > 0 else matching[-1])
+        self.read_box().scroll_to(y=self.match_line, animate=False)
+        return True
 
     def on_key(self, event: events.Key) -> None:
         field = self.query_one("#evidence-search", Input)

@@ -16,11 +16,24 @@ from textual.widgets import Static
 
 from .hints import any_of, bound_keys, keys_for, sentence
 from .line_styles import CLASSES, Styles, styles_of
+from .reading_keys import Reading, reading_bindings
+
+# The keys that mean the same on every screen (as shipped: a [keys] table may move them).
+GRAMMAR = (
+    ("j k", "down / up (the arrows too)"),
+    ("g G", "first / last (Home / End too)"),
+    ("/", "search"),
+    ("n N", "next / previous: the search's match while there is one, else the anomaly"),
+    ("?", "help"),
+    ("Esc", "back (q too; on the cluster q quits)"),
+)
 
 
-class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+class HelpScreen(Reading, ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close"),
+                *reading_bindings("help")]
     COMPONENT_CLASSES = CLASSES
+    READ_BOX = "help-box"
 
     def __init__(self, beneath: Screen) -> None:
         super().__init__()
@@ -42,7 +55,12 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            table = key_table(self.groups(), partial(bound_keys, self.app), styles_of(self))
+            detail = getattr(getattr(self.beneath, "status", None), "detail", "")
+            if detail:  # what the header has no room for
+                notes = "\n".join(f"  {note}" for note in detail.split("; "))
+                yield Static(Text(f"The data source\n{notes}\n"), id="help-source")
+            table = key_table(self.groups(), partial(bound_keys, self.app), styles_of(self),
+                              shared=GRAMMAR)
             yield Static(table, id="help-keys")
             closes = any_of(keys_for(self, "help.close"))
             quits = any_of(keys_for(self, "app.quit"))
@@ -54,9 +72,11 @@ class HelpScreen(ModalScreen[None]):
 
 
 def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
-              keys: Callable[[Binding], list[str]], style: Styles) -> Table:
+              keys: Callable[[Binding], list[str]], style: Styles,
+              shared: Sequence[tuple[str, str]] = ()) -> Table:
     """Two columns, keys and what they do, one block per group of bindings; ``keys`` gives
-    the keys a binding answers to now."""
+    the keys a binding answers to now; ``shared``: (keys, meaning) of the keys every screen
+    shares, a last block."""
     table = Table(box=None, show_header=False, padding=(0, 2))
     table.add_column(style=style("key"), no_wrap=True)
     table.add_column()
@@ -68,4 +88,8 @@ def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],
             table.add_row(Text(", ".join(keys(binding))),
                           Text(binding.tooltip or binding.description))
         table.add_row("", "")
+    if shared:
+        table.add_row(Text("On every screen", style("strong")), "")
+        for shared_keys, meaning in shared:
+            table.add_row(Text(shared_keys), Text(meaning))
     return table

@@ -26,6 +26,7 @@ from ..core.model import RankMap
 from ..core.text import plain
 from .hints import any_of, keys_for, sentence
 from .line_styles import CLASSES, Styles, styles_of
+from .reading_keys import Reading, reading_bindings
 
 
 def where(anomaly: Anomaly, rank_map: RankMap) -> str:
@@ -82,7 +83,7 @@ def _member(anomaly: Anomaly, rank_map: RankMap, now: float, style: Styles,
     return [Text(""), head, table]
 
 
-class IncidentScreen(ModalScreen[None]):
+class IncidentScreen(Reading, ModalScreen[None]):
     """The selected incident, whole; it scrolls when longer than the screen."""
 
     BINDING_GROUP_TITLE = "Incident"
@@ -91,12 +92,10 @@ class IncidentScreen(ModalScreen[None]):
         # A modal screen hears none of the app's keys: its own, to the same help.
         Binding("question_mark", "app.help", "Help", key_display="?", id="incident.help",
                 tooltip="Show every key of this screen"),
-        Binding("down,j", "scroll(1)", "Down", show=False, id="incident.down"),
-        Binding("up,k", "scroll(-1)", "Up", show=False, id="incident.up"),
-        Binding("home,g", "edge(0)", "Top", show=False, id="incident.top"),
-        Binding("end,G", "edge(1)", "Bottom", show=False, id="incident.bottom"),
+        *reading_bindings("incident"),
     ]
     COMPONENT_CLASSES = CLASSES
+    READ_BOX = "incident-box"
 
     def __init__(self, incident: Incident, rank_map: RankMap, now: float) -> None:
         super().__init__()
@@ -113,14 +112,6 @@ class IncidentScreen(ModalScreen[None]):
         self.query_one("#incident-box").border_title = "incident"
         text = incident_text(self.incident, self.rank_map, self.now, styles_of(self))
         self.query_one("#incident-text", Static).update(text)
-
-    def action_scroll(self, lines: int) -> None:
-        self.query_one("#incident-box", VerticalScroll).scroll_relative(y=lines,
-                                                                        animate=False)
-
-    def action_edge(self, bottom: int) -> None:
-        box = self.query_one("#incident-box", VerticalScroll)
-        (box.scroll_end if bottom else box.scroll_home)(animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

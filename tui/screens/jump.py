@@ -1,5 +1,5 @@
-"""The `/` prompt: type a rank number, a host name, host:gpu, or a node as the maps label it
-(n37, n37:5), and the cursor goes there."""
+"""The cluster screen's `/` search: type a rank number, a host name, host:gpu, or a node as
+the maps label it (n37, n37:5), and the cursor goes there."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ class JumpScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="jump-box"):
-            yield Label(f"Go to rank (0-{len(self.rank_map) - 1}), host, host:gpu, "
-                        "or node (n37)")
+            yield Label(f"Search the ranks: rank (0-{len(self.rank_map) - 1}), host, "
+                        "host:gpu, or node (n37)")
             yield Input(placeholder="e.g. 37, gpu-node-004, gpu-node-004:5, n37, n37:5",
                         id="jump-input")
             yield Label("", id="jump-error", markup=False)

@@ -196,7 +196,9 @@ class RankScreen(Screen):
 
     def _draw_values(self) -> None:
         rank = self.rank_map.ranks[self.rank]
-        mine = [a for a in self.anomalies if a.rank == self.rank]
+        # causes before what they explain, as the incidents fold them
+        mine = [a for incident in self.analysis.incidents for a in incident.members
+                if a.rank == self.rank]
         title = rank_lines.title(rank, self.rank_map, mine,
                                  rank_lines.hang_note(self.analysis.hang, self.rank),
                                  styles_of(self), self._gpu_model(),

@@ -22,7 +22,8 @@ def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str
           judged: bool = True) -> Text:
     """``rank 37  gpu-node-004  GPU 5  GPU-1a2b…`` then this rank's anomalies, one a line
     that wraps (every word of it shown), pending ones with how long they have held, then
-    its hardware-error ledger. ``judged``: the source has answered (no all-clear before)."""
+    its hardware-error ledger (less what an anomaly says already). ``judged``: the source
+    has answered (no all-clear before)."""
     text = Text(overflow="fold")
     text.append(f" rank {rank.rank} ", style("rank"))
     text.append(f" {rank.place}", style("strong"))
@@ -47,7 +48,10 @@ def title(rank: Rank, rank_map: RankMap, anomalies: Sequence[Anomaly], hang: str
     if hang and not any(a.kind == "hang" for a in anomalies):  # said once is enough
         text.append("\n")
         text.append(f" {hang}", style("hang"))
+    said = " ".join(anomaly.summary for anomaly in anomalies)
     for line in hardware:
+        if line in said:
+            continue
         text.append("\n")
         text.append(" hardware ", style("muted"))
         text.append(line)

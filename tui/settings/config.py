@@ -14,10 +14,11 @@ from typing import Any
 
 from ..core.config_values import DetectSettings, LayoutSettings, MetricDef, MetricQuery
 from ..core.hang.checkpoint import checkpoint_pattern
+from ..core.parallelism import Parallelism
 from ..flight.dump_paths import PatternError, check_pattern
 from ..logs.discovery import check_spec
 from .bundle import BundleSettings, bundle_settings
-from .layout import layout_settings
+from .layout import layout_settings, parallelism_of
 from .paths import shipped_config_dir, user_config_file
 from .reader import Reader, check_known_keys, merge, read_toml
 from .sources import (
@@ -38,6 +39,7 @@ class DemoSettings:
     nodes: int
     gpus_per_node: int
     seed: int
+    parallelism: Parallelism | None = None  # the demo job's, for `t` (None: not given)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
             nodes=demo.integer("nodes", 1, 100_000),
             gpus_per_node=demo.integer("gpus_per_node", 1, 64),
             seed=demo.integer("seed", 0, 2**63),
+            parallelism=parallelism_of(demo),
         ),
         keymap=_keymap(top.child("keys")),
         prometheus=prometheus_settings(top.child("prometheus"), environ),

@@ -178,7 +178,7 @@ async def test_help_lists_every_key_and_closes():
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for words in ("Jump to a rank", "Freeze the screen", "Quit ranktop", "Show every key",
+        for words in ("Search the ranks", "Freeze the screen", "Quit ranktop", "Show every key",
                       "Flip the step-time map", "Zoom into", "previous node"):
             assert words in text
         await pilot.press("escape")
@@ -439,8 +439,9 @@ async def test_the_anomaly_panel_names_rank_host_gpu_and_n_visits_each(tmp_path)
             app.clock.now = START + seconds
             await started(app, pilot)
         text = screen_text(app)
-        assert "anomalies (3 critical, 2 major)" in text
-        assert "● 3 critical ● 2 major" in text  # the header counts them too
+        # the rows, by severity, and the anomalies folded under them
+        assert "anomalies (2 critical, 1 major; 2 folded)" in text
+        assert "● 2 critical ● 1 major (2 folded)" in text  # the header counts them too
         # one row per root: the remapped row under the ECC error, the node's NVLink drop
         # under its CRC errors
         assert "rank 128 gpu-node-016 GPU 0  ecc → memory +1: 1 uncorrectable (double-bit)" in text

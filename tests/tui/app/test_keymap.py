@@ -6,7 +6,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from ranktop.tui.app.keymap import binding_ids, check_keymap, declared, screen_classes
+from ranktop.tui.app.keymap import (
+    _merged,
+    binding_ids,
+    check_keymap,
+    declared,
+    layers,
+    screen_classes,
+    screen_name,
+)
 from ranktop.tui.screens.cluster import ClusterScreen
 from ranktop.tui.screens.evidence import EvidenceScreen
 from ranktop.tui.screens.help import HelpScreen
@@ -49,7 +57,7 @@ def test_the_default_keys_do_not_clash():
     {"rank.back": "backspace"},
     {"app.pause": "space"},
     {"app.pause": "?", "app.help": "p"},  # a swap frees each key for the other
-    {"cursor.jump": "slash,g"},
+    {"cursor.jump": "slash,f"},
     {"rank.next_anomaly": "ctrl+n"},
     {"map.1": "1,f1"},
 ])
@@ -109,3 +117,42 @@ async def test_every_widget_with_configurable_keys_is_declared_by_its_screen():
         await pilot.press("escape", "slash")
         assert isinstance(app.screen, JumpScreen)
         assert undeclared(app.screen) == set()
+
+
+# What each key of the common grammar may do on a screen that binds it, by its binding's
+# description: the same kind of thing everywhere (as in less and k9s).
+GRAMMAR = {
+    "j": {"Down", "Next"},
+    "k": {"Up", "Previous"},
+    "g": {"Top", "First", "First rank"},
+    "G": {"Bottom", "Last", "Last rank"},
+    "slash": {"Search"},
+    "n": {"Anomaly", "Next match"},
+    "N": {"Previous anomaly", "Prev anomaly", "Previous match"},
+    "question_mark": {"Help", "Close"},  # on the help screen, ? closes it
+    "q": {"Quit", "Back", "Close", "Cancel"},  # leaves the screen (the cluster: ranktop)
+    "escape": {"Back", "Close", "Cancel"},
+}
+YES_NO = {"confirmdumps"}  # a yes / no question: n is no
+
+
+def test_the_common_keys_mean_the_same_on_every_screen():
+    wrong = []
+    for screen in screen_classes():
+        seen: set[str] = set()
+        for cls in layers(screen):
+            for binding in _merged(cls):
+                for key in binding.key.split(","):
+                    if key not in GRAMMAR or key in seen:
+                        continue
+                    seen.add(key)  # the first layer to bind a key answers it
+                    if (binding.description not in GRAMMAR[key]
+                            and not (key == "n" and screen_name(screen) in YES_NO)):
+                        wrong.append((screen_name(screen), key, binding.description))
+    assert wrong == []
+
+
+def test_help_and_search_are_on_every_full_screen():
+    for screen in (ClusterScreen, RankScreen, EvidenceScreen):
+        keys = {key for cls in layers(screen) for b in _merged(cls) for key in b.key.split(",")}
+        assert {"slash", "question_mark", "j", "k", "g", "G", "n", "N"} <= keys, screen

@@ -31,19 +31,31 @@ async def test_the_advice_key_lists_the_actions_and_copies_only_when_asked(tmp_p
         assert "$ scontrol update NodeName=gpu-node-056 State=DRAIN Reason=" in text
         assert "Nothing here is run by ranktop." in text
         assert app.clipboard == ""  # nothing copied by opening it
-        await pilot.press("y")
+        await pilot.press("y")  # the selected command only: the drain's first
         await pilot.pause()
         assert app.clipboard.startswith("scontrol update NodeName=gpu-node-056 State=DRAIN")
-        assert "kubectl cordon gpu-node-056" in app.clipboard.splitlines()
-        await pilot.press("j")  # the next: the node whose NVLink errors spread over GPUs
+        assert len(app.clipboard.splitlines()) == 1
+        copied = []
+        for _ in range(2):  # each of its other commands in turn, the last one included
+            await pilot.press("j", "y")
+            await pilot.pause()
+            copied.append(app.clipboard)
+        assert copied == ["kubectl cordon gpu-node-056",
+                          "kubectl drain gpu-node-056 --ignore-daemonsets "
+                          "--delete-emptydir-data"]
+        assert "▸ $ kubectl drain gpu-node-056" in screen_text(app)
+        await pilot.press("j")  # the next action: the node whose NVLink errors spread
         await pilot.pause()
         assert "▶ drain gpu-node-037 (NVLink CRC errors +" in screen_text(app)
-        await pilot.press("j")  # then the ECC GPU's reset
+        await pilot.press("j", "j", "j")  # past its three commands, the ECC GPU's reset
         await pilot.pause()
         assert "▶ reset GPU 0 on gpu-node-016 when idle" in screen_text(app)
         await pilot.press("y")
         await pilot.pause()
         assert app.clipboard == "ssh gpu-node-016 sudo nvidia-smi --gpu-reset -i 0"
+        await pilot.press("g")
+        await pilot.pause()
+        assert "▶ drain gpu-node-056" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, AdviceScreen)

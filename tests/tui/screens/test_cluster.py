@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import pytest
 from ranktop.tui.simulator.cluster import SimCluster
+from ranktop.widgets.heatmap import Heatmap
 from ranktop.widgets.panel import MetricPanel
 
 from tests.tui.conftest import START, CpuCluster, make_app, screen_text
@@ -114,3 +116,16 @@ async def test_one_gpu_metric_never_exported_folds_alone_and_the_last_map_spans_
         maps = app.screen.query_one("#maps").region
         assert panel(app, 0).region.width + panel(app, 1).region.width == maps.width
         assert panel(app, 3).region.width == maps.width
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_the_maps_fill_their_panels(size):
+    app = make_app(at=60.0)
+    async with app.run_test(size=size) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        for heatmap in app.cluster.query(Heatmap):
+            grid = heatmap.layout_grid
+            margin = len("n63 ")  # the node labels' room
+            assert grid.width >= heatmap.size.width - margin - 2, (size, grid, heatmap.size)
+            assert grid.rows >= heatmap.size.height - 2

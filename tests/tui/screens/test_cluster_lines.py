@@ -115,3 +115,23 @@ def test_without_an_answer_the_header_counts_no_rank_up() -> None:
     text = plain(replace(view(refused, polling_since=None), ranks_up=0))
     assert "ERROR for 5.0 s: connection refused" in text
     assert "ranks: no data (8 in the rank map)" in text and "0/8 up" not in text
+
+
+def test_line_2_keeps_its_pointer_to_check_config_within_120_columns() -> None:
+    detail = ("ranks from job metric labels, DCGM 512/512; job metrics not exported; "
+              "`ranktop check-config` suggests megatron_step_time_seconds")
+    ok = SourceStatus("prometheus", Health.OK, since=0.0, detail=detail)
+    frame = Frame(time=100.0, values={}, job={"step": 120_046.0, "tokens_per_s": 2.83e6,
+                                              "loss": 2.152})
+    text = plain(JobView("job", ok, frame, 512, 511, now=100.0, paused=False, pause_key="p",
+                         step_stuck_since=None, step_seconds=1.48, refresh_seconds=2.0,
+                         goodput=Goodput(hour=0.86, covered=60.0)))
+    line_2 = text.splitlines()[1]
+    assert "→ check-config" in line_2[:120]
+    assert "DCGM 512/512" not in text  # the rest of the detail: in the help screen
+    assert "loss 2.152" in line_2 and len(line_2) <= 120
+
+
+def test_without_a_word_of_check_config_line_2_has_no_pointer() -> None:
+    ok = SourceStatus("prometheus", Health.OK, since=0.0, detail="ranks from labels")
+    assert "check-config" not in plain(view(ok, polling_since=None))

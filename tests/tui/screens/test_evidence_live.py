@@ -60,3 +60,32 @@ async def test_the_evidence_screen_takes_the_log_views_keys(tmp_path):
         await pilot.press("question_mark")
         await pilot.pause()
         assert "Find a word in the evidence" in screen_text(app)
+
+
+async def test_n_and_N_step_through_the_evidence_searchs_matches(tmp_path):
+    app = make_app(at=176.0, log_root=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for seconds in range(176, 196, 2):
+            await poll(app, pilot, seconds)
+        await pilot.press("e")
+        await pilot.pause()
+        box = app.screen.query_one("#evidence-box")
+        await pilot.press("n")  # no search yet: says so, moves nothing
+        await pilot.pause()
+        assert box.scroll_y == 0
+        await pilot.press("slash", *"(gpu-node", "enter")  # a line a rank: many matches
+        await pilot.pause()
+        first = box.scroll_y
+        await pilot.press("n")
+        await pilot.pause()
+        second = box.scroll_y
+        assert second > first
+        await pilot.press("N")
+        await pilot.pause()
+        assert box.scroll_y == first
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("G")  # on the cluster, the cursor to the last rank, g to the first
+        assert app.cluster.cursor == len(app.cluster.rank_map) - 1
+        await pilot.press("g")
+        assert app.cluster.cursor == 0

@@ -116,3 +116,13 @@ async def test_back_from_a_past_moment_before_the_first_answer_it_waits_again(tm
         assert app.moment is None
         assert text.count("waiting for the first answer from demo (simulated)… 4.0 s") == 2
         says_nothing_is_known(text)
+
+
+async def test_the_rank_status_line_is_laid_out_by_the_screen_from_the_first_frame():
+    app = make_app(at=20.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.cluster.query_one("#rank-status")
+        status.styles.width = 3  # a line not laid out yet: a few cells wide
+        await app.poll_once()
+        await pilot.pause()
+        assert str(status.render()).count("\n") <= 1  # its values two lines, not one a line

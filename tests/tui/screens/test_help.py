@@ -4,20 +4,22 @@ list the same keys, screen by screen."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from ranktop.tui.screens.help import HelpScreen
 from textual.binding import Binding
 
-from tests.tui.conftest import make_app
+from tests.tui.conftest import make_app, screen_text
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
 RANK_PAGE = ROOT / "docs" / "rank-screen.md"
 # How the README writes keys, in Textual's names of them.
 WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": ("escape",),
-         "PgUp": ("pageup",), "PgDn": ("pagedown",), "↑": ("up",), "↓": ("down",),
+         "PgUp": ("pageup",), "PgDn": ("pagedown",), "Home": ("home",), "End": ("end",),
+         "↑": ("up",), "↓": ("down",),
          "/": ("slash",), "?": ("question_mark",), "[": ("left_square_bracket",),
          "]": ("right_square_bracket",), ",": ("comma",), ".": ("full_stop",),
          "<": ("less_than_sign",), ">": ("greater_than_sign",), "{": ("left_curly_bracket",),
@@ -59,3 +61,37 @@ async def help_keys(keys: list[str], everywhere: bool) -> set[str]:
 async def test_the_readme_lists_the_keys_the_help_screen_lists(page, heading, keys,
                                                                 everywhere):
     assert readme_keys(page, heading) == await help_keys(keys, everywhere)
+
+
+async def test_the_help_screen_scrolls_with_j_k_g_and_G():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one("#help-box")
+        assert box.max_scroll_y > 0  # longer than the screen
+        await pilot.press("G")
+        assert box.scroll_y == box.max_scroll_y
+        await pilot.press("k")
+        assert box.scroll_y == box.max_scroll_y - 1
+        await pilot.press("g", "j")
+        assert box.scroll_y == 1
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_the_help_screen_says_the_sources_detail_the_header_points_to():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.poll_once()
+        await pilot.pause()
+        status = app.cluster.status
+        app.cluster.status = replace(status, detail="ranks from labels, DCGM 512/512; "
+                                                    "`ranktop check-config` suggests x")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "The data source" in text
+        assert "DCGM 512/512" in text and "`ranktop check-config` suggests x" in text

@@ -93,7 +93,7 @@ async def test_the_anomaly_list_and_the_map_titles_name_the_rebound_keys():
             app.clock.now = START + seconds
             await started(app, pilot)
         text = screen_text(app)
-        assert "anomalies (3 critical, 2 major): v / V to visit" in text
+        assert "anomalies (2 critical, 1 major; 2 folded): v / V to visit" in text
         assert "w GPU temperature" in text and "1 SM activity" in text
         await pilot.press("v")  # the newest critical one: the ECC error
         assert app.cluster.cursor == 128

@@ -71,3 +71,61 @@ async def test_the_demos_hang_is_one_row_on_the_dead_rank_with_its_consequences_
         assert "more below" not in screen_text(app)  # the worst moment fits at 120x40
         await pilot.press("n")  # the critical root first
         assert app.cluster.cursor == 455
+
+
+def header_counts(app) -> dict[str, int]:
+    """The header's counts by name: {"critical": 2, "major": 1, "folded": 5}."""
+    words = screen_text(app).splitlines()[0].replace("(", " ").replace(")", " ").split()
+    names = ("critical", "major", "warning", "pending", "resolved", "folded")
+    return {name: int(words[i - 1]) for i, name in enumerate(words)
+            if name in names and words[i - 1].isdigit()}
+
+
+def every_row(app) -> list[str]:
+    return [line for line in screen_text(app).splitlines()
+            if line.lstrip().startswith(("● ", "◌ ", "✓ "))]
+
+
+async def test_the_headers_counts_are_the_panels_rows_and_say_how_many_are_folded(tmp_path):
+    app = make_app(at=190.0, log_root=tmp_path)  # the XID's rank dead, the job hung
+    async with app.run_test(size=(160, 50)) as pilot:
+        await watched(app, pilot, 8)
+        counts = header_counts(app)
+        rows = every_row(app)
+        folded = counts.pop("folded")
+        assert sum(counts.values()) == len(rows) == len(app.cluster.incidents) >= 2
+        for severity in ("critical", "major"):
+            assert counts.get(severity, 0) == sum(f"● {severity}" in row for row in rows)
+        assert folded == len(app.analysis.anomalies) - len(app.analysis.incidents) > 0
+        title = next(line for line in screen_text(app).splitlines() if "anomalies (" in line)
+        assert f"{folded} folded" in title
+
+
+async def test_a_critical_watch_says_why_it_is_critical():
+    app = make_app(at=20.0)  # rank 37's heat slows its rank past the critical bar
+    async with app.run_test(size=(160, 50)) as pilot:
+        await watched(app, pilot, 12)
+        (row,) = panel_rows(app, 37)
+        assert "● critical" in row
+        assert "⇒ watch: it slows the whole job ·" in row
+
+
+async def test_the_rank_screen_lists_the_cause_above_what_it_explains_each_once():
+    app = make_app(at=20.0)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await watched(app, pilot, 12)
+        await pilot.press("n", "enter")
+        await pilot.pause()
+        text = screen_text(app)
+        assert text.index("thermal: GPU") < text.index("straggler: compute")
+        assert "(confirmed: HW thermal slowdown is set)" in " ".join(text.split())
+
+
+async def test_the_rank_screen_says_a_counter_its_anomaly_names_once():
+    app = make_app(at=128.0)  # one uncorrectable ECC error on rank 128 at 130 s
+    async with app.run_test(size=(160, 50)) as pilot:
+        await watched(app, pilot, 4)
+        await pilot.press("n", "enter")
+        await pilot.pause()
+        assert app.screen.rank == 128
+        assert screen_text(app).count("row(s) remapped +1") == 1

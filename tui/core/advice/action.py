@@ -21,6 +21,9 @@ KINDS = (DRAIN, RESET, WATCH, RESTART, NOTHING)  # most disruptive first
 HARDWARE_ACTIONS = (DRAIN, RESET)
 SHORT = {DRAIN: "drain the node", RESET: "reset the GPU when idle", WATCH: "watch",
          RESTART: "restart the job", NOTHING: "no hardware action"}
+# Why a watch can be critical: a rank or GPU past the critical slowdown (a straggler 1.2x
+# the median) sets the pace of a synchronous job, though no hardware has failed.
+SLOWS_THE_JOB = "it slows the whole job"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class Action:
     commands: tuple[str, ...] = ()  # to copy, never run (``core.advice.drain_commands``)
     others: NodeTenants | None = None  # a drain's: who else is on the node (None: not known)
     cost: RestartCost | None = None  # a restart's: from which step, what it loses
+    critical: bool = False  # its incident is critical (a watch then says why it is)
 
     @property
     def hardware(self) -> bool:
@@ -67,7 +71,10 @@ class Action:
 
     @property
     def short(self) -> str:
-        """A few words for an anomaly row, which names the rank and its place already."""
+        """A few words for an anomaly row, which names the rank and its place already; a
+        critical row's watch says why it is critical though nothing has failed."""
+        if self.kind == WATCH and self.critical:
+            return f"{SHORT[WATCH]}: {SLOWS_THE_JOB}"
         return SHORT[self.kind]
 
 

@@ -71,7 +71,8 @@ def advise(incidents: Iterable[Incident], seen: Seen) -> tuple[Action, ...]:
     for incident in incidents:
         if incident.pending:
             continue
-        actions += _for_root(incident.root, seen)
+        critical = incident.severity == "critical"
+        actions += [replace(a, critical=critical) for a in _for_root(incident.root, seen)]
         if any(_stops(a, seen) for a in incident.members):
             stopped.append(incident)
     if stopped:

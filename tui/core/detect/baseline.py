@@ -36,6 +36,7 @@ class StepBaseline:
         self._wall = 0.0  # ... and its wall seconds and steps, for its pace
         self._steps = 0.0
         self._seeded = math.nan
+        self._calm_seconds = 0.0  # of every calm poll fed
 
     def calm(self, now: float, step_seconds: float, wall: float, steps: float) -> None:
         """A calm poll at ``now``: the job's median step time then (NaN where unknown), and
@@ -48,6 +49,7 @@ class StepBaseline:
             self._medians.append(step_seconds)
         self._wall += wall
         self._steps += steps
+        self._calm_seconds += wall
 
     def seed(self, steps: Sequence[tuple[float, float]]) -> None:
         """The step counter's past (time, step), oldest first: its fastest stretches'
@@ -65,6 +67,13 @@ class StepBaseline:
                 paces.append(seconds / advanced)
         if paces:
             self._seeded = quantile(paces, SEED_QUANTILE)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the baseline stands on a calm minute (the calm polls' seconds add up to
+        one) or on the source's past: before, a job's first seconds (warming up, compiling)
+        would make its own baseline."""
+        return self._calm_seconds >= MINUTE_SECONDS or not math.isnan(self._seeded)
 
     @property
     def step(self) -> float:

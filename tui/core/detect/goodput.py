@@ -62,10 +62,13 @@ class Goodput:
     covered: float = 0.0  # seconds of the last hour
     watched: float = 0.0  # seconds since ranktop began watching
     job_began: float | None = None  # when the job began, where known
+    settled: bool = True  # its baseline stands on a calm minute or on the source's past
 
     @property
     def known(self) -> bool:
-        return not math.isnan(self.hour)
+        """Figures worth showing: none before a calm minute (or the source's past) says
+        what a healthy step takes."""
+        return self.settled and not math.isnan(self.hour)
 
     @property
     def whole_hour(self) -> bool:
@@ -281,7 +284,7 @@ class GoodputLedger:
             lost={c: max(0.0, lost[c]) for c in CAUSES if c in lost}, baseline_step=baseline,
             covered=min(HOUR_SECONDS, covered),
             watched=0.0 if self._fed_since is None else now - self._fed_since,
-            job_began=self.job_began)
+            job_began=self.job_began, settled=self.baseline.settled)
 
 
 def share_text(goodput: Goodput) -> str:

@@ -4,7 +4,9 @@ Cells are stacked in columns (a column is one node's GPUs, or several whole node
 aggregated); columns sit side by side with a blank column after every ``GAP_EVERY``; when
 the columns do not fit the width they wrap into bands separated by a blank row. A cell is
 ``cell_width`` characters wide; with half-blocks one text row holds two cells of a column,
-otherwise one. Bigger cells are used where the area allows them.
+otherwise one. Bigger cells are used where the area allows them, and what width is left
+is spread over the columns, a character more to some (``stretch``), so a map fills its
+panel.
 
 Pure arithmetic: no Textual, no I/O.
 """
@@ -12,7 +14,7 @@ Pure arithmetic: no Textual, no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import ceil
 
 GAP_EVERY = 8
@@ -54,6 +56,7 @@ class GridLayout:
     columns_per_band: int
     max_rows: int | None = None  # set when the grid was cut to fit: rows past it are not drawn
     cell_width: int = 1
+    stretch: int = 0  # characters spread over a band's columns, at most one each
 
     @property
     def column_rows(self) -> int:
@@ -75,7 +78,18 @@ class GridLayout:
     @property
     def width(self) -> int:
         last = min(self.columns_per_band, self.n_columns) - 1
-        return column_x(last, self.cell_width) + self.cell_width
+        return self._x(last) + self._width(last)
+
+    def _x(self, band_column: int) -> int:
+        """The x offset of a column within its band, stretched."""
+        return (column_x(band_column, self.cell_width)
+                + band_column * self.stretch // self.columns_per_band)
+
+    def _width(self, band_column: int) -> int:
+        """A column's characters: its cells' width, one more where the stretch falls."""
+        extra = ((band_column + 1) * self.stretch // self.columns_per_band
+                 - band_column * self.stretch // self.columns_per_band)
+        return self.cell_width + extra
 
     @property
     def visible_items(self) -> int:
@@ -90,7 +104,7 @@ class GridLayout:
         column, within = divmod(item, self.column_cells)
         band, band_column = divmod(column, self.columns_per_band)
         y = band * (self.column_rows + 1) + within // self.cells_per_row
-        return column_x(band_column, self.cell_width), y, within % self.cells_per_row
+        return self._x(band_column), y, within % self.cells_per_row
 
     def cells_in_row(self, y: int) -> list[tuple[int, ...]] | None:
         """The items drawn in text row ``y``: one tuple per x (empty for a gap), or None for a
@@ -109,7 +123,7 @@ class GridLayout:
                 self._item(base + k, row * self.cells_per_row + k)
                 for k in range(self.cells_per_row)
             )
-            cells.extend([cell] * self.cell_width)
+            cells.extend([cell] * self._width(band_column))
         return cells
 
     def _item(self, item: int, within: int) -> int:
@@ -163,18 +177,36 @@ def fit(n_items: int, column_cells: int, cells_per_row: int, width: int,
 
 def fit_nodes(n_nodes: int, shapes: Sequence[tuple[int, int]], width: int,
               height: int) -> GridLayout | None:
-    """An aggregated layout, one cell per node.
+    """An aggregated layout, one cell per node: the biggest cells that fit.
 
-    Columns of 8 nodes read best, so every cell shape (``(cell_width, cells_per_row)``,
-    biggest first) is tried with them before other column heights.
+    Columns of 8 nodes read best, so among layouts with cells of one size they come first;
+    ``shapes`` are ``(cell_width, cells_per_row)``, biggest first.
     """
     tallest = max(1, height * 2)
+    best: GridLayout | None = None
     for column_cells in (8, *range(10, tallest + 1, 2), *range(6, 0, -2)):
         for cell_width, cells_per_row in shapes:
             layout = fit(n_nodes, column_cells, cells_per_row, width, height, cell_width)
-            if layout is not None:
-                return layout
-    return None
+            if layout is not None and (best is None or cell_area(layout) > cell_area(best)):
+                best = layout
+    return best
+
+
+def cell_area(layout: GridLayout) -> float:
+    """A cell's size in character rows: two cells a row are half one."""
+    return layout.cell_width / layout.cells_per_row
+
+
+def widened(layout: GridLayout, width: int) -> GridLayout:
+    """``layout`` with the width it leaves of ``width`` spread over its columns, at most a
+    character more to each, and only to cells two or more wide (a cell one wide would look
+    twice as wide as its neighbours)."""
+    if layout.cell_width < 2:
+        return layout
+    stretch = min(layout.columns_per_band, max(0, width - layout.width))
+    while stretch and replace(layout, stretch=stretch).width > width:
+        stretch -= 1
+    return replace(layout, stretch=stretch)
 
 
 def cut_to_fit(n_items: int, cells_per_row: int, width: int, height: int) -> GridLayout | None:

@@ -78,7 +78,7 @@ def test_the_gpus_own_hw_thermal_slowdown_confirms_at_once_and_says_so():
     detectors = Detectors(SETTINGS, RANK_MAP)
     anomaly = detectors.update(healthy(0, temperature={5: 88.0}, throttle_reasons={5: 96.0}))[0]
     assert anomaly.confirmed and anomaly.rule == "HW thermal slowdown is set"
-    assert anomaly.state == "confirmed (HW thermal slowdown is set)"
+    assert anomaly.state == "confirmed: HW thermal slowdown is set"
 
 
 def test_a_brief_spike_is_only_ever_pending_and_starts_over():

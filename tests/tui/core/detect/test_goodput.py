@@ -276,3 +276,19 @@ def test_a_job_begun_just_before_the_seeded_hour_began_with_it() -> None:
     found = ledger.value(13_600.0)
     assert found.job_began == 10_000.0
     assert found.job == pytest.approx(1.0, abs=0.01)
+
+
+def test_nothing_is_said_before_a_calm_minute() -> None:
+    job = Job()
+    job.run(4, pace=2 * STEP, reported=2 * STEP)  # a job's first seconds: warming up
+    early = job.run(30)
+    assert not early.known and share_text(early) == ""  # not "56 % (34 s)"
+    settled = job.run(30)
+    assert settled.known and share_text(settled).endswith("(1 min)")
+
+
+def test_a_baseline_from_the_sources_past_needs_no_calm_minute() -> None:
+    job = Job()
+    job.ledger.seed([(t, 1000.0 + t / STEP) for t in range(-600, 1, 10)], -600.0)
+    job.step = 1000.0
+    assert job.run(4).known

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from ranktop.tui.core.maps.layout import column_x, columns_fitting, cut_to_fit, fit, fit_nodes
+from ranktop.tui.core.maps.layout import (
+    column_x,
+    columns_fitting,
+    cut_to_fit,
+    fit,
+    fit_nodes,
+    widened,
+)
 
 
 def test_columns_fitting_counts_the_gap_after_every_eight_columns():
@@ -140,6 +147,29 @@ def test_wide_cells_take_two_characters_each():
     assert grid.width == 32 * 2 + 3
 
 
-def test_node_view_prefers_columns_of_eight_nodes():
-    grid = fit_nodes(64, [(2, 1), (1, 1), (1, 2)], width=38, height=6)
-    assert grid is not None and grid.column_cells == 8
+def test_node_view_prefers_columns_of_eight_nodes_among_cells_of_one_size():
+    grid = fit_nodes(64, [(2, 1), (1, 1), (1, 2)], width=38, height=8)
+    assert grid is not None and grid.column_cells == 8 and grid.cell_width == 2
+
+
+def test_node_view_takes_bigger_cells_in_shorter_columns_where_eight_would_be_tiny():
+    # a map of an 80x24 terminal: 38x4; columns of 8 nodes would be 8 half-blocks wide
+    grid = fit_nodes(64, [(2, 1), (1, 1), (1, 2)], width=38, height=4)
+    assert grid is not None and (grid.column_cells, grid.cell_width) == (4, 2)
+    assert grid.width >= 32 and grid.rows == 4
+
+
+@pytest.mark.parametrize("n,column,per_row,width,height", [
+    (64, 4, 1, 38, 4),  # 80x24: a cell per node
+    (512, 8, 1, 98, 19),  # 200x60: a cell per rank
+])
+def test_a_widened_layout_fills_its_panel_and_keeps_every_cell(n, column, per_row, width,
+                                                               height):
+    grid = widened(fit(n, column, per_row, width, height, cell_width=2), width)
+    assert width - 2 <= grid.width <= width
+    drawn = {grid.item_at(x, y) for y in range(grid.rows) for x in range(width)}
+    assert drawn - {None} == set(range(n))
+    assert all(grid.item_at(*grid.position(item)) == item for item in range(n))
+    widths = {sum(1 for cell in grid.cells_in_row(0) if cell and cell[0] == item)
+              for item in range(0, min(n, grid.columns_per_band * column), column)}
+    assert widths <= {2, 3}  # a character more to some columns, no more
