@@ -206,12 +206,8 @@ class Analyser:
     def analyse(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
         """The analysis of a new frame (blocking: run it off the UI's thread). Its rank map
         is ``rank_map`` with each rank's GPU named where GPU data has named it."""
-        frame = frame.bounded()
-        gpu = self.gpu.see(frame, len(rank_map))
-        rank_map = self.gpu.marked(rank_map)
+        frame, gpu, rank_map, summaries = self._seen(frame, rank_map)
         up = tuple(frame.ranks_up(len(rank_map)))
-        summaries = FrameSummaries(frame)
-        self.history.append(frame, len(rank_map), summaries)
         progress = self._progress(frame)
         anomalies = self.detectors.update(frame, rank_map, not progress.stalled(frame.time),
                                           summaries)
@@ -241,6 +237,30 @@ class Analyser:
             left_behind=behind,
         )
         return self.last
+
+    def glance(self, frame: Frame, status: SourceStatus, rank_map: RankMap) -> Analysis:
+        """A frame's values alone, with no verdict and no detector fed: what a late start
+        shows while it reads the past its detectors need (cheap: the reading runs beside)."""
+        frame, gpu, rank_map, summaries = self._seen(frame, rank_map)
+        self.last = Analysis(
+            status=status, rank_map=rank_map, frame=frame,
+            up=tuple(frame.ranks_up(len(rank_map))), progress=self._progress(frame),
+            summaries=summaries.every(),
+            scales={m: t.update(summaries.median(m)) for m, t in self.trackers.items()
+                    if m in frame.values},
+            history=self.history.view(), gpu=gpu)
+        return self.last
+
+    def _seen(self, frame: Frame, rank_map: RankMap
+              ) -> tuple[Frame, GpuCoverage, RankMap, FrameSummaries]:
+        """``frame`` bounded, what it says of the GPUs, ``rank_map`` with them named, and its
+        summaries, kept in the history."""
+        frame = frame.bounded()
+        gpu = self.gpu.see(frame, len(rank_map))
+        rank_map = self.gpu.marked(rank_map)
+        summaries = FrameSummaries(frame)
+        self.history.append(frame, len(rank_map), summaries)
+        return frame, gpu, rank_map, summaries
 
     def _restarts(self, frame: Frame, hang: HangVerdict | None, behind: frozenset[int],
                   gpus: int, step_seconds: float) -> tuple[Restart, ...]:

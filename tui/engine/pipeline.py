@@ -37,7 +37,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from ..core.analysis import Analyser, Analysis
-from ..core.detect.goodput import Goodput
 from ..core.detect.lateness import late_after
 from ..core.detect.lookback import WINDOWED_JOB_VALUES
 from ..core.events import EventLog
@@ -67,7 +66,7 @@ class CatchUp:
 
     reading: Future  # the caught-up Analyser, or None where the past could not be read
     seconds: float  # how much of the past it reads
-    provisional: Analyser  # analyses each live frame meanwhile; its verdicts are not shown
+    provisional: Analyser  # glances at each live frame meanwhile (values, no verdict)
     behind: deque[tuple[Frame, SourceStatus, RankMap]]
     done: int = 0  # frames read of ``total``, in the current look
     total: int = 0
@@ -139,7 +138,7 @@ class Pipeline:
         if catch_up is None:
             return self.analyser.analyse(frame, status, self.source.rank_map)
         catch_up.behind.append((frame, status, self.source.rank_map))
-        shown_now = catch_up.provisional.analyse(frame, status, self.source.rank_map)
+        shown_now = catch_up.provisional.glance(frame, status, self.source.rank_map)
         return _reading(shown_now, catch_up)
 
     def _take_over(self, catch_up: CatchUp) -> None:
@@ -266,14 +265,12 @@ def catch_up_wait_seconds() -> float:
 
 
 def _reading(analysis: Analysis, catch_up: CatchUp) -> Analysis:
-    """``analysis`` of a frame alone, while the past is read: its values and ranks as they
-    are, no verdict (a verdict needs the history), and how far the reading is."""
+    """``analysis`` of a frame alone (its values and ranks, no verdict: a verdict needs the
+    history), saying how far the reading of the past is."""
     percent = round(100 * catch_up.fraction)
     what = (f"reading the {ago(catch_up.seconds)} before the start" if catch_up.looks == 1
             else "reading further back, where an anomaly began")
     status = analysis.status
     if status.health is Health.OK:
         status = replace(status, message=f"{what} ({percent} %): verdicts once read")
-    return replace(analysis, status=status, anomalies=(), resolved=(), hang=None,
-                   ledger={}, down_ranks={}, restarts=(), left_behind=frozenset(),
-                   goodput=Goodput(), warmed_up=False, catching_up=catch_up.fraction)
+    return replace(analysis, status=status, catching_up=catch_up.fraction)
