@@ -10,8 +10,10 @@ one file at a time:
 - a file that takes longer than it was given (``ReadBudget.parse_seconds`` at most) gets
   the child killed, and the next file gets a new child (``timed_parse`` says why);
 - the child may use at most ``memory_bytes`` (address space) and ``CPU_SECONDS`` of CPU in
-  all (the kernel ends it past that, should the console itself be gone), and it ends when
-  its input closes;
+  all, and it ends when its input closes;
+- it ends with the console: on Linux the kernel kills it when the console's thread that
+  started it ends (``PR_SET_PDEATHSIG``), however busy the unpickler keeps it; elsewhere a
+  watch of its parent ends it once it is orphaned and the unpickler lets go of the lock;
 - whatever goes wrong in the child (a RecursionError, a MemoryError, a crash) is one line
   for that rank, never an exception in the console.
 
@@ -22,6 +24,7 @@ from plain data, pickled; the console loads it admitting ranktop's dump classes 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import io
 import json
@@ -29,9 +32,12 @@ import os
 import pickle
 import resource
 import select
+import signal
 import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +51,8 @@ CPU_SECONDS = 600  # the most CPU one child may use, whatever it is asked
 MIN_MEMORY_BYTES = 1 << 30
 MEMORY_PER_FILE_BYTE = 24  # a pickle's objects take many times its bytes
 HEADER = struct.Struct("!Q")  # the length of each answer, before it
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
+PARENT_WATCH_SECONDS = 1.0
 _ANSWERS = {(RankDump.__module__, cls.__name__): cls for cls in (RankDump, Entry, Frontier,
                                                                    Group)}
 
@@ -102,7 +110,8 @@ class DumpParser:
         if self._child is None:
             budget = json.dumps(dataclasses.asdict(self.budget))
             self._child = subprocess.Popen(
-                [sys.executable, "-m", __name__, budget], stdin=subprocess.PIPE,
+                [sys.executable, "-m", __name__, budget, str(os.getpid())],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True)
         return self._child
 
@@ -137,10 +146,28 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def serve(budget_json: str) -> None:
-    """The child: parse each file asked for, until the console closes its input."""
+def end_with_parent(parent: int) -> None:
+    """End this process when ``parent`` (the console) ends: at once through the kernel
+    where it can (Linux), and by a watch of the parent otherwise."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it ended before the kernel was told
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_WATCH_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def serve(budget_json: str, parent: int | None = None) -> None:
+    """The child: parse each file asked for, until the console closes its input or ends."""
     from .reader import ReadBudget, read_one
 
+    if parent is not None:
+        end_with_parent(parent)
     budget = ReadBudget(**json.loads(budget_json))
     for limit, value in ((resource.RLIMIT_AS, memory_bytes(budget)),
                          (resource.RLIMIT_CPU, CPU_SECONDS)):
@@ -159,4 +186,4 @@ def serve(budget_json: str) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -109,3 +109,58 @@ def parser_started(pid: int, tries: int = 600) -> bool:
             return True
         time.sleep(0.1)
     return False
+
+
+def children_of(pid: int) -> list[int]:
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def gone(pid: int, tries: int = 300) -> bool:
+    """Whether process ``pid`` ended (or is a zombie), looked for every 0.1 s (a deadline)."""
+    for _ in range(tries):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_parser_busy_in_the_bomb_ends_when_the_console_is_killed(tmp_path) -> None:
+    # SIGKILL leaves the console no time to kill its parser; the parser, held in the
+    # unpickler with its lock, never reads its closed input: the kernel must end it.
+    (tmp_path / "comm_lib_trace_rank_0").write_bytes(tuple_dag_key())
+    script = textwrap.dedent(f"""
+        import threading
+        from ranktop.tui.flight.reader import ReadBudget, read_dumps
+        threading.Thread(target=read_dumps, daemon=True,
+                         args=({str(tmp_path)!r}, 1, ReadBudget(parse_seconds=600))).start()
+        print("reading", flush=True)
+        threading.Event().wait()
+    """)
+    console = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        assert console.stdout.readline() == "reading\n"
+        assert parser_started(console.pid), "the reader never started its parser"
+        (parser,) = children_of(console.pid)
+        time.sleep(0.5)  # in the bomb by now
+        console.kill()
+        console.wait(timeout=60)
+        assert gone(parser), "the parser outlived the console"
+    finally:
+        console.kill()
+
+
+def test_a_parser_whose_console_ended_before_it_started_ends_at_once(tmp_path) -> None:
+    # the console gone before the child could ask the kernel to be told: it sees it is
+    # orphaned (its parent is not the pid it was given) and ends
+    child = subprocess.Popen([sys.executable, "-m", "ranktop.tui.flight.parse_child",
+                              '{"parse_seconds": 1.0}', "1"], stdin=subprocess.PIPE)
+    try:
+        assert child.wait(timeout=60) == 1
+    finally:
+        child.kill()
