@@ -138,15 +138,19 @@ class Pipeline:
         seed_goodput(self.analyser, self.source, now)
 
     def _catch_up(self, now: float) -> bool:
-        """Bring the analyser to the refresh step before ``now`` through the source's past,
+        """Bring the analyser to the last refresh step before ``now`` through the source's past,
         as a console watching since long before would have it; whether it could. The past
         is not written to the event log: what is active at the first poll is, as before."""
         if not self.source.keeps_past:
             return False
         replay = Replay(self.settings, self.source)
+        # To the newest step of the grid before now: a step earlier would leave up to two
+        # refreshes unseen before the first poll, where a blip (an XID just before its rank
+        # died) is lost to a late start.
+        last = aligned(now, self.refresh_seconds)
+        last -= self.refresh_seconds if last >= now else 0.0
         try:
-            caught_up = replay.bring(self._without_events, aligned(now, self.refresh_seconds)
-                                     - self.refresh_seconds)
+            caught_up = replay.bring(self._without_events, last)
         except Exception:  # as a source without a past: from the lookback and its own polls
             return False
         finally:
