@@ -24,6 +24,7 @@ from textual import work
 from textual.binding import Binding
 
 from ..core.analysis import Analysis
+from ..core.event_times import event_times, next_event
 from ..core.moment import JobEnd, aligned, shown
 from ..engine.snapshot import Snapshot
 from ..screens.evidence import EvidenceScreen
@@ -53,6 +54,14 @@ MOMENT_BINDINGS = [  # the live key first: at a moment, the footer shows it befo
     Binding("right_curly_bracket", f"scrub_seconds({10 * MINUTE})", "10 min later",
             key_display="}", show=False, id="moment.later_ten",
             tooltip="Show the job ten minutes later; past now: live"),
+    Binding("left_parenthesis", "event(-1)", "Previous event", key_display="(", show=False,
+            id="moment.previous_event",
+            tooltip="Show the job when the event before this moment happened (an anomaly "
+                    "began, a rank died, the job restarted)"),
+    Binding("right_parenthesis", "event(1)", "Next event", key_display=")", show=False,
+            id="moment.next_event",
+            tooltip="Show the job when the next event after this moment happened; past the "
+                    "last: live"),
     Binding("at", "ask_moment", "At time", key_display="@", show=False, id="moment.at",
             tooltip="Show the job as it was at a time you type (03:12:40, -15m, an ISO "
                     "time)"),
@@ -97,6 +106,23 @@ class MomentMode:
     def action_scrub_seconds(self: RanktopApp, seconds: float) -> None:
         start = self.wanted if self.wanted is not None else self.moment
         self.go_to_moment((self.live_time() if start is None else start) + seconds)
+
+    def action_event(self: RanktopApp, direction: int) -> None:
+        """To the moment of the next (1) or previous (-1) event the console knows of: those
+        of the live job and of the moment shown."""
+        analyses = [a for a in (self.analysis, self.moment_analysis) if a is not None]
+        times = event_times([x for a in analyses for x in a.anomalies],
+                            [r for a in analyses for r in a.restarts])
+        start = self.wanted if self.wanted is not None else self.moment
+        found = next_event(times, self.live_time() if start is None else start,
+                           self.settings.refresh_seconds, direction)
+        if found is not None:
+            self.go_to_moment(found)
+        elif direction > 0 and start is not None:
+            self.action_live()
+        else:
+            self.notify(f"No event {'after' if direction > 0 else 'before'} this moment.",
+                        title="past moment", timeout=3)
 
     def live_time(self: RanktopApp) -> float:
         """The time of the newest live poll (now, before the first)."""

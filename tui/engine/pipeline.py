@@ -223,11 +223,16 @@ class Pipeline:
                 catch_up.looks += 1
             catch_up.done, catch_up.total = done, total
 
+        # To the newest step of the grid before now: a step earlier would leave up to two
+        # refreshes unseen before the first poll, where a blip (an XID just before its rank
+        # died) is lost to a late start.
+        last = aligned(now, self.refresh_seconds)
+        last -= self.refresh_seconds if last >= now else 0.0
+
         def read() -> Analyser | None:
             replay.progress = progress
             try:
-                return replay.bring(self._without_events,
-                                    aligned(now, self.refresh_seconds) - self.refresh_seconds)
+                return replay.bring(self._without_events, last)
             except Exception:  # as a source without a past: from the lookback and its polls
                 return None
             finally:

@@ -392,3 +392,30 @@ async def test_a_scrub_says_loading_at_once_and_every_replay_that_failed(tmp_pat
         await replayed(app, pilot)
         assert app.moment == failed - STEP
         assert messages == [f"could not show {shown(failed)}: the backend timed out"]
+
+
+async def test_the_event_keys_step_from_one_event_to_the_next(tmp_path):
+    app = make_app(at=170.0, log_root=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 150.0, LIVE_UNTIL)
+        events = sorted({a.since for a in app.analysis.anomalies})
+        xid = next(a.since for a in app.analysis.anomalies if a.kind == "xid")
+        death = next(a.since for a in app.analysis.anomalies if a.kind == "missing")
+        assert xid < death
+        await pilot.press("left_parenthesis")  # from live: the newest event
+        await replayed(app, pilot)
+        assert app.moment == max(t for t in events if t < app.live_time())
+        visited = [app.moment]
+        while app.moment is not None and app.moment > xid:
+            await pilot.press("left_parenthesis")
+            await replayed(app, pilot)
+            visited.append(app.moment)
+        assert app.moment == xid and death in visited  # each event, not each refresh
+        assert "XID 79" in row_of(app, DYING_RANK)
+        await pilot.press("right_parenthesis")
+        await replayed(app, pilot)
+        assert app.moment == death and "missing" in row_of(app, DYING_RANK)
+        for _ in range(len(events) + 1):  # past the last event: live again
+            await pilot.press("right_parenthesis")
+            await replayed(app, pilot)
+        assert app.moment is None

@@ -112,3 +112,18 @@ def test_a_first_frame_after_a_slow_catch_up_says_how_old_its_data_is(tmp_path) 
     assert first.status.message.startswith(f"data of {shown(START + 40.0)}, 80 s old when "
                                            "analysed: the analysis was late")
     assert poll(pipeline, clock).status.health is Health.OK  # the next poll is fresh
+
+
+def test_a_late_start_just_after_a_blip_still_sees_it(tmp_path) -> None:
+    """The demo's XID shows for the 2 s before its rank dies (170 s to 172 s); a console
+    started at 172.3 s, on a job whose start is off the refresh grid by half a second,
+    catches up to the last grid step before its first poll, which sees the XID."""
+    settings = load_settings(environ={})
+    started = START + 0.5  # the grid's steps fall at 169.5, 171.5, … into the scenario
+    clock = FakeClock(started + 172.3)
+    pipeline = Pipeline(settings, demo_source(DemoSettings(64, 8, 7), clock, started=started),
+                        clock=clock)
+    first = asyncio.run(pipeline.poll())
+    kinds = {(a.kind, a.rank) for a in first.anomalies}
+    assert {("xid", DEAD), ("missing", DEAD)} <= kinds
+    assert any(a.kind == "drain" and a.rank == DEAD for a in first.actions)

@@ -23,7 +23,8 @@ WORDS = {"arrows": ("up", "down", "left", "right"), "Enter": ("enter",), "Esc": 
          "/": ("slash",), "?": ("question_mark",), "[": ("left_square_bracket",),
          "]": ("right_square_bracket",), ",": ("comma",), ".": ("full_stop",),
          "<": ("less_than_sign",), ">": ("greater_than_sign",), "{": ("left_curly_bracket",),
-         "}": ("right_curly_bracket",), "@": ("at",)}
+         "}": ("right_curly_bracket",), "@": ("at",),
+         "(": ("left_parenthesis",), ")": ("right_parenthesis",)}
 
 
 def readme_keys(page: Path, heading: str) -> set[str]:
