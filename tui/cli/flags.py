@@ -41,7 +41,7 @@ FLAG_KEYS = {
     "prometheus": ("prometheus", "url"), "job": ("prometheus", "job"),
     "insecure": ("prometheus", "insecure"), "rank_map": ("ranks", "rank_map_file"),
     "logs": ("logs", "spec"), "flight_recorder": ("logs", "flight_recorder"),
-    "alertmanager": ("alertmanager", "url"),
+    "alertmanager": ("alertmanager", "url"), "utc": ("display", "utc"),
 }
 
 
@@ -164,6 +164,7 @@ def open_parser() -> Parser:
                         help="the job's name in that backend (default: the bundle's)")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="config file (default ~/.config/ranktop/config.toml)")
+    _utc_flag(parser)
     parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
                         help="force the colour system (inside tmux over SSH, 256 is typical)")
     parser.add_argument("--no-mouse", action="store_true",
@@ -264,6 +265,12 @@ def _common_flags(parser: Parser) -> None:
                         help="seconds between polls (default 2)")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="config file (default ~/.config/ranktop/config.toml)")
+    _utc_flag(parser)
+
+
+def _utc_flag(parser: Parser) -> None:
+    parser.add_argument("--utc", action="store_true", default=None,
+                        help="say every time in UTC (default: the local time zone)")
 
 
 def overrides(args: argparse.Namespace) -> tuple[dict, dict[str, str]]:

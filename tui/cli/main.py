@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..app.quit_signals import QUIT_SIGNALS, exit_status
+from ..core.moment import use_utc
 from ..core.text import plain
 from ..settings.config import Settings, load_settings
 from ..settings.reader import ConfigError
@@ -108,10 +109,12 @@ def _settings(args: argparse.Namespace) -> Settings | None:
     """The settings, or None after printing the configuration error."""
     overrides, names = flags.overrides(args)
     try:
-        return load_settings(args.config, overrides, flag_names=names)
+        settings = load_settings(args.config, overrides, flag_names=names)
     except ConfigError as error:
         print(f"ranktop: configuration error: {plain(str(error), 1000)}", file=sys.stderr)
         return None
+    use_utc(settings.utc)
+    return settings
 
 
 def _check_config(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ from ..core.analysis import Analysis
 from ..core.detect.detectors import Anomaly
 from ..core.document import document, worst
 from ..core.findings import Findings, cannot_judge, exit_code, no_progress
-from ..core.metrics import clock_time, format_value
+from ..core.metrics import format_value
 from ..core.model import RankMap, is_missing
 from ..core.moment import shown, shown_full
 from ..core.parallelism import for_job
@@ -84,7 +84,7 @@ def as_json(findings: Findings, settings: Settings) -> str:
 
 def as_text(findings: Findings, settings: Settings) -> str:
     frame, rank_map = findings.frame, findings.rank_map
-    when = clock_time(frame.time, full=True) if frame else "no data"
+    when = shown(frame.time, dated=True) if frame else "no data"
     if findings.at is not None:
         when = f"at {shown_full(findings.at)}, from the backend's history: not live"
     lines = [f"ranktop report: {findings.job}  {when}"]
@@ -162,7 +162,7 @@ def _anomaly_line(anomaly: Anomaly, rank_map: RankMap) -> str:
     label = "pending" if anomaly.pending else anomaly.severity
     state = f", {anomaly.state}" if anomaly.pending or anomaly.rule else ""
     return (f"{label:<8}  {where}  {anomaly.name}: "
-            f"{anomaly.summary} (since {clock_time(anomaly.since, full=True)}{state})")
+            f"{anomaly.summary} (since {shown(anomaly.since, dated=True)}{state})")
 
 
 def _where(rank: int, rank_map: RankMap) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Container
 from dataclasses import dataclass, replace
 
 from .domain import SEVERITIES
-from .metrics import clock_time
+from .moment import shown
 
 # Polls come a refresh apart on a wall clock that jitters: a condition that has held to within
 # this much of its time has held for it (else a 20 s hold polled every 2 s would confirm at
@@ -75,7 +75,7 @@ class Anomaly:
     def state(self) -> str:
         """"pending 4 s of 20 s", "confirmed: HW thermal slowdown is set" or "confirmed", and
         "· no data since 12:04:10" while its data is missing."""
-        return self._state + (f" · no data since {clock_time(self.unseen_since)}"
+        return self._state + (f" · no data since {shown(self.unseen_since)}"
                               if self.unseen_since is not None else "")
 
     @property

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from statistics import median
 
 from .config_values import MetricDef
@@ -37,12 +36,6 @@ def format_value(metric: MetricDef, value: float) -> str:
         return f"{value:.0f}"
     number = f"{value:.{metric.digits}f}"
     return f"{number}{unit}" if unit in ("%", "°C") else f"{number} {unit}"
-
-
-def clock_time(epoch: float, full: bool = False) -> str:
-    """A moment as every screen says it, in UTC: "14:02:11" (full: with the date and zone)."""
-    moment = datetime.fromtimestamp(epoch, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if full else "%H:%M:%S")
 
 
 def _scaled(value: float, step: float, units: Sequence[str]) -> str:

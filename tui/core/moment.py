@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 
 from .text import plain
 
@@ -96,15 +96,47 @@ def _zone_at(parsed: datetime, zone: tzinfo | None) -> tzinfo | None:
     return parsed.astimezone().tzinfo
 
 
-def shown(moment: float, zone: tzinfo | None = None) -> str:
-    """``moment`` as the header says it: local time to the second, with the date when it
-    is not today's."""
+# The zone every time said to people is in: the user's local zone, or UTC where they asked
+# for it (--utc, [display] utc). Set once at start, in the console's process and the
+# engine's (``use_utc``); machine times (report --json, files) carry their offset anyway.
+_DISPLAY: dict[str, tzinfo | None] = {"zone": None}
+
+
+def use_utc(utc: bool) -> None:
+    """Say every time in UTC (``utc``) or in the local zone."""
+    _DISPLAY["zone"] = timezone.utc if utc else None
+
+
+def display_zone() -> tzinfo | None:
+    """The zone times are said in: UTC, or None for the local zone."""
+    return _DISPLAY["zone"]
+
+
+def zone_name(moment: float) -> str:
+    """The name of the zone times are said in, as at ``moment`` ("UTC", "CET", "+0530")."""
+    when = datetime.fromtimestamp(moment, display_zone()).astimezone(display_zone())
+    return when.tzname() or when.strftime("%z")
+
+
+def shown(moment: float, zone: tzinfo | None = None, *, now: float | None = None,
+          dated: bool = False) -> str:
+    """``moment`` as every screen and line for people says it: "14:02:11" in the display
+    zone (``zone`` where given); with the date ("Nov 27 14:02:11") when ``now`` is of
+    another day; ``dated``: with the year-date and the zone, for reports
+    ("2026-11-27 14:02:11 CET")."""
+    zone = zone or display_zone()
     when = datetime.fromtimestamp(moment, zone).astimezone(zone)
+    if dated:
+        return when.strftime("%Y-%m-%d %H:%M:%S ") + (when.tzname() or when.strftime("%z"))
+    if now is not None and datetime.fromtimestamp(now, zone).astimezone(zone).date() \
+            != when.date():
+        return when.strftime("%b %d %H:%M:%S")
     return when.strftime("%H:%M:%S")
 
 
 def shown_full(moment: float, zone: tzinfo | None = None) -> str:
     """``moment`` with its date and zone offset: for reports and files."""
+    zone = zone or display_zone()
     return datetime.fromtimestamp(moment, zone).astimezone(zone).isoformat(timespec="seconds")
 
 

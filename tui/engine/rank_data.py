@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..core.events import EventLog
 from ..core.history import HISTORY_METRICS
-from ..core.metrics import clock_time
 from ..core.model import Rank, RankMap
+from ..core.moment import shown
 from ..logs.rank_logs import RankLogs
 from ..logs.tail import LogSource
 from ..settings.config import Settings
@@ -80,7 +80,7 @@ class RankData:
         records = merge(*found)
         head = (f"{len(records)} in the last hour" if records
                 else "none for this rank in the last hour")
-        rows = [(clock_time(r.time), r.name, r.severity, r.state, r.source, r.summary)
+        rows = [(shown(r.time), r.name, r.severity, r.state, r.source, r.summary)
                 for r in records]
         return rows, "; ".join([head, *notes])
 

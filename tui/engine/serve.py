@@ -19,6 +19,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from ..core.events import EventLog
+from ..core.moment import use_utc
 from ..settings.config import Settings
 from ..sources.base import Source
 from .link import MessageTooBig, packed
@@ -32,6 +33,7 @@ def serve(conn: Connection, settings: Settings,
           make_source: Callable[[Settings], Source], event_log: Path | None) -> None:
     """The engine process's main: ("ready", job, snapshot) or ("failed", why), then answers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ctrl+c is the UI's to handle
+    use_utc(settings.utc)  # the times the engine words (anomalies, notes) as the UI's
     try:
         source = make_source(settings)
     except Exception as error:  # said by the UI, which exits with it

@@ -20,8 +20,8 @@ from ...widgets.log_view import smart_case
 from ..core.analysis import Analysis
 from ..core.hang.log_gaps import NO_LINES_READ
 from ..core.hang.triage import HangVerdict
-from ..core.metrics import clock_time
 from ..core.model import RankMap
+from ..core.moment import shown
 from ..core.text import plain
 from ..flight.dump_paths import PatternError
 from ..flight.pipes import describe, find_pipes, named_pipes, request_dumps
@@ -100,10 +100,10 @@ class EvidenceScreen(Reading, ModalScreen[None]):
 
     def _draw(self) -> None:
         try:
-            shown = self.query_one("#evidence-text", Static)
+            text_widget = self.query_one("#evidence-text", Static)
         except NoMatches:  # an analysis before the screen is composed: on_mount draws it
             return
-        shown.update(self._text())
+        text_widget.update(self._text())
 
     def _text(self) -> Text:
         verdict, style = self.verdict, styles_of(self)
@@ -118,8 +118,8 @@ class EvidenceScreen(Reading, ModalScreen[None]):
             text.append(f"The witnesses disagree: {plain(verdict.disagreement, 400)}\n",
                         style("alarm"))
         text.append("\n")
-        shown = [*verdict.behind, *(r for r in verdict.evidence if r not in verdict.behind)]
-        for rank in shown[:SHOWN_RANKS]:
+        named = [*verdict.behind, *(r for r in verdict.evidence if r not in verdict.behind)]
+        for rank in named[:SHOWN_RANKS]:
             where = self.rank_map.ranks[rank] if rank < len(self.rank_map) else None
             label = where.title if where else f"rank {rank}"
             waited = rank in verdict.behind
@@ -128,8 +128,8 @@ class EvidenceScreen(Reading, ModalScreen[None]):
             lines = verdict.evidence.get(rank) or [self._no_lines(rank)]
             for line in lines:
                 text.append(f"  {line}\n", style("quoted"))
-        if len(shown) > SHOWN_RANKS:
-            text.append(f"… and {len(shown) - SHOWN_RANKS} more ranks\n", style("muted"))
+        if len(named) > SHOWN_RANKS:
+            text.append(f"… and {len(named) - SHOWN_RANKS} more ranks\n", style("muted"))
         if verdict.flight is not None:
             text.append("\n")
             text.append_text(flight_text(verdict.flight, self._label, style))
@@ -140,7 +140,7 @@ class EvidenceScreen(Reading, ModalScreen[None]):
         age = self.verdict.age(self.now)
         if self.verdict.as_of is None or age is None:
             return "verdict of an unknown time"
-        return f"verdict of {clock_time(self.verdict.as_of)}, {age:.0f} s ago"
+        return f"verdict of {shown(self.verdict.as_of)}, {age:.0f} s ago"
 
     # -- moving about ------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from rich.text import Text
 
 from ..core.hang.flight_triage import FlightVerdict
-from ..core.metrics import clock_time
+from ..core.moment import shown
 from ..core.text import plain
 from .line_styles import Styles
 
@@ -71,8 +71,8 @@ def flight_text(verdict: FlightVerdict, label: Callable[[int], str], style: Styl
 
 def _some(items: tuple[str, ...] | list[str]) -> str:
     """The first few, and how many more."""
-    shown = "; ".join(items[:SHOWN_LINES])
-    return shown + (f"; … and {len(items) - SHOWN_LINES} more" if len(items) > SHOWN_LINES else "")
+    listed = "; ".join(items[:SHOWN_LINES])
+    return listed + (f"; … and {len(items) - SHOWN_LINES} more" if len(items) > SHOWN_LINES else "")
 
 
 def _more(text: Text, total: int, limit: int, what: str, style: Styles) -> None:
@@ -83,10 +83,10 @@ def _more(text: Text, total: int, limit: int, what: str, style: Styles) -> None:
 def _when(written: tuple[float, float] | None) -> str:
     if written is None:
         return ""
-    first, last = (clock_time(t) for t in written)
+    first, last = (shown(t) for t in written)
     return first if first == last else f"{first} to {last}"
 
 
 def _ranks(ranks: tuple[int, ...]) -> str:
-    shown = ", ".join(map(str, ranks[:NAMED]))
-    return shown + (f", ... (+{len(ranks) - NAMED})" if len(ranks) > NAMED else "")
+    named = ", ".join(map(str, ranks[:NAMED]))
+    return named + (f", ... (+{len(ranks) - NAMED})" if len(ranks) > NAMED else "")

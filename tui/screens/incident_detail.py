@@ -21,8 +21,8 @@ from textual.widgets import Static
 from ...widgets.key_footer import KeyFooter
 from ..core.advice.incidents import Incident, explained_by
 from ..core.anomaly import Anomaly
-from ..core.metrics import clock_time
 from ..core.model import RankMap
+from ..core.moment import shown
 from ..core.text import plain
 from .hints import any_of, keys_for, sentence
 from .line_styles import CLASSES, Styles, styles_of
@@ -70,7 +70,7 @@ def _member(anomaly: Anomaly, rank_map: RankMap, now: float, style: Styles,
     head.append(anomaly.label, style("strong"))
     head.append(f"  {where(anomaly, rank_map)}")
     age = max(0.0, now - anomaly.since)
-    rows = [("since", f"{clock_time(anomaly.since)} ({age:.0f} s ago)"),
+    rows = [("since", f"{shown(anomaly.since)} ({age:.0f} s ago)"),
             ("state", anomaly.state),
             ("what", plain(anomaly.summary, 2000)),
             ("details", plain(anomaly.detail, 2000)), *more]

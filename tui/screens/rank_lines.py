@@ -10,7 +10,7 @@ from ..core.analysis import Summary
 from ..core.detect.detectors import Anomaly
 from ..core.detect.down import DownRank
 from ..core.hang.triage import HangVerdict
-from ..core.metrics import clock_time, format_value
+from ..core.metrics import format_value
 from ..core.model import Frame, Rank, RankMap
 from ..core.moment import shown
 from ..settings.config import Settings
@@ -68,8 +68,8 @@ def other_values(frame: Frame | None, rank: int, settings: Settings,
     if frame is None:
         return text
     if down is not None:
-        text.append(f" down since {clock_time(down.since)}; "
-                    f"last seen {clock_time(down.last_seen)}:", style("alarm"))
+        text.append(f" down since {shown(down.since)}; "
+                    f"last seen {shown(down.last_seen)}:", style("alarm"))
     for metric_id in metrics:
         metric = settings.metrics.get(metric_id)
         if metric is None or metric_id not in frame.values:

@@ -63,6 +63,7 @@ class Settings:
     config_file: Path | None = None
     layout: LayoutSettings = field(default_factory=LayoutSettings)
     bundle: BundleSettings = field(default_factory=BundleSettings)
+    utc: bool = False  # times said in UTC, not the local zone
 
 
 def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] | None = None,
@@ -124,6 +125,7 @@ def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> S
         config_file=user_file,
         layout=layout_settings(top.child("layout")),
         bundle=bundle_settings(top.child("bundle")),
+        utc=display.flag("utc"),
     )
 
 

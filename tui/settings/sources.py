@@ -32,6 +32,7 @@ ENVIRONMENT = {
     "RANKTOP_LOGS": ("logs", "spec", str),
     "RANKTOP_ALERTMANAGER_URL": ("alertmanager", "url", str),
     "RANKTOP_REFRESH_SECONDS": ("display", "refresh_seconds", float),
+    "RANKTOP_UTC": ("display", "utc", bool),
 }
 TRUE_WORDS, FALSE_WORDS = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 _DURATION = re.compile(r"^\d+(ms|s|m)$")

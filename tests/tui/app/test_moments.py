@@ -8,7 +8,7 @@ import asyncio
 
 from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.metrics import clock_time
+from ranktop.tui.core.moment import shown as clock_time
 from ranktop.tui.core.moment import shown
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.replay import NothingThen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -16,6 +17,8 @@ from ranktop.tui.core.moment import (
     parse_moment,
     shown,
     shown_full,
+    use_utc,
+    zone_name,
 )
 
 from tests.tui.properties import FEW
@@ -112,3 +115,47 @@ def test_moments_are_said_and_brought_to_the_grid():
     assert [ago(s) for s in (0, 40, 840, 3 * 3600 + 300, 2 * 86400 + 4 * 3600)] == [
         "0 s", "40 s", "14 min", "3 h 5 min", "2 d 4 h"]
     assert aligned(101.3, 2.0) == 100.0 and aligned(100.0, 2.0) == 100.0
+
+
+@pytest.fixture
+def berlin(monkeypatch):
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+    use_utc(False)
+
+
+ELEVEN_UTC = 1_795_000_000.0 - 1_795_000_000.0 % 86_400 + 11 * 3600 + 6 * 60 + 40
+
+
+def test_every_time_for_people_is_in_the_local_zone_by_default(berlin):
+    # the incident detail, the evidence, the report and the moment badge all say it so
+    assert shown(ELEVEN_UTC) == "12:06:40"
+    assert shown(ELEVEN_UTC, dated=True).endswith("12:06:40 CET")
+    assert zone_name(ELEVEN_UTC) == "CET"
+
+
+def test_utc_when_asked(berlin):
+    use_utc(True)
+    assert shown(ELEVEN_UTC) == "11:06:40"
+    assert shown(ELEVEN_UTC, dated=True).endswith("11:06:40 UTC")
+    assert shown_full(ELEVEN_UTC).endswith("T11:06:40+00:00")
+
+
+def test_a_time_of_another_day_says_its_date(berlin):
+    assert shown(ELEVEN_UTC, now=ELEVEN_UTC + 3600) == "12:06:40"
+    day_before = time.strftime("%b %d", time.localtime(ELEVEN_UTC))
+    assert shown(ELEVEN_UTC, now=ELEVEN_UTC + 86_400) == f"{day_before} 12:06:40"
+
+
+def test_the_utc_flag_and_setting_reach_the_settings():
+    from ranktop.tui.cli import flags
+    from ranktop.tui.settings.config import load_settings
+
+    args = flags.report_parser().parse_args(["--demo", "--utc"])
+    overrides, names = flags.overrides(args)
+    assert load_settings(None, overrides, environ={}, flag_names=names).utc is True
+    assert load_settings(environ={"RANKTOP_UTC": "1"}).utc is True
+    assert load_settings(environ={}).utc is False

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from ..anomaly import Anomaly
 from ..domain import SEVERITIES
-from ..metrics import clock_time
 from ..model import Frame, is_missing
+from ..moment import shown
 from .lookback import SEEN_SECONDS
 
 # What the backend's failing scrape of a rank down says of its process (live only): a
@@ -146,7 +146,7 @@ class Liveness:
 def _said(gone: DownRank) -> str:
     """"not reporting since 12:23:58 (scrape timing out: alive but frozen?; its series
     vanished)", or "gone since …" where the scrape is refused."""
-    when = clock_time(gone.since)
+    when = shown(gone.since)
     if gone.scrape == SCRAPE_REFUSED:
         return f"gone since {when} ({SCRAPE_REFUSED}; {gone.summary})"
     detail = f"{gone.scrape}; {gone.summary}" if gone.scrape else gone.summary

@@ -17,8 +17,8 @@ from dataclasses import replace
 from statistics import median
 
 from ..anomaly import Anomaly, Hold
-from ..metrics import clock_time
 from ..model import is_missing
+from ..moment import shown
 
 MAD_TO_SIGMA = 1.4826
 SMOOTH = 5  # polls whose median is one sample
@@ -97,7 +97,7 @@ class FailSlow:
             self._in_control(now_level)
         if self.alarmed:
             self._text = (f"step time {now_level:.2f} s, +{rise:.0%} over its level before "
-                          f"({level:.2f} s) since {clock_time(self.started)}, "
+                          f"({level:.2f} s) since {shown(self.started)}, "
                           "no rank standing out: the whole job slowed")
 
     def _hold(self, now: float) -> list[Anomaly]:

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..anomaly import Anomaly
-from ..metrics import clock_time
 from ..model import is_missing
+from ..moment import shown
 from ..text import ranks_named
 from .down import DownRank
 from .goodput import HOUR_SECONDS
@@ -57,14 +57,14 @@ class Restart:
         how = f" ({self.fault})" if self.fault else ""
         if self.rank is not None:
             went = "died" if self.exited else "went down first"
-            death = f"rank {self.rank} {went}{how} at {clock_time(self.died)}"
+            death = f"rank {self.rank} {went}{how} at {shown(self.died)}"
         elif self.together:
             death = (f"{ranks_named(self.together)} went down together at "
-                     f"{clock_time(self.died)} (which died first: not told apart)")
+                     f"{shown(self.died)} (which died first: not told apart)")
         else:
-            death = f"the job stopped after {clock_time(self.died)} (who died: not seen)"
+            death = f"the job stopped after {shown(self.died)} (who died: not seen)"
         restarted = (f"the job restarted from step {self.from_step:,} at "
-                     f"{clock_time(self.resumed)} (attempt {self.attempt})")
+                     f"{shown(self.resumed)} (attempt {self.attempt})")
         return " · ".join((death, restarted, self._lost()))
 
     def _lost(self) -> str:
