@@ -8,8 +8,8 @@ import asyncio
 
 from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.moment import shown as clock_time
 from ranktop.tui.core.moment import shown
+from ranktop.tui.core.moment import shown as clock_time
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.replay import NothingThen
 from ranktop.tui.logs.line_time import first_after
