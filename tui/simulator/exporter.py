@@ -428,10 +428,12 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
         job = server.renderer.job
         tree = ((lambda node: worker_pod(job, node))
                 if args.kubernetes or args.profile == "k8s" else None)
-        # Dumps are dated in wall-clock time: the console leaves out those older than a stall.
-        dumps = FlightWriter(cluster, root / FLIGHT_FOLDER, args.seed,
-                             epoch=time.time() - args.start)
-        writer = LogWriter(cluster, root, seed=args.seed, tree=tree, flight=dumps)
+        # Lines and dumps are dated in wall-clock time, as a real job's are: the console
+        # leaves out dumps older than a stall, and reads a line's time against now.
+        began_wall = time.time() - args.start
+        dumps = FlightWriter(cluster, root / FLIGHT_FOLDER, args.seed, epoch=began_wall)
+        writer = LogWriter(cluster, root, seed=args.seed, tree=tree, flight=dumps,
+                           epoch=began_wall)
         stop = keep_writing(writer, lambda: args.start + time.monotonic() - began)
         print(f"writing the ranks' logs under {root} (ranktop --logs {writer.layout_spec})"
               f" and their Flight Recorder dumps when they hang (--flight-recorder"

@@ -131,7 +131,7 @@ class FlightWriter:
                     self._write(index, k, rank, at)
         self._last = t
         for key in [key for key in self._copies if key[1] < first]:  # an earlier loop's
-            self._copies.pop(key).unlink(missing_ok=True)
+            self._copies.pop(key).unlink()
 
     def _dump_order(self, index: int) -> tuple[list[float], list[int]]:
         """The loop times at which the ranks write their dumps of a hang, in order, and
