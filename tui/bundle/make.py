@@ -53,7 +53,8 @@ async def make_bundle(engine: EngineClient, settings: Settings, snapshot: Snapsh
     files = await asyncio.to_thread(_files, saved, settings, screen, queries, findings, secrets)
     target = folder or settings.bundle.folder or Path.cwd()
     name = bundle_name(saved.job, saved.moment)
-    return await asyncio.to_thread(write_bundle, target, name, files, settings.bundle.packed)
+    return await asyncio.to_thread(write_bundle, target, name, files,
+                                   settings.bundle.packed, settings.bundle.mode)
 
 
 def _queries(engine: EngineClient) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """A bundle on disk: ``<job>-<UTC time>.ranktop``, a folder, or the same files in one
 ``.tar.gz``. It appears whole or not at all (written under a temporary name, then renamed),
 never replaces anything (a name taken gets ``-2``, ``-3``…), and is readable by its owner
-only: it holds the job's log lines."""
+only unless the user chose otherwise (``[bundle] mode``): it holds the job's log lines."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from pathlib import Path
 SUFFIX = ".ranktop"
 PACKED_SUFFIX = ".ranktop.tar.gz"
 MAX_NAMES = 999
+# Each sharing of ``[bundle] mode``: the mode of its files and of its folders.
+MODES = {"owner": (0o600, 0o700), "group": (0o640, 0o750), "everyone": (0o644, 0o755)}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -32,22 +34,26 @@ def bundle_name(job: str, moment: float) -> str:
     return f"{safe}-{stamp}"
 
 
-def write_bundle(folder: Path, name: str, files: Mapping[str, bytes], packed: bool) -> Path:
-    """Write ``files`` (relative path -> content) as the bundle ``name`` in ``folder``;
-    its path. OSError when it cannot be written (nothing is left behind then)."""
+def write_bundle(folder: Path, name: str, files: Mapping[str, bytes], packed: bool,
+                 sharing: str = "owner") -> Path:
+    """Write ``files`` (relative path -> content) as the bundle ``name`` in ``folder``,
+    readable as ``sharing`` says (``MODES``); its path. OSError when it cannot be written
+    (nothing is left behind then)."""
     folder.mkdir(parents=True, exist_ok=True)
     suffix = PACKED_SUFFIX if packed else SUFFIX
+    file_mode, folder_mode = MODES[sharing]
     with tempfile.TemporaryDirectory(prefix=f".{name}.", dir=folder) as scratch:
         staged = Path(scratch) / "bundle"
         if packed:
             staged.write_bytes(_tar(f"{name}{SUFFIX}", files))
-            staged.chmod(0o600)
+            staged.chmod(file_mode)
         else:
-            _fill(staged, files)
+            _fill(staged, files, file_mode, folder_mode)
         return _rename_new(staged, folder, name, suffix)
 
 
-def _fill(target: Path, files: Mapping[str, bytes]) -> None:
+def _fill(target: Path, files: Mapping[str, bytes], file_mode: int, folder_mode: int) -> None:
+    # Created owner-only, then given their mode: the umask never widens nor narrows it.
     target.mkdir(mode=0o700)
     for relative, content in files.items():
         path = target / relative
@@ -55,6 +61,10 @@ def _fill(target: Path, files: Mapping[str, bytes]) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as file:
             file.write(content)
+        path.chmod(file_mode)
+    for folder in sorted({p.parent for p in (target / r for r in files)} | {target},
+                         key=lambda p: len(p.parts), reverse=True):
+        folder.chmod(folder_mode)
 
 
 def _tar(top: str, files: Mapping[str, bytes]) -> bytes:

@@ -4,6 +4,7 @@ owner-only; read back from a folder or a .tar.gz; anything else refused in one l
 from __future__ import annotations
 
 import io
+import os
 import stat
 import tarfile
 from dataclasses import replace
@@ -138,3 +139,37 @@ def test_the_notice_says_who_can_read_a_bundle_and_the_chmod_that_shares_it(tmp_
     odd.mkdir()
     assert "chmod -R go+rX '" in sharing(odd)  # quoted for the shell
     assert sharing(tmp_path / "gone") == ""
+
+
+@pytest.mark.parametrize(("sharing_", "file_mode", "folder_mode"), [
+    ("owner", 0o600, 0o700), ("group", 0o640, 0o750), ("everyone", 0o644, 0o755)])
+@pytest.mark.parametrize("packed", [False, True])
+def test_a_bundle_is_as_readable_as_the_user_chose_whatever_the_umask(
+        tmp_path, packed, sharing_, file_mode, folder_mode):
+    files = {"README.txt": b"hello\n", "logs/rank-3.log": b"line\n",
+             "console.msgpack": encoded(a_saved())}
+    was = os.umask(0o077)  # a strict umask must not narrow what the user chose
+    try:
+        path = write_bundle(tmp_path, "job-x", files, packed, sharing_)
+    finally:
+        os.umask(was)
+    if packed:
+        assert stat.S_IMODE(path.stat().st_mode) == file_mode
+        return
+    assert stat.S_IMODE(path.stat().st_mode) == folder_mode
+    assert stat.S_IMODE((path / "logs").stat().st_mode) == folder_mode
+    assert {stat.S_IMODE(p.stat().st_mode) for p in path.rglob("*") if p.is_file()} == {
+        file_mode}
+    assert read_bundle(path).job == "train/llm 70b"
+
+
+def test_a_sharing_nobody_knows_is_a_configuration_error(tmp_path):
+    from ranktop.tui.settings.config import load_settings
+    from ranktop.tui.settings.reader import ConfigError
+
+    config = tmp_path / "config.toml"
+    config.write_text('[bundle]\nmode = "world"\n')
+    with pytest.raises(ConfigError, match="mode"):
+        load_settings(config, environ={})
+    config.write_text('[bundle]\nmode = "group"\n')
+    assert load_settings(config, environ={}).bundle.mode == "group"
