@@ -167,7 +167,7 @@ async def test_an_ambiguous_find_is_only_suggested_on_the_empty_map(foreign):
            "training_step_duration_seconds" in source.status().detail
 
 
-def test_init_writes_the_lines_once_and_never_over_a_file(foreign, capsys, tmp_path):
+def test_init_writes_the_lines_and_merges_into_a_file_it_keeps(foreign, capsys, tmp_path):
     written = tmp_path / "xdg" / "ranktop" / "config.toml"
     assert main(["init", "--prometheus", foreign.url, "--job", FOREIGN_K8S]) == 0
     out = capsys.readouterr().out
@@ -177,9 +177,15 @@ def test_init_writes_the_lines_once_and_never_over_a_file(foreign, capsys, tmp_p
     frame = PrometheusSource(load_settings()).poll_now()  # the file at the XDG path
     assert not any(math.isnan(v) for v in frame.values["step_time"])
 
-    assert main(["init", "--prometheus", foreign.url, "--job", FOREIGN]) == 1
-    err = capsys.readouterr().err
-    assert "never overwritten" in err and written.read_text() == text
+    # again, for the other job and with its logs: merged into the file, kept first
+    assert main(["init", "--prometheus", foreign.url, "--job", FOREIGN,
+                 "--logs", str(tmp_path / "rank{rank}.log")]) == 0
+    out = capsys.readouterr().out
+    backup = written.with_name("config.toml.bak")
+    assert f"merged into {written} (what it held is in {backup})" in out
+    assert backup.read_text() == text
+    settings = load_settings()  # the merged file loads as it is
+    assert settings.prometheus.job == FOREIGN and settings.log_spec.endswith("rank{rank}.log")
 
 
 def test_the_job_named_wrong_and_a_selector_that_matches_nothing_say_so(foreign, capsys):

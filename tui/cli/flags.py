@@ -24,8 +24,8 @@ SUBCOMMANDS = {
               "when healthy, 1 when anomalies are active",
     "check-config": "print the resolved configuration, check the connection and run every "
                     "query",
-    "init": "find the job's metrics, show the config that reads them and write it to a new "
-            "config file (never over one that exists)",
+    "init": "find the job's metrics, show the config that reads them and write it to the "
+            "config file (merged into one that exists, kept first as .bak)",
     "rules": "print Prometheus recording rules that join DCGM's series to the job's ranks "
              "(ranktop reads the recorded series when Prometheus has them)",
     "open": "reopen an incident's bundle (written by the B key or `report --bundle`), "
@@ -201,8 +201,9 @@ def init_parser() -> Parser:
     parser = Parser(
         prog="ranktop init",
         description="Find the job's metrics in the Prometheus given, show the config that "
-                    "reads them, and write it to a new config file (--config FILE, else "
-                    "~/.config/ranktop/config.toml); a file that exists is never overwritten.")
+                    "reads them (with --logs and --flight-recorder), and write it to the "
+                    "config file (--config FILE, else ~/.config/ranktop/config.toml); a file "
+                    "that exists is merged with it, what it held kept in FILE.bak first.")
     _source_flags(parser, alertmanager=False, local=False, demo=False)
     _common_flags(parser)
     return parser

@@ -2,8 +2,10 @@
 
 It polls once as the console would, so discovery looks for the job's metrics where the
 configured ones are absent, shows the config that reads them, then writes it to the XDG
-config path (or ``--config FILE``). A file that exists is never overwritten: the lines are
-shown to paste by hand, and the exit status is 1.
+config path (or ``--config FILE``), with the logs and dumps given (``--logs``,
+``--flight-recorder``). A file that exists is merged with it (the new keys win), after
+what it held is kept in a backup beside it (``config.toml.bak``); the merged file is
+checked to load before it is written.
 
 A password is never printed nor put in the config: one read from a file is referred to by
 that file's path; one given otherwise (the URL's ``user:password@``, RANKTOP_PASSWORD) is
@@ -14,13 +16,16 @@ config refers to that.
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from typing import TextIO
 
 from ..core.ranks import FROM_JOB
-from ..settings.config import Settings
+from ..settings.config import Settings, load_settings
+from ..settings.paths import user_config_file
+from ..settings.reader import ConfigError, read_toml
 from ..settings.sources import PrometheusSettings
-from ..settings.writer import FileExists, check_new, toml_text, write_new
+from ..settings.writer import FileExists, check_new, merged, replace_kept, toml_text, write_new
 from ..sources.prometheus import suggest
 from ..sources.prometheus.client import VICTORIA_METRICS, QueryError
 from ..sources.prometheus.source import PrometheusSource
@@ -56,22 +61,64 @@ def init_config(settings: Settings, target: Path, out: TextIO | None = None,
         del table["prometheus"]["job"]
     if source.client.backend == VICTORIA_METRICS and not prom.latency_offset:
         table["prometheus"]["latency_offset"] = "1s"  # its newest samples, not 30 s late
-    text = HEADER.format(url=prom.url) + toml_text(table)
+    for key, value in (("spec", settings.log_spec), ("flight_recorder", settings.flight_recorder)):
+        if value:
+            table.setdefault("logs", {})[key] = value
     if found.other_jobs:
         print(f"other jobs found: {', '.join(found.other_jobs)} (--job NAME picks one)",
               file=out)
+    if target.is_file():
+        return _merge_into(target, table, prom, secret_file, out, err, _what(source, found))
+    text = HEADER.format(url=prom.url) + toml_text(table)
     print(f"{_what(source, found)}; the config:\n\n{text}", file=out)
     try:
         _write(target, text, prom.password.value, secret_file)
-    except FileExists as error:
-        print(f"ranktop init: not written: {error}; paste the lines above into it", file=err)
+    except (FileExists, OSError) as error:
+        print(f"ranktop init: cannot write {target}: {_why(error)}", file=err)
         return 1
-    except OSError as error:
-        print(f"ranktop init: cannot write {target}: {error.strerror or error}", file=err)
-        return 1
-    print(f"written to {target}; `ranktop` now reads it (check it with "
-          "`ranktop check-config`)", file=out)
+    print(f"written to {target}; {_reads_it(target)}", file=out)
     return 0
+
+
+def _merge_into(target: Path, table: dict, prom: PrometheusSettings, secret_file: Path | None,
+                out: TextIO, err: TextIO, what: str) -> int:
+    """``table`` merged into the config file ``target``, which is kept in a backup first."""
+    try:
+        text = HEADER.format(url=prom.url) + toml_text(merged(read_toml(target), table))
+        _check_loads(target, text)
+    except (ConfigError, OSError) as error:
+        print(f"ranktop init: {target} left as it was: {_why(error)}", file=err)
+        return 1
+    print(f"{what}; {target} becomes:\n\n{text}", file=out)
+    try:
+        if prom.password and secret_file is not None and not secret_file.exists():
+            write_new(secret_file, prom.password.value + "\n")
+        backup = replace_kept(target, text)
+    except (FileExists, OSError) as error:
+        print(f"ranktop init: {target} left as it was: {_why(error)}", file=err)
+        return 1
+    print(f"merged into {target} (what it held is in {backup}); {_reads_it(target)}",
+          file=out)
+    return 0
+
+
+def _check_loads(target: Path, text: str) -> None:
+    """ConfigError unless ``text`` loads as a config file (checked in a scratch copy)."""
+    with tempfile.TemporaryDirectory(prefix="ranktop-init-") as scratch:
+        trial = Path(scratch) / target.name
+        trial.write_text(text, encoding="utf-8")
+        load_settings(trial, environ={})
+
+
+def _reads_it(target: Path) -> str:
+    if target == user_config_file():
+        return "`ranktop` reads it from now on (check it with `ranktop check-config`)"
+    return (f"`ranktop --config {target}` reads it (check it with "
+            f"`ranktop check-config --config {target}`)")
+
+
+def _why(error: Exception) -> str:
+    return str(getattr(error, "strerror", None) or error)
 
 
 def _auth_keys(prom: PrometheusSettings, secret_file: Path | None) -> dict[str, str]:

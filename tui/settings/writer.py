@@ -44,6 +44,8 @@ def _value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(item) for item in value) + "]"
     # A JSON string is a TOML basic string: quotes, backslashes and controls escaped.
     return json.dumps(str(value), ensure_ascii=False).replace("\x7f", "\\u007f")
 
@@ -70,3 +72,36 @@ def write_new(path: Path, text: str) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as file:
         os.fchmod(fd, 0o600)  # whatever the umask
         file.write(text)
+
+
+def merged(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """``old`` with ``new`` over it, table by table (a key of ``new`` wins)."""
+    out = dict(old)
+    for key, value in new.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def backup_of(path: Path) -> Path:
+    """The first free ``name.bak`` (``name.bak.2``, …) beside ``path``."""
+    for attempt in range(1, 1000):
+        candidate = path.with_name(path.name + (".bak" if attempt == 1 else f".bak.{attempt}"))
+        if not os.path.lexists(candidate):
+            return candidate
+    raise _exists(path.with_name(path.name + ".bak"))
+
+
+def replace_kept(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` (owner-only) after keeping what it held in a new backup
+    file beside it; the backup's path. Nothing the user had is lost."""
+    backup = backup_of(path)
+    write_new(backup, path.read_text(encoding="utf-8"))
+    staged = path.with_name(f".{path.name}.new")
+    if os.path.lexists(staged):
+        staged.unlink()
+    write_new(staged, text)
+    os.replace(staged, path)
+    return backup

@@ -41,8 +41,8 @@ def test_a_prometheus_that_does_not_answer_writes_nothing(tmp_path, capsys):
 def test_the_help_names_init_and_what_it_never_does(capsys):
     with pytest.raises(SystemExit):
         main(["init", "--help"])
-    assert "never overwritten" in capsys.readouterr().out
+    assert "merged with it, what it held kept in FILE.bak first" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--help"])
     listed = capsys.readouterr().out
-    assert "ranktop init" in listed and "(never over one that exists)" in listed
+    assert "ranktop init" in listed and "(merged into one that exists, kept first as" in listed
