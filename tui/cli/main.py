@@ -96,6 +96,8 @@ def _subcommand(name: str, argv: list[str]) -> int:
         return _init(argv)
     if name == "rules":
         return _rules(argv)
+    if name == "jobs":
+        return _jobs(argv)
     if name == "open":
         from .open_bundle import open_main
 
@@ -123,12 +125,23 @@ def _check_config(argv: list[str]) -> int:
 
 
 def _rules(argv: list[str]) -> int:
-    settings = _settings(flags.rules_parser().parse_args(argv))
+    args = flags.rules_parser().parse_args(argv)
+    settings = _settings(args)
     if settings is None:
         return 2
     from .rules import print_rules
 
-    return print_rules(settings, sys.stdout)
+    return print_rules(settings, sys.stdout, fleet=args.jobs)
+
+
+def _jobs(argv: list[str]) -> int:
+    args = flags.jobs_parser().parse_args(argv)
+    settings = _settings(args)
+    if settings is None:
+        return 2
+    from .jobs import list_jobs
+
+    return list_jobs(settings, sys.stdout, sys.stderr, args.json)
 
 
 def _init(argv: list[str]) -> int:

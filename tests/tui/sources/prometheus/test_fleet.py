@@ -24,6 +24,10 @@ class FakeFleet:
         self.rules = rules
         self.queries: list[str] = []
         self.label_calls: list[tuple[str, str]] = []
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
 
     def label_values(self, label: str, metric: str, since: float) -> list[str]:
         self.label_calls.append((label, metric))
