@@ -180,13 +180,18 @@ class FleetReader:
     def close(self) -> None:
         self.client.close()
 
+    def job_ids(self) -> list[str]:
+        """The jobs whose step metric had samples in the last hour (QueryError if unread)."""
+        since = self.clock() - ID_WINDOW_SECONDS
+        return self.client.label_values(self.names.job, self.names.step, since)
+
     def read(self) -> FleetRead:
         """Every job's facts now. QueryError when not even the job ids could be read."""
         now = self.clock()
         if self._refreshes % RULES_CHECK_EVERY == 0:
             self.recorded = self._rules_present()
         self._refreshes += 1
-        ids = self.client.label_values(self.names.job, self.names.step, now - ID_WINDOW_SECONDS)
+        ids = self.job_ids()
         queries = self._recorded if self.recorded else self._raw
         budget = ByteBudget(FLEET_BYTES)
         answers: dict[str, Vector] = {}
