@@ -19,7 +19,7 @@ from textual.message import Message
 from ..engine.client import EngineClient
 from ..engine.fleet import FleetEngine, fleet_refresh_seconds, job_settings
 from ..engine.fleet_snapshot import FleetSnapshot
-from ..screens.jobs import JobConsoleScreen, JobsScreen
+from ..screens.jobs import JobCommands, JobConsoleScreen, JobsScreen
 from ..settings.config import Settings
 from .console import RanktopApp
 
@@ -109,6 +109,8 @@ class FleetMode:
 
 class FleetApp(FleetMode, RanktopApp):
     """The jobs list, and each job's console from it."""
+
+    COMMANDS = RanktopApp.COMMANDS | {JobCommands}
 
     def __init__(self, settings: Settings, fleet: FleetEngine, open_engine: OpenEngine,
                  idle_engine: EngineClient, **options) -> None:

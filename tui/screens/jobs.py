@@ -8,10 +8,13 @@ rows the filter keeps. Every word in a row was made plain from its label (core/f
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
@@ -21,6 +24,7 @@ from ..core.fleet_cells import COLUMNS, cells, headline
 from ..core.moment import ago
 from ..engine.fleet_snapshot import FleetSnapshot
 from ..screens.cluster import ClusterScreen
+from .data_text import escaped
 
 TITLES = {"job": "Job", "ranks": "Ranks", "progress": "Progress", "worst": "Worst",
           "alerts": "Alerts", "goodput": "Goodput", "owner": "Owner"}
@@ -158,3 +162,20 @@ class JobConsoleScreen(ClusterScreen):
         Binding("q,escape", "app.back_to_jobs", "Jobs", id="cluster.quit",
                 tooltip="Back to the jobs list"),
     ]
+
+
+class JobCommands(Provider):
+    """The palette on the jobs list: typing part of a job's name offers to open it."""
+
+    async def search(self, query: str) -> Hits:
+        jobs = next((s for s in self.app.screen_stack if isinstance(s, JobsScreen)), None)
+        if jobs is None or getattr(self.app, "job_open", None) is not None:
+            return
+        matcher = self.matcher(query)
+        for row in jobs.snapshot.rows:
+            name = f"job: open {row.facts.name}"
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(escaped(name)),
+                          partial(self.app.open_job, row.facts.name),
+                          help=escaped(row.worst or "healthy"))

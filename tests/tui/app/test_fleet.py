@@ -91,3 +91,16 @@ async def test_slash_filters_the_rows():
         await pilot.press("escape")
         await pilot.pause()
         assert len(_names(app)) == 12
+
+
+async def test_the_palette_opens_a_job_by_its_name():
+    app, _backend, opened = _app(jobs=6)
+    async with app.run_test(size=(120, 30)) as pilot:
+        while not app.jobs.snapshot.rows:
+            await pilot.pause(0.05)
+        await pilot.press("ctrl+p", *"job-0004")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        while not isinstance(app.screen, JobConsoleScreen):
+            await pilot.pause(0.05)
+        assert opened == ["job-0004"]
