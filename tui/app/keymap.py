@@ -18,6 +18,7 @@ from textual.keys import REPLACED_KEYS, Keys, key_to_character
 from textual.screen import ModalScreen, Screen
 
 from ..settings.reader import ConfigError
+from . import fleet  # noqa: F401 - the jobs list's screens
 from .console import RanktopApp  # importing the app imports every screen
 
 MODIFIERS = frozenset({"ctrl", "shift", "alt", "meta", "super", "hyper"})

@@ -28,6 +28,8 @@ SUBCOMMANDS = {
             "config file (merged into one that exists, kept first as .bak)",
     "rules": "print Prometheus recording rules that join DCGM's series to the job's ranks "
              "(ranktop reads the recorded series when Prometheus has them)",
+    "jobs": "list every job the backend holds, worst first (--json for scripts); exit 0 "
+            "when all are healthy, 1 when any is not",
     "open": "reopen an incident's bundle (written by the B key or `report --bundle`), "
             "offline",
     "simulate": "serve the demo cluster as dcgm-exporter and job metrics for a Prometheus "
@@ -148,6 +150,25 @@ def report_parser() -> Parser:
     return parser
 
 
+def jobs_parser() -> Parser:
+    """`ranktop jobs`: every job the backend holds, worst first."""
+    parser = Parser(
+        prog="ranktop jobs",
+        description="List every job the backend holds (by the job label of its step metric), "
+                    "worst first: stalled, ranks missing, critical alerts, then by goodput. "
+                    "Exit 0 when every job is healthy, 1 when any is not or the list cannot "
+                    "be read, 2 on a usage or configuration error.")
+    parser.add_argument("--prometheus", metavar="URL",
+                        help="the Prometheus (or any PromQL API) to read; "
+                             "RANKTOP_PROMETHEUS_URL")
+    parser.add_argument("--insecure", action="store_true", default=None,
+                        help="do not verify the server's TLS certificate")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="config file (default ~/.config/ranktop/config.toml)")
+    return parser
+
+
 def open_parser() -> Parser:
     """`ranktop open`: a bundle's console, offline."""
     parser = Parser(
@@ -192,6 +213,9 @@ def rules_parser() -> Parser:
                     "ranktop then reads one recorded series per rank.")
     parser.add_argument("--job", metavar="NAME",
                         help="the training job, as its metrics' training_job label; RANKTOP_JOB")
+    parser.add_argument("--jobs", action="store_true",
+                        help="the rules of the jobs list instead: every job's figures "
+                             "recorded once per job (ranktop jobs reads them when present)")
     _common_flags(parser)
     return parser
 

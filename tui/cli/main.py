@@ -70,6 +70,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
             return 2
         return run_demo(settings, mouse=not args.no_mouse, demo_start=args.demo_start,
                         log_dir=args.log_dir, ascii_only=ascii, at=args.at)
+    if _fleet_wanted(settings, args):
+        return run_jobs_list(settings, mouse=not args.no_mouse, ascii_only=ascii)
     if settings.prometheus.url or args.local:
         return run_live(settings, mouse=not args.no_mouse, local=args.local, ascii_only=ascii,
                         at=args.at)
@@ -98,6 +100,8 @@ def _subcommand(name: str, argv: list[str]) -> int:
         return _init(argv)
     if name == "rules":
         return _rules(argv)
+    if name == "jobs":
+        return _jobs(argv)
     if name == "open":
         from .open_bundle import open_main
 
@@ -127,12 +131,23 @@ def _check_config(argv: list[str]) -> int:
 
 
 def _rules(argv: list[str]) -> int:
-    settings = _settings(flags.rules_parser().parse_args(argv))
+    args = flags.rules_parser().parse_args(argv)
+    settings = _settings(args)
     if settings is None:
         return 2
     from .rules import print_rules
 
-    return print_rules(settings, sys.stdout)
+    return print_rules(settings, sys.stdout, fleet=args.jobs)
+
+
+def _jobs(argv: list[str]) -> int:
+    args = flags.jobs_parser().parse_args(argv)
+    settings = _settings(args)
+    if settings is None:
+        return 2
+    from .jobs import list_jobs
+
+    return list_jobs(settings, sys.stdout, sys.stderr, args.json)
 
 
 def _init(argv: list[str]) -> int:
@@ -308,6 +323,34 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
         return _run_app(app, mouse)
     finally:
         _close(source)
+
+
+def _fleet_wanted(settings: Settings, args: argparse.Namespace) -> bool:
+    """No job named, a backend that holds several: the jobs list opens first."""
+    if not settings.prometheus.url or settings.prometheus.job or args.local or args.at:
+        return False
+    from .fleet_console import holds_several_jobs
+
+    return holds_several_jobs(settings)
+
+
+def run_jobs_list(settings: Settings, mouse: bool = True, ascii_only: bool = False) -> int:
+    """The jobs list, each job's console in its own engine once opened."""
+    if not _keys_usable(settings) or not _rank_map_readable(settings):
+        return 2
+    from ..core.events import default_log_path
+    from ..engine.threaded import ThreadEngine
+    from .fleet_console import run_fleet
+
+    def open_engine(job: Settings) -> EngineClient | None:
+        if os.environ.get(ENGINE_VARIABLE) == "thread":
+            return ThreadEngine(job, _make_live_source(job, local=False))
+        return _process_engine(job, partial(_make_live_source, local=False), default_log_path())
+
+    def idle_engine(fleet: Settings) -> EngineClient:
+        return ThreadEngine(fleet, _make_live_source(fleet, local=False))
+
+    return run_fleet(settings, open_engine, _run_app, mouse, ascii_only, idle_engine)
 
 
 def _run_in_process(settings: Settings, make_source: Callable[[Settings], Source],

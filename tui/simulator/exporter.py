@@ -11,6 +11,7 @@ absent means "no data".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import hashlib
 import math
@@ -310,6 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
         """Scrapes come every few seconds: no access log."""
 
 
+DEFAULT_FLEET = Path("fleet.toml")  # --fleet alone: the shipped one
+
+
 class _UsageError(Exception):
     pass
 
@@ -377,6 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also export NCCL Inspector's per-rank collective timings "
              "(nccl_collective_exec_time_microseconds, nccl_bus_bandwidth_gbs, "
              "nccl_algorithm_bandwidth_gbs)")
+    add("--fleet", type=Path, nargs="?", const=DEFAULT_FLEET, metavar="FILE",
+        help="serve a fleet of jobs instead of one, each on its own port from --port on "
+             "(default: the shipped fleet.toml: the demo's job, healthy ones, one stalled, "
+             "one that lost a rank)")
     add("--log-dir", type=Path, metavar="DIR",
         help="write the ranks' torchrun-style logs here (default: a temporary folder)")
     return parser
@@ -384,6 +392,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _simulate_fleet(args: argparse.Namespace, options: ExportOptions) -> int:
+    """`ranktop simulate --fleet`: every job of the fleet, each on its own port."""
+    from .fleet import fleet_servers, load_fleet, serve_fleet
+
+    try:
+        jobs = load_fleet(None if args.fleet == DEFAULT_FLEET else args.fleet)
+        servers = fleet_servers(jobs, args.host, args.port, args.start, args.gpus_per_node,
+                                options)
+    except ScenarioError as error:
+        print(f"ranktop simulate: fleet error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"ranktop simulate: cannot listen for the fleet from {args.host}:{args.port}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return 2
+    for job, server in zip(jobs, servers, strict=True):
+        print(f"serving {job.name} ({len(server.renderer.cluster.rank_map)} ranks) on "
+              f"{server.url}", flush=True)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stop)
+    with contextlib.suppress(KeyboardInterrupt):
+        serve_fleet(servers)
+    return 0
 
 
 def simulate_main(argv: Sequence[str] | None = None) -> int:
@@ -405,6 +438,8 @@ def simulate_main(argv: Sequence[str] | None = None) -> int:
                             kubernetes=args.kubernetes, profile=args.profile,
                             job_metrics=args.job_metrics,
                             nccl_inspector=args.nccl_inspector, dcgm=not args.no_dcgm)
+    if args.fleet is not None:
+        return _simulate_fleet(args, options)
     try:
         scenario = load_scenario(args.scenario)
         cluster = SimCluster(args.nodes, args.gpus_per_node, args.seed, scenario)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-import ranktop.tui.app.console  # noqa: F401 - imports every screen and widget
+import ranktop.tui.app.console
+import ranktop.tui.app.fleet  # noqa: F401 - ... and the jobs list's
 from textual.widget import Widget
 
 

@@ -88,7 +88,8 @@ def test_help_lists_every_subcommand_and_each_subcommand_its_own_flags(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    assert set(SUBCOMMANDS) == {"report", "check-config", "init", "rules", "open", "simulate"}
+    assert set(SUBCOMMANDS) == {"report", "check-config", "init", "rules", "jobs", "open",
+                                "simulate"}
     for name in SUBCOMMANDS:
         assert f"ranktop {name} " in out
     with pytest.raises(SystemExit):

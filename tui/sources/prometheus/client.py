@@ -233,6 +233,12 @@ class PromClient:
         """The label names the series of ``metric`` carried since ``since``."""
         return self._names("labels", {"match[]": metric, "start": _seconds(since)})
 
+    def label_values(self, label: str, metric: str, since: float) -> list[str]:
+        """The values ``label`` took on the series of ``metric`` since ``since``: the
+        label-values API, a few bytes per value (the series API would send every series)."""
+        return self._names(f"label/{label}/values", {"match[]": metric,
+                                                      "start": _seconds(since)})
+
     def _names(self, endpoint: str, params: dict[str, str]) -> list[str]:
         names = self._prometheus(endpoint, params, method="GET")["data"]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

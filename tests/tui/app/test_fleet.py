@@ -1,0 +1,106 @@
+"""The jobs list in the console: worst first, `/` filters, Enter opens that job's console,
+Esc or q comes back to the list, which kept refreshing meanwhile."""
+
+from __future__ import annotations
+
+from ranktop.tui.app.fleet import FleetApp
+from ranktop.tui.engine.fleet import FleetEngine
+from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.screens.jobs import JobConsoleScreen, JobsScreen
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.sources.prometheus.fleet import FleetReader
+from textual.widgets import DataTable
+
+from tests.tui.conftest import START, FakeClock, screen_text
+from tests.tui.sources.prometheus.test_fleet import FakeFleet
+
+
+def _app(jobs: int = 4):
+    clock = FakeClock(START + 20)
+    settings = load_settings(overrides={"prometheus": {"url": "http://prometheus:9090"}},
+                             environ={})
+    backend = FakeFleet(jobs)
+    fleet = FleetEngine(settings, FleetReader(settings, client=backend, clock=clock), clock)
+    opened: list[str] = []
+
+    def open_engine(job_settings):
+        opened.append(job_settings.prometheus.job)
+        return ThreadEngine(job_settings, demo_source(DemoSettings(4, 8, seed=7), clock,
+                                                      started=START), clock=clock)
+
+    idle = ThreadEngine(settings, demo_source(DemoSettings(1, 1, seed=7), clock,
+                                              started=START), clock=clock)
+    return FleetApp(settings, fleet, open_engine, idle, clock=clock), backend, opened
+
+
+def _names(app) -> list[str]:
+    table = app.screen.query_one(DataTable)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+async def test_the_list_shows_the_worst_first_and_opens_a_job_with_enter():
+    app, _backend, opened = _app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        while not app.jobs.snapshot.rows:
+            await pilot.pause(0.05)
+        await pilot.pause()
+        assert isinstance(app.screen, JobsScreen)
+        assert _names(app)[:3] == ["job-0002", "job-0003", "job-0001"]
+        text = screen_text(app)
+        assert "4 jobs, 3 unhealthy" in text and "1 rank missing" in text
+        assert "stalled" in text
+
+        await pilot.press("down", "enter")  # the second row: the job with a missing rank
+        while not isinstance(app.screen, JobConsoleScreen):
+            await pilot.pause(0.05)
+        assert opened == ["job-0003"] and app.job_open == "job-0003"
+        await app.poll_once()
+        await pilot.pause()
+        text = screen_text(app)  # the (demo) job's console, its q leading back to the list
+        assert "llama-70b-pretrain" in text and "q Jobs" in text
+        # the list goes on refreshing behind the console
+        assert [w.name for w in app.workers if w.group == "fleet" and w.is_running] == [
+            "refresh_fleet_forever"]
+
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, JobsScreen) and app.job_open is None
+        assert app.settings.prometheus.job == ""
+
+        await pilot.press("up", "enter")
+        while not isinstance(app.screen, JobConsoleScreen):
+            await pilot.pause(0.05)
+        assert opened[-1] == "job-0002"
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, JobsScreen) and app.is_running
+
+
+async def test_slash_filters_the_rows():
+    app, _backend, _opened = _app(jobs=12)
+    async with app.run_test(size=(120, 30)) as pilot:
+        while not app.jobs.snapshot.rows:
+            await pilot.pause(0.05)
+        await pilot.pause()
+        assert len(_names(app)) == 12
+        await pilot.press("slash", *"0011", "enter")
+        await pilot.pause()
+        assert _names(app) == ["job-0011"]
+        assert "filter: 0011 (1 shown)" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(_names(app)) == 12
+
+
+async def test_the_palette_opens_a_job_by_its_name():
+    app, _backend, opened = _app(jobs=6)
+    async with app.run_test(size=(120, 30)) as pilot:
+        while not app.jobs.snapshot.rows:
+            await pilot.pause(0.05)
+        await pilot.press("ctrl+p", *"job-0004")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        while not isinstance(app.screen, JobConsoleScreen):
+            await pilot.pause(0.05)
+        assert opened == ["job-0004"]
