@@ -21,7 +21,7 @@ FOLDERS = {"tui": "ranktop.tui", "widgets": "ranktop.widgets"}
 CORE = "ranktop.tui.core"
 # The core's roof: modules at its root that read every group (the per-poll analysis and what
 # is made of it). The rest of its root is the floor, which reads only the floor.
-CORE_ROOF = ("analysis", "document", "findings", "journal")
+CORE_ROOF = ("analysis", "document", "event_times", "findings", "fleet_cells", "journal")
 # Libraries a room may or may not use: drawing, the network, NVML.
 DRAWING = ("textual", "rich")
 NETWORK = ("httpx", "pynvml")
