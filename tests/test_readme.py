@@ -18,6 +18,7 @@ PROGRAM = re.compile(r"^(?:\S*/)?ranktop$")  # ranktop, .venv/bin/ranktop
 SHELL_ENDS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2>&1"}
 PARSERS = {"report": flags.report_parser, "check-config": flags.check_config_parser,
            "init": flags.init_parser, "rules": flags.rules_parser, "open": flags.open_parser,
+           "jobs": flags.jobs_parser,
            "simulate": build_parser}
 
 
