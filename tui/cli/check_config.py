@@ -12,6 +12,7 @@ same messages as when the console starts (the command line exits 2 on either).""
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from typing import TextIO
@@ -24,6 +25,7 @@ from ..sources.prometheus.backend_kind import TENANT_LABEL, backend_kind, federa
 from ..sources.prometheus.client import QueryError, shown_url
 from ..sources.prometheus.diagnosis import shown
 from ..sources.prometheus.discovery import ROLES, Discovery
+from ..sources.prometheus.ranks import STEP_METRIC
 from ..sources.prometheus.source import PrometheusSource
 from .check_flight import check_flight
 from .check_logs import check_logs, configured_rank_map
@@ -119,18 +121,40 @@ def _auth(settings: Settings) -> str:
     return "; ".join(parts) or "none"
 
 
-def query_line(key: str, series: int, took: float, expression: str) -> str:
+PROMQL_WIDTH = 96  # a query longer than this is folded onto lines of its own
+PROMQL_INDENT = " " * 6
+
+
+def query_line(key: str, series: int, took: float, expression: str,
+               optional: bool = False) -> str:
     """A query's line: "ok" only when it found series; one that ran and found none is
-    said to be empty, for that metric then has no data on screen."""
+    said to be empty, for that metric then has no data on screen (``optional``: nothing
+    needs it). A long query is folded onto indented lines below."""
+    shown_query = _folded(expression)
     if series:
-        return f"  {key:<24} ok {series:>6} series  {took * 1000:6.0f} ms   {expression}"
-    return (f"  {key:<24} EMPTY  no series: not exported, or the selector matches nothing "
-            f"({took * 1000:.0f} ms)   {expression}")
+        return f"  {key:<24} ok {series:>6} series  {took * 1000:6.0f} ms{shown_query}"
+    empty = "empty (optional)" if optional else "EMPTY"
+    return (f"  {key:<24} {empty}  no series: not exported, or the selector matches nothing "
+            f"({took * 1000:.0f} ms){shown_query}")
+
+
+def _folded(expression: str) -> str:
+    if len(expression) <= PROMQL_WIDTH - 40:
+        return f"   {expression}"
+    lines = textwrap.wrap(expression, PROMQL_WIDTH, initial_indent=PROMQL_INDENT,
+                          subsequent_indent=PROMQL_INDENT + "  ", break_on_hyphens=False)
+    return "\n" + "\n".join(lines)
+
+
+def _required(settings: Settings) -> set[str]:
+    """The queries the console cannot do without: the four maps' and the job's step."""
+    return {f"metric:{m}" for m in settings.maps} | {f"metric:{STEP_METRIC}"}
 
 
 def _check_queries(source: PrometheusSource, settings: Settings, out: TextIO) -> int:
     print("\nqueries", file=out)
-    failed = 0
+    failed, missing = 0, []
+    required = _required(settings)
     for key, expression in source.queries().items():
         try:
             started = time.perf_counter()
@@ -138,13 +162,17 @@ def _check_queries(source: PrometheusSource, settings: Settings, out: TextIO) ->
             took = time.perf_counter() - started
         except QueryError as error:
             failed += 1
+            missing.append(f"{key} failed")
             print(f"  {key:<24} FAILED  {error}", file=out)
             continue
-        print(query_line(key, len(samples), took, expression), file=out)
+        if not samples and key in required:
+            missing.append(f"{key} empty")
+        print(query_line(key, len(samples), took, expression, key not in required), file=out)
     try:
         frame = source.poll_now()
     except QueryError as error:
         print(f"\nranks: could not poll: {error}", file=out)
+        print(f"\nnot ready: could not poll ({error})", file=out)
         return 1
     status = source.status()
     print(f"\n{status.detail}", file=out)
@@ -157,8 +185,27 @@ def _check_queries(source: PrometheusSource, settings: Settings, out: TextIO) ->
     logs_found = check_logs(settings.log_spec, source.rank_map, out)
     check_flight(settings.flight_recorder, len(source.rank_map) or None, out)
     _why(source, out)
-    _found(source, out)  # last: what it prints ends with the lines to paste
-    return 1 if failed or not len(source.rank_map) or not logs_found else 0
+    _found(source, out)  # what it prints ends with the lines to paste
+    ranks = len(source.rank_map)
+    if not ranks:
+        missing.append("no rank found")
+    if not logs_found:
+        missing.append("logs not found for every rank")
+    print(f"\n{_verdict(settings, frame.values, ranks, missing)}", file=out)
+    return 1 if failed or not ranks or not logs_found else 0
+
+
+def _verdict(settings: Settings, values: Mapping[str, Sequence[float]], ranks: int,
+             missing: Sequence[str]) -> str:
+    """One line: ready or not, what the console will have, and what is missing."""
+    with_data = sum(1 for m in settings.maps if any(v == v for v in values.get(m, ())))
+    logs = "logs configured" if settings.log_spec else "no logs configured (optional)"
+    dumps = ("dumps configured" if settings.flight_recorder
+             else "no Flight Recorder dumps (optional)")
+    said = f"{ranks:,} ranks, {with_data} of {len(settings.maps)} maps with data, {logs}, {dumps}"
+    if missing:
+        return f"not ready: {said} — missing: {'; '.join(missing)}"
+    return f"ready: {said}"
 
 
 def _unread(source: PrometheusSource, values: Mapping[str, Sequence[float]], out: TextIO
@@ -204,8 +251,9 @@ def _found(source: PrometheusSource, out: TextIO) -> None:
         return
     if source.finder.adopted:
         print("\nthe console uses the unambiguous part of this already, and says so", file=out)
-    print(f"\npaste into {user_config_file()} (or run `ranktop init` to write a new one):\n",
-          file=out)
+    print(f"\n`ranktop init` merges these lines into {user_config_file()} (what it held kept "
+          "in config.toml.bak first); or paste them into it, over its own tables of the same "
+          "name:\n", file=out)
     if found.other_jobs or found.missing:
         others = f"; others: {_others(found)}" if found.other_jobs else ""
         print(f"# the job with the most ranks{others}", file=out)

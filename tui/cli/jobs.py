@@ -7,12 +7,12 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from ... import version
 from ..core.fleet import JobRow, ranked, unhealthy
 from ..core.fleet_cells import COLUMNS, cells, headline, jobs_document
 from ..core.moment import shown_full
 from ..core.text import plain
 from ..settings.config import Settings
+from ..settings.paths import version
 from ..sources.prometheus.client import QueryError, shown_url
 from ..sources.prometheus.fleet import FleetRead, FleetReader
 
