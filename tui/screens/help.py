@@ -3,7 +3,6 @@ so the list cannot drift from what the keys do."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 
@@ -15,7 +14,6 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from ..core.moment import display_zone, zone_name
 from .hints import any_of, bound_keys, keys_for, sentence
 from .line_styles import CLASSES, Styles, styles_of
 from .reading_keys import Reading, reading_bindings
@@ -66,17 +64,12 @@ class HelpScreen(Reading, ModalScreen[None]):
             yield Static(table, id="help-keys")
             closes = any_of(keys_for(self, "help.close"))
             quits = any_of(keys_for(self, "app.quit"))
-            yield Static(sentence(f"{closes} closes this screen, {quits} quits ranktop; "
-                                  f"{times_said()}"), id="help-footer")
+            yield Static(sentence(f"{closes} closes this screen; {quits} quits ranktop from "
+                                  "any screen."), id="help-footer")
 
     def action_close(self) -> None:
         self.dismiss(None)
 
-
-def times_said() -> str:
-    """Which zone every time on screen is in, and how to change it."""
-    zone = zone_name(time.time())
-    return f"times are {zone}" + ("." if display_zone() is not None else " (local).")
 
 
 def key_table(groups: Sequence[tuple[str, Iterable[BindingType]]],

@@ -37,9 +37,10 @@ class JobsScreen(Screen):
     COMPONENT_CLASSES = set(STYLE_OF.values())
     BINDINGS = [
         Binding("enter", "open_job", "Open", id="jobs.open", tooltip="Open the job's console"),
-        Binding("slash", "filter", "Filter", key_display="/", id="jobs.filter",
+        Binding("slash", "filter", "Search", key_display="/", id="jobs.filter",
                 tooltip="Keep the rows whose name, owner or fault holds some text"),
-        Binding("escape", "clear_filter", "Clear", show=False, id="jobs.clear"),
+        Binding("escape", "clear_filter", "Cancel", show=False, id="jobs.clear",
+                tooltip="Clear the filter"),
         Binding("q", "app.quit", "Quit", id="jobs.quit", tooltip="Quit ranktop"),
     ]
 
@@ -159,7 +160,7 @@ class JobConsoleScreen(ClusterScreen):
     """A job's cluster screen opened from the list: Esc or q goes back to the list."""
 
     BINDINGS = [
-        Binding("q,escape", "app.back_to_jobs", "Jobs", id="cluster.quit",
+        Binding("q,escape", "app.back_to_jobs", "Back", id="cluster.quit",
                 tooltip="Back to the jobs list"),
     ]
 

@@ -58,7 +58,7 @@ async def test_the_list_shows_the_worst_first_and_opens_a_job_with_enter():
         await app.poll_once()
         await pilot.pause()
         text = screen_text(app)  # the (demo) job's console, its q leading back to the list
-        assert "llama-70b-pretrain" in text and "q Jobs" in text
+        assert "llama-70b-pretrain" in text and "q Back" in text
         # the list goes on refreshing behind the console
         assert [w.name for w in app.workers if w.group == "fleet" and w.is_running] == [
             "refresh_fleet_forever"]
