@@ -78,18 +78,8 @@ def test_a_fifo_where_a_dump_should_be_is_said_and_never_opened(tmp_path) -> Non
 
 
 def test_sigterm_ends_a_process_whose_reader_meets_the_hashing_bomb(tmp_path) -> None:
-    (tmp_path / "comm_lib_trace_rank_0").write_bytes(tuple_dag_key())
-    script = textwrap.dedent(f"""
-        import signal, sys, threading
-        from ranktop.tui.flight.reader import ReadBudget, read_dumps
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        threading.Thread(target=read_dumps, daemon=True,
-                         args=({str(tmp_path)!r}, 1, ReadBudget(parse_seconds=600))).start()
-        print("reading", flush=True)
-        threading.Event().wait()
-    """)
-    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                               text=True)
+    process = console_in_the_bomb(tmp_path, "signal.signal(signal.SIGTERM, "
+                                            "lambda *_: sys.exit(143))")
     try:
         assert process.stdout.readline() == "reading\n"
         # the reader in the bomb: its parser started (a signal while the reader's thread was
@@ -99,6 +89,22 @@ def test_sigterm_ends_a_process_whose_reader_meets_the_hashing_bomb(tmp_path) ->
         assert process.wait(timeout=60) == 143  # a deadline, not a measure
     finally:
         process.kill()
+
+
+def console_in_the_bomb(folder: Path, first: str = "") -> subprocess.Popen:
+    """A process reading a dump folder holding the hashing bomb in a thread, as the console
+    does, after running ``first``; it prints "reading" once the thread is started."""
+    (folder / "comm_lib_trace_rank_0").write_bytes(tuple_dag_key())
+    script = textwrap.dedent(f"""
+        import signal, sys, threading
+        from ranktop.tui.flight.reader import ReadBudget, read_dumps
+        {first}
+        threading.Thread(target=read_dumps, daemon=True,
+                         args=({str(folder)!r}, 1, ReadBudget(parse_seconds=600))).start()
+        print("reading", flush=True)
+        threading.Event().wait()
+    """)
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
 
 
 def parser_started(pid: int, tries: int = 600) -> bool:
@@ -132,17 +138,7 @@ def gone(pid: int, tries: int = 300) -> bool:
 def test_a_parser_busy_in_the_bomb_ends_when_the_console_is_killed(tmp_path) -> None:
     # SIGKILL leaves the console no time to kill its parser; the parser, held in the
     # unpickler with its lock, never reads its closed input: the kernel must end it.
-    (tmp_path / "comm_lib_trace_rank_0").write_bytes(tuple_dag_key())
-    script = textwrap.dedent(f"""
-        import threading
-        from ranktop.tui.flight.reader import ReadBudget, read_dumps
-        threading.Thread(target=read_dumps, daemon=True,
-                         args=({str(tmp_path)!r}, 1, ReadBudget(parse_seconds=600))).start()
-        print("reading", flush=True)
-        threading.Event().wait()
-    """)
-    console = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                               text=True)
+    console = console_in_the_bomb(tmp_path)
     try:
         assert console.stdout.readline() == "reading\n"
         assert parser_started(console.pid), "the reader never started its parser"
