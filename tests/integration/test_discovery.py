@@ -34,7 +34,12 @@ from tests.tui.conftest import screen_text
 
 FOREIGN, FOREIGN_K8S = "integration-foreign", "integration-foreign-k8s"
 RANKS = 16  # two nodes of eight, each job
-PASTE = "(or run `ranktop init` to write a new one):\n\n"
+PASTE = "over its own tables of the same name:\n\n"
+
+
+def pasted_lines(out: str) -> str:
+    """The lines check-config offers to paste: after PASTE, before its closing verdict."""
+    return out.split(PASTE, 1)[1].rsplit("\n\n", 1)[0]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +107,8 @@ def test_pasting_what_check_config_printed_gives_working_maps(foreign, capsys, t
     assert ("training_step_duration_seconds  16 ranks; labels: rank=rank, local GPU=local_rank, "
             f"{'host=hostname' if job == FOREIGN else 'pod=pod'}, job=exported_job") in out
     assert ("(VictoriaMetrics) answered" in out) == isinstance(foreign, VictoriaMetrics)
-    pasted = out.split(PASTE, 1)[1]
+    pasted = pasted_lines(out)
+    assert out.rstrip().splitlines()[-1].startswith(("ready: ", "not ready: "))
     config = tmp_path / "config.toml"
     config.write_text(pasted)
 
@@ -132,7 +138,7 @@ def test_without_a_job_named_check_config_lists_each_job_and_picks_one(foreign, 
     _, out = check_config(capsys, "--prometheus", foreign.url)
     assert f'exported_job = "{FOREIGN}"; also "{FOREIGN_K8S}"' in out
     assert f'# the job with the most ranks; others: "{FOREIGN_K8S}"' in out
-    assert f'job = "{FOREIGN}"' in out.split(PASTE, 1)[1]
+    assert f'job = "{FOREIGN}"' in pasted_lines(out)
 
 
 async def test_the_console_uses_an_unambiguous_find_and_says_so(foreign):

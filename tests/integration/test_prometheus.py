@@ -43,8 +43,10 @@ async def test_the_app_shows_the_jobs_ranks_values_and_faults(backend):
         await polled(app, pilot)
         text = screen_text(app)
         assert "ranks 512/512 up" in text
-        assert "ranks from job metric labels, DCGM 512/512" in text
         assert "SM activity (SM active)" in text
+        await pilot.press("question_mark")  # the source's detail: on the help screen
+        assert "ranks from job metric labels, DCGM 512/512" in screen_text(app)
+        await pilot.press("escape")
         assert source.rank_map.source == ranks.FROM_JOB
         assert source.rank_map.ranks[37].host == "gpu-node-004"
         assert source.gpu_model(37) == "NVIDIA H100 80GB HBM3"  # from DCGM's modelName label
