@@ -49,8 +49,9 @@ class Settings:
     step_alternate: str
     metrics: Mapping[str, MetricDef]
     demo: DemoSettings
+    prometheus: PrometheusSettings  # the loader always fills both: "no backend" is an empty url
+    ranks: RankSettings
     keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys
-    prometheus: PrometheusSettings | None = None
     job_metrics: Mapping[str, str] = field(default_factory=dict)  # header value -> PromQL
     detect: DetectSettings = field(default_factory=DetectSettings)
     log_spec: str = ""
@@ -59,7 +60,6 @@ class Settings:
     request_dumps: bool = False  # whether the evidence screen may write to those pipes
     checkpoint_pattern: str = ""  # a "saved checkpoint" log line ("": the usual trainers')
     alertmanager_url: str = ""
-    ranks: RankSettings | None = None
     config_file: Path | None = None
     layout: LayoutSettings = field(default_factory=LayoutSettings)
     bundle: BundleSettings = field(default_factory=BundleSettings)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from ..core.domain import DCGM_GPU_LABEL, DCGM_HOST_LABELS, DCGM_UUID_LABELS
 from ..core.events import Event
@@ -153,9 +154,9 @@ def _series_records(labels: Mapping[str, str], times: list[float], end: float,
     ]
 
 
-def _am_record(alert: Mapping, now: float) -> AlertRecord:
+def _am_record(alert: Mapping[str, Any], now: float) -> AlertRecord:
     labels, annotations = alert["labels"], alert.get("annotations") or {}
-    state = alert["status"]["state"]
+    state = str(alert["status"]["state"])
     ends = parse_time(alert["endsAt"]) if alert.get("endsAt") else None
     start = parse_time(alert["startsAt"])
     summary = annotations.get("summary") or annotations.get("description") or ""

@@ -71,12 +71,13 @@ class DemoSource(Source):
         never longer than ``LOG_WAIT_SECONDS`` (a large job's hang writes a dump per rank).
         A poll that finds the last write still going leaves its lines to the next."""
         self._log_due = t
-        if self.log_writer is None or self._closed:
+        writer = self.log_writer
+        if writer is None or self._closed:
             return
         if not self._log_lock.acquire(blocking=False):
             return
         first, self._logs_started = not self._logs_started, True
-        writing = threading.Thread(target=self._write_beside, args=(t,),
+        writing = threading.Thread(target=self._write_beside, args=(writer, t),
                                    name="ranktop-demo-logs", daemon=True)
         writing.start()
         if self._wait_for_logs:
@@ -84,15 +85,15 @@ class DemoSource(Source):
         elif not first:
             writing.join(LOG_WAIT_SECONDS)
 
-    def _write_beside(self, t: float) -> None:
+    def _write_beside(self, writer: LogWriter, t: float) -> None:
         try:
-            self._advance_logs(t)
+            self._advance_logs(writer, t)
         finally:
             self._log_lock.release()
 
-    def _advance_logs(self, t: float) -> None:
+    def _advance_logs(self, writer: LogWriter, t: float) -> None:
         try:
-            self.log_writer.advance(t)
+            writer.advance(t)
         except OSError:
             self._closed = True  # a full or vanished folder ends the demo's logs, not the demo
 
@@ -113,9 +114,10 @@ class DemoSource(Source):
     def flush_logs(self) -> None:
         """Wait until the logs are written up to the latest poll (after the first poll, whose
         write runs beside it; tests and screenshots)."""
-        if self.log_writer is not None and not self._closed:
+        writer = self.log_writer
+        if writer is not None and not self._closed:
             with self._log_lock:
-                self._advance_logs(self._log_due)
+                self._advance_logs(writer, self._log_due)
 
     def status(self) -> SourceStatus:
         return self._status

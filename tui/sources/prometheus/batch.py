@@ -29,7 +29,10 @@ _SENDERS = Workers(CONCURRENT, "ranktop-poll")
 
 
 class Querying(Protocol):
-    def query(self, promql: str, budget: ByteBudget | None = None) -> Vector: ...
+    """What answers instant queries: a client, or a past copy's RangeClient (past)."""
+
+    def query(self, promql: str, budget: ByteBudget | None = None,
+              at: float | None = None) -> Vector: ...
 
 
 def answers(client: Querying, queries: Mapping[str, str], budget: ByteBudget,

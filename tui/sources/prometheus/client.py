@@ -52,8 +52,8 @@ from ..heap import map_large_buffers
 from ..http_pool import Lease, Pools
 from ..workers import Workers
 from .decode import (
+    RECORDS,
     Notes,
-    Record,
     instant_vector,
     plain_labels,
     range_matrix,
@@ -74,6 +74,8 @@ WORKERS = 8  # exchanges in flight at once, at most
 # Thanos keeps raw samples for at least this long before it downsamples them to 5 minutes:
 # a moment this recent is asked for raw data, an older one for what the store holds.
 RAW_SECONDS = 40 * 3600
+
+Form = Mapping[str, str | list[str]]  # a request's fields; a list repeats its name
 
 
 class QueryError(Exception):
@@ -123,7 +125,7 @@ class Vector:
 
     def __init__(self, result: list, notes: Notes = WHOLE,
                  originals: Mapping[str, str] | None = None) -> None:
-        self._result = result  # Records (prom_decode's fast path), or dicts as JSON reads
+        self._result = result  # RECORDS (decode's fast path, past's), or dicts as JSON reads
         self.notes = notes
         self.originals = originals or {}
 
@@ -136,7 +138,7 @@ class Vector:
     def __iter__(self) -> Iterator[Sample]:
         try:
             for item in self._result:
-                if isinstance(item, Record):
+                if isinstance(item, RECORDS):
                     yield Sample(item.metric, float(item.value[1]), item.value[0])
                 else:
                     stamp, text = item["value"]
@@ -149,7 +151,7 @@ class Vector:
         without: list = []
         carrying: list = []
         for item in self._result:
-            labels = item.metric if isinstance(item, Record) else item.get("metric", {})
+            labels = item.metric if isinstance(item, RECORDS) else item.get("metric", {})
             (carrying if label in labels else without).append(item)
         return (Vector(without, self.notes, self.originals),
                 Vector(carrying, WHOLE, self.originals))
@@ -157,7 +159,7 @@ class Vector:
     def pairs(self) -> Iterator[tuple[Mapping[str, str], float]]:
         """Each sample's labels and value: what a poll reads, without making Samples (nor a
         list of them: pairs that die at once leave the garbage collector nothing to do)."""
-        if not (self._result and isinstance(self._result[0], Record)):
+        if not (self._result and isinstance(self._result[0], RECORDS)):
             for sample in self:
                 yield sample.labels, sample.value
             return
@@ -267,7 +269,7 @@ class PromClient:
         offset = self.settings.latency_offset
         return {"latency_offset": offset, "nocache": "1"} if offset else {}
 
-    def _distributed(self, recent: bool) -> dict[str, str | list[str]]:
+    def _distributed(self, recent: bool) -> Form:
         """What a distributed backend is asked besides the query (a plain Prometheus ignores
         it): raw data where it is recent (Thanos otherwise may answer from 5-minute
         downsampled blocks), the HA replicas merged, and whether a partial answer is taken
@@ -308,7 +310,7 @@ class PromClient:
     def alertmanager_alerts(self, url: str, timeout: float) -> list[dict]:
         """The alerts the Alertmanager at ``url`` holds: active, silenced and inhibited."""
         params = {"active": "true", "silenced": "true", "inhibited": "true"}
-        answer = self._send("GET", url, "/api/v2/alerts", timeout, params=params)
+        answer = self._send("GET", url, "/api/v2/alerts", params, timeout)
         alerts = _json(answer, ALERTMANAGER_ANSWER)
         if not isinstance(alerts, list) or not all(isinstance(a, dict) for a in alerts):
             raise QueryError("bad answer", ALERTMANAGER_ANSWER)
@@ -327,17 +329,16 @@ class PromClient:
 
     # -- the exchange ------------------------------------------------------------------
 
-    def _prometheus(self, endpoint: str, form: dict[str, str], method: str = "POST") -> dict:
+    def _prometheus(self, endpoint: str, form: Form, method: str = "POST") -> dict:
         """The whole answer (``data``, and ``warnings`` where the server gave them)."""
         return self._payload(self._ask(endpoint, form, method), method)
 
-    def _ask(self, endpoint: str, form: dict[str, str], method: str = "POST",
+    def _ask(self, endpoint: str, form: Form, method: str = "POST",
              budget: ByteBudget | None = None) -> httpx.Response:
         if not self.settings.url:
             raise QueryError("not configured", "no Prometheus URL")
-        sent = {"data": form} if method == "POST" else {"params": form}
-        return self._send(method, self.settings.url, f"/api/v1/{endpoint}",
-                          self.settings.timeout_seconds, budget, **sent)
+        return self._send(method, self.settings.url, f"/api/v1/{endpoint}", form,
+                          self.settings.timeout_seconds, budget)
 
     def _payload(self, answer: httpx.Response, method: str,
                  originals: dict[str, str] | None = None) -> dict:
@@ -359,8 +360,8 @@ class PromClient:
             payload["data"] = [plain(n, 256) if isinstance(n, str) else n for n in data]
         return payload
 
-    def _send(self, method: str, base: str, path: str, timeout: float,
-              budget: ByteBudget | None = None, **request: object) -> httpx.Response:
+    def _send(self, method: str, base: str, path: str, form: Form, timeout: float,
+              budget: ByteBudget | None = None) -> httpx.Response:
         """The exchange, in one of the client's workers so that its deadline holds at every
         stage: httpx's timeouts are per read, and a server trickling its header lines or its
         body a few bytes at a time never trips one. The deadline counts from when a worker
@@ -373,7 +374,7 @@ class PromClient:
 
         def exchange() -> httpx.Response:
             try:
-                return self._exchange(method, base, path, timeout, budget, lease, **request)
+                return self._exchange(method, base, path, form, timeout, budget, lease)
             finally:
                 self._pools.give_back(lease)
 
@@ -388,15 +389,16 @@ class PromClient:
         except QueryError as error:
             raise error.bare() from None
 
-    def _exchange(self, method: str, base: str, path: str, timeout: float,
-                  budget: ByteBudget, lease: Lease, **request: object) -> httpx.Response:
+    def _exchange(self, method: str, base: str, path: str, form: Form, timeout: float,
+                  budget: ByteBudget, lease: Lease) -> httpx.Response:
         deadline = time.monotonic() + timeout
         try:
             client = self._pools.take(lease)
             if client is None:  # abandoned before a worker took it up
                 raise QueryError("timed out", f"no answer in {timeout:g} s")
-            asked = client.build_request(method, f"{base.rstrip('/')}{path}", timeout=timeout,
-                                         **request)
+            data, params = (form, None) if method == "POST" else (None, form)
+            asked = client.build_request(method, f"{base.rstrip('/')}{path}", data=data,
+                                         params=params, timeout=timeout)
             answer = read_body(client.send(asked, stream=True), deadline, MAX_BODY_BYTES,
                                budget)
         except httpx.TimeoutException:

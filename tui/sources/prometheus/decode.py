@@ -41,6 +41,16 @@ class Record(msgspec.Struct, gc=False):
     value: tuple[float, str]
 
 
+class HeldRecord(msgspec.Struct, gc=False):
+    """One sample of a range ranktop holds (past): a Record's shape, its value read already."""
+
+    metric: Mapping[str, str]
+    value: tuple[float, float]
+
+
+RECORDS = (Record, HeldRecord)  # what a Vector reads by attribute, not as JSON
+
+
 class _Data(msgspec.Struct):
     resultType: str  # Prometheus spells it so
     result: list[Record]

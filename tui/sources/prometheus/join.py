@@ -93,6 +93,6 @@ def ways_shown(queries: Sequence[MetricQuery], ways: dict[str, int]) -> str:
     """The name of the way most GPUs were read ("+ others" when they differ)."""
     if len(queries) < 2 or not ways:
         return ""
-    best = max(ways, key=ways.get)
+    best = max(ways, key=lambda way: ways[way])
     index = int(best) if best.isdecimal() and int(best) < len(queries) else 0
     return queries[index].shows + (" + others" if len(ways) > 1 else "")

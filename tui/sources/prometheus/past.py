@@ -47,7 +47,7 @@ from .client import (
     Series,
     Vector,
 )
-from .decode import Notes, Record
+from .decode import HeldRecord, Notes
 from .finder import Finder
 
 if TYPE_CHECKING:
@@ -160,9 +160,9 @@ class _Held:
         index = self.moments.get(_ms(moment))
         if index is None:
             return Vector([], self.notes)
-        return Vector([Record(metric=labels, value=(moment, values[index]))
-                       for labels, values in self.series if values[index] is not None],
-                      self.notes)
+        return Vector([HeldRecord(metric=labels, value=(moment, value))
+                       for labels, values in self.series
+                       if (value := values[index]) is not None], self.notes)
 
 
 _Key = tuple[str, Window]

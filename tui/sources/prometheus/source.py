@@ -71,6 +71,8 @@ class PrometheusSource(Source):
     def __init__(self, settings: Settings, client: PromClient | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.client = client or PromClient(settings.prometheus)
+        # what the job's queries are read through: the client, a RangeClient in a past copy
+        self.reader: prom_batch.Querying = self.client
         self.clock = clock
         self.name = f"Prometheus {shown_url(settings.prometheus.url)}"
         self.job_name = settings.prometheus.job or "all jobs"
@@ -206,14 +208,14 @@ class PrometheusSource(Source):
                  stop: threading.Event) -> Iterator[tuple[str, Vector]]:
         """The answers to ``queries`` as they come in; failures and queries not sent are
         counted in ``polled``."""
-        for key, answer in prom_batch.answers(self.client, queries, budget, _gives_up, stop):
-            if answer is prom_batch.NOT_SENT:
-                polled.not_sent += 1
-            elif isinstance(answer, QueryError):
-                polled.failures.append(answer)
-            else:
+        for key, answer in prom_batch.answers(self.reader, queries, budget, _gives_up, stop):
+            if isinstance(answer, Vector):
                 polled.took(key, answer)
                 yield key, answer
+            elif isinstance(answer, QueryError):
+                polled.failures.append(answer)
+            else:  # prom_batch.NOT_SENT
+                polled.not_sent += 1
 
     @staticmethod
     def _fresh_part(held: Answers, key: str) -> Vector:
@@ -376,7 +378,7 @@ class PrometheusSource(Source):
             if expression is None:
                 continue
             try:
-                answer = self.client.query(f"min_over_time(({expression}){window})", at=now)
+                answer = self.reader.query(f"min_over_time(({expression}){window})", at=now)
             except QueryError:
                 continue
             if answer:
@@ -388,7 +390,7 @@ class PrometheusSource(Source):
         """Each rank's newest step sample within SEEN_SECONDS before ``until`` (None: now),
         by the job's rank label."""
         label = promql.label_name(self.rank_settings.rank_label)
-        answer = self.client.query(f"max by ({label}) ({self._newest_step()})", at=until)
+        answer = self.reader.query(f"max by ({label}) ({self._newest_step()})", at=until)
         found: dict[int, float] = {}
         for labels, when in answer.pairs():
             rank = ranks.rank_number(labels.get(self.rank_settings.rank_label, ""))
@@ -426,7 +428,7 @@ class PrometheusSource(Source):
         return stretch
 
     def _one_time(self, expression: str, at: float | None = None) -> float | None:
-        answer = self.client.query(expression, at=at)
+        answer = self.reader.query(expression, at=at)
         return max((when for _, when in answer.pairs() if math.isfinite(when)), default=None)
 
     def _newest_step(self) -> str:
@@ -450,7 +452,8 @@ class PrometheusSource(Source):
         through ``client`` and on its clock, learning the ranks afresh. Where this one knows
         the job's own ranks, a moment without the job's series has none: its GPUs are not
         guessed from DCGM, whose GPUs then may be another job's."""
-        copy = PrometheusSource(self.settings, client, client.now)
+        copy = PrometheusSource(self.settings, self.client, client.now)
+        copy.reader = client
         copy.live = False  # the scrape's state now says nothing of then
         copy.counters = SlowCounters(full_every=1)  # one form of each query: windows shared
         if self.rank_map.ranks:
@@ -458,7 +461,7 @@ class PrometheusSource(Source):
             copy._queries = copy._sending = copy._make_queries()
         copy.learner.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
         copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured
-        copy.finder = prom_past.PastFinder(client, client.now)
+        copy.finder = prom_past.PastFinder(self.client, client.now)
         copy.finder.shows = dict(self.finder.shows)
         return copy
 

@@ -78,7 +78,8 @@ def partial_words(reasons: tuple[str, ...], unknown: int) -> str:
     """"1 part of the backend failed — 127.0.0.1:9091: connection refused; 2,048 ranks not
     answered (not known, not down)": why the answers are partial (the header calls them so
     before it, ``report`` too)."""
-    parts = f"{len(reasons)} part{'s' if len(reasons) > 1 else ''}"
+    count = len(reasons)
+    parts = f"{count} part{'s' if count > 1 else ''}"
     said = f"{parts} of the backend failed — {short_reason(reasons[0])}"
     if unknown:
         said += f"; {unknown:,} rank{'s' if unknown > 1 else ''} not answered (not known, not down)"
