@@ -10,7 +10,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from textual import work
@@ -22,7 +21,7 @@ from textual.message import Message
 from ...widgets.ascii_only import AsciiOnly
 from ..core.events import EventLog
 from ..core.maps.levels import MapLevels
-from ..engine.client import EngineClient, EngineStopped
+from ..engine.client import EngineClient, EngineSilent, EngineStopped
 from ..engine.snapshot import Snapshot
 from ..engine.threaded import ThreadEngine
 from ..screens.cluster import ClusterScreen
@@ -180,7 +179,7 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
         try:
             snapshot = await self.engine.poll()
             planned = await self.engine.plan_maps(snapshot.version, self.cluster.map_geometry())
-        except EngineStopped as stopped:
+        except (EngineStopped, EngineSilent) as stopped:  # gone, or silent past its deadline
             await self.restart_engine(stopped)
             return 0.0
         finally:
@@ -188,7 +187,7 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
         self.post_message(AnalysisReady(snapshot, planned))
         return snapshot.retry_after
 
-    async def restart_engine(self, stopped: EngineStopped) -> None:
+    async def restart_engine(self, stopped: EngineStopped | EngineSilent) -> None:
         """Say that the engine stopped, and start another; the screen keeps what it shows."""
         self.notify(f"{stopped}: restarting it; the screen shows its last poll meanwhile",
                     title="engine restarted", severity="warning", timeout=10, markup=False)
@@ -215,13 +214,7 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
                             timeout=8, markup=False)
         self.cluster.show_analysis(analysis, message.planned)
         screen = self.screen
-        if isinstance(screen, RankScreen):
-            if analysis.history is None:  # an engine in its own process keeps the history
-                with contextlib.suppress(EngineStopped):  # the next poll restarts it
-                    history = await self.engine.rank_history(screen.rank)
-                    analysis = replace(analysis, history=history)
-            screen.show_analysis(analysis)
-        elif isinstance(screen, EvidenceScreen):
+        if isinstance(screen, (RankScreen, EvidenceScreen)):  # each asks for what it lacks
             screen.show_analysis(analysis)
 
     @property

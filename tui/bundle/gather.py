@@ -6,16 +6,13 @@ queries of the poll. The screen itself is captured by the caller, on the UI's th
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from ..core.analysis import Analysis
 from ..engine.client import EngineClient
 from ..engine.snapshot import Snapshot
-from ..logs.merged import MergedLog
-from ..logs.tail import FileLog, LogSource
+from ..logs.sizes import sizes_of
 from ..settings.paths import version
 from .redact import scrubbed
 from .saved import RankSaved, Saved, SavedLine, SavedLog
@@ -79,7 +76,7 @@ def _logs(engine: EngineClient, rank_map, rank: int,
     for log in logs:
         lines = _excerpt(log.tail(LOG_LINES_SAVED), room, secrets)
         room -= sum(len(line.text) for line in lines)
-        saved.append(SavedLog(log.name, lines, _sizes(log), log.status()))
+        saved.append(SavedLog(log.name, lines, sizes_of(log), log.status()))
         log.close()
     return tuple(saved), note
 
@@ -93,17 +90,6 @@ def _excerpt(lines: Iterable, room: int, secrets: Sequence[str]) -> tuple[SavedL
             break
         kept.append(SavedLine(scrubbed(line.text, secrets), line.kind, line.origin))
     return tuple(reversed(kept))
-
-
-def _sizes(log: LogSource) -> dict[str, int]:
-    """The size of each local file ``log`` reads: where its excerpt ends in it."""
-    files = log.logs if isinstance(log, MergedLog) else [log]
-    found = {}
-    for each in files:
-        if isinstance(each, FileLog):
-            with contextlib.suppress(OSError):
-                found[str(each.path)] = os.stat(each.path).st_size
-    return found
 
 
 def _quietly(ask, *args):

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
-from ..engine.client import EngineClient
+from ..engine.client import EngineClient, EngineRefused
 from ..engine.maps import MapGeometry, plan_maps
+from ..engine.protocol import BUNDLE_READ_ONLY, PipesFound
 from ..engine.replay import NothingThen
 from ..engine.snapshot import RankHistory, Snapshot
 from ..logs.tail import LogLine, LogSource
@@ -38,6 +39,9 @@ class SavedLogSource:
 
     def close(self) -> None:
         """Nothing is open: the lines are in memory."""
+
+    def sizes(self) -> dict[str, int]:
+        return dict(self.saved.sizes)
 
     def status(self) -> str:
         ends = ", ".join(f"byte {size:,} of {Path(name).name}"
@@ -98,6 +102,12 @@ class BundleEngine:
 
     def queries(self) -> dict[str, str]:
         return {}
+
+    def find_pipes(self) -> PipesFound:
+        raise EngineRefused(BUNDLE_READ_ONLY)
+
+    def request_dumps(self, pipes: dict[int, Path]) -> str:
+        raise EngineRefused(BUNDLE_READ_ONLY)
 
     def restart(self) -> None:
         """Nothing runs apart: nothing to restart."""

@@ -7,12 +7,14 @@ answer is a plain value."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
 from ..logs.tail import LogSource
 from .maps import MapGeometry
+from .protocol import PipesFound
 from .snapshot import RankHistory, Snapshot
 
 
@@ -47,7 +49,16 @@ class RankRequests(Protocol):
     def gpu_model(self, rank: int) -> str: ...
 
 
-class EngineClient(RankRequests, Protocol):
+class DumpRequests(Protocol):
+    """The ranks' Flight Recorder dump pipes, found and written by the engine (blocking;
+    ``EngineRefused`` says why not: off, a bad pattern, a bundle that is read-only)."""
+
+    def find_pipes(self) -> PipesFound: ...
+
+    def request_dumps(self, pipes: dict[int, Path]) -> str: ...
+
+
+class EngineClient(RankRequests, DumpRequests, Protocol):
     """The engine as the UI sees it."""
 
     job_name: str

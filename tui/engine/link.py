@@ -5,15 +5,16 @@ over ``MESSAGE_BYTES``: a giant answer (a log flood, a bug) must not fill both p
 memory. The biggest message a working engine sends is a past moment's whole snapshot,
 8.5 MiB at 16,384 ranks (docs/performance.md).
 
-``Link`` is the UI's end: each request gets a ``Future`` that its answer settles, and a
-blocking request waits for it at most ``ANSWER_SECONDS`` (``EngineSilent`` then): a hung
-engine must not hold a worker for ever."""
+``Link`` is the UI's end: each request (``protocol``) gets a ``Future`` that its answer
+settles, and a blocking request waits for it at most its deadline (``EngineSilent`` then): a
+hung engine must not hold a worker for ever."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
 import itertools
+import math
 import os
 import socket
 import threading
@@ -22,11 +23,14 @@ from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeout
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
+from typing import TypeVar
 
 from .client import EngineRefused, EngineSilent, EngineStopped
+from .protocol import Request
 
 MESSAGE_BYTES = 64 * 1024 * 1024  # a pickled request or answer, at most
-ANSWER_SECONDS = 60.0  # for a blocking request's answer (a rank's alerts ask HTTP servers)
+
+Answer = TypeVar("Answer")
 
 
 class MessageTooBig(EngineRefused):
@@ -70,13 +74,14 @@ def hang_up(conn: Connection) -> None:
 
 
 class Link:
-    """The UI's end of the pipe to one engine process: requests (id, kind, args) out,
-    answers (id, ok, value) back to the request that asked, in a reader thread.
+    """The UI's end of the pipe to one engine process: requests (id, request) out, answers
+    (id, ok, value) back to the request that asked, in a reader thread.
 
-    ``ended`` says why the engine is gone once the pipe closes (its exit status)."""
+    ``ended`` says why the engine is gone once the pipe closes (its exit status);
+    ``answer_seconds`` caps every request's deadline (none by default)."""
 
     def __init__(self, conn: Connection, ended: Callable[[], str],
-                 answer_seconds: float = ANSWER_SECONDS) -> None:
+                 answer_seconds: float = math.inf) -> None:
         self.conn = conn
         self.answer_seconds = answer_seconds
         self.stopped = ""  # why the engine is gone; "" while it answers
@@ -87,17 +92,17 @@ class Link:
         self._send_lock = threading.Lock()
         threading.Thread(target=self._read, name="engine-answers", daemon=True).start()
 
-    def ask(self, kind: str, *args: object) -> Future:
+    def ask(self, request: Request[Answer]) -> Future[Answer]:
         """A request; its future holds the answer, or the engine's one-line error as
         ``EngineRefused``, or ``EngineStopped``, or ``MessageTooBig`` for a request too big."""
-        future: Future = Future()
+        future: Future[Answer] = Future()
         try:
-            request = next(self._ids)
-            data = packed((request, kind, args))
+            request_id = next(self._ids)
+            data = packed((request_id, request))
         except MessageTooBig as error:
             future.set_exception(error)
             return future
-        self._pending[request] = future
+        self._pending[request_id] = future
         try:
             with self._send_lock:
                 self.conn.send_bytes(data)
@@ -107,16 +112,25 @@ class Link:
             self._fail_pending()
         return future
 
-    def answer(self, kind: str, *args: object) -> object:
-        """A request's answer, waited for (blocking) at most ``answer_seconds``."""
-        future = self.ask(kind, *args)
+    def deadline(self, request: Request) -> float:
+        """The seconds ``request``'s answer may take here."""
+        return min(request.seconds, self.answer_seconds)
+
+    def answer(self, request: Request[Answer]) -> Answer:
+        """A request's answer, waited for (blocking) at most its deadline."""
+        future = self.ask(request)
+        seconds = self.deadline(request)
         try:
-            return future.result(timeout=self.answer_seconds)
+            return future.result(timeout=seconds)
         except FutureTimeout:
-            future.cancel()  # its answer, if one comes, is dropped
-            self._forget(future)
-            raise EngineSilent(f"the engine did not answer in {self.answer_seconds:g} s"
-                               f" ({kind})") from None
+            self.give_up(future)
+            raise EngineSilent(f"the engine did not answer in {seconds:g} s"
+                               f" ({type(request).__name__})") from None
+
+    def give_up(self, future: Future) -> None:
+        """No longer wait for ``future``: its answer, if one comes, is dropped."""
+        future.cancel()
+        self._forget(future)
 
     def _forget(self, future: Future) -> None:
         """No longer wait for ``future``'s answer: a hung engine's would pile up."""

@@ -13,38 +13,58 @@ So does an engine that stops answering (stopped by a signal, or stuck holding th
 interpreter): while a request waits, the engine is asked every ``ALIVE_SECONDS`` whether it
 answers at all, and one that does not answer that within ``ALIVE_SECONDS`` is taken for
 stopped. A poll may take long (a catch-up on the job's past); an engine that answers
-nothing, not. A blocking request not answered in ``link.ANSWER_SECONDS`` raises
-``EngineSilent``, and no message over ``link.MESSAGE_BYTES`` crosses either way. A rank's
-logs are read by the engine too, a page at a time (``remote_log``): this process reads no
-file of the job's."""
+nothing, not. Every request goes through ``ask`` (or ``answer``, blocking) and raises
+``EngineSilent`` past its deadline (``protocol``), and no message over
+``link.MESSAGE_BYTES`` crosses either way. A rank's logs are read by the engine too, a page
+at a time (``remote_log``): this process reads no file of the job's."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing
+import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import TypeVar
 
 from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
 from ..logs.tail import LogSource
 from ..settings.config import Settings
-from .client import EngineRefused, EngineStopped
-from .link import ANSWER_SECONDS, Link
+from .client import EngineRefused, EngineSilent, EngineStopped
+from .link import Link
 from .maps import MapGeometry
+from .protocol import (
+    ALIVE_SECONDS,
+    AlertRows,
+    Alive,
+    At,
+    Backfill,
+    FindPipes,
+    GpuModel,
+    PipesFound,
+    PlanMaps,
+    Poll,
+    Queries,
+    RankHistoryOf,
+    Request,
+    RequestDumps,
+    Settle,
+)
 from .remote_log import open_remote
 from .replay import NothingThen
 from .serve import serve
 from .snapshot import RankHistory, Snapshot
 from .wire import UNCHANGED_RANKS, Received
 
+Answer = TypeVar("Answer")
+
 START_SECONDS = 60.0  # to import, build the source and learn the ranks (a rank-map file)
-ALIVE_SECONDS = 15.0  # a waiting request asks this often whether the engine answers at all
 CLOSE_SECONDS = 2.0  # for the engine to end once the pipe is hung up; then it is killed
 
 
@@ -56,7 +76,7 @@ class ProcessEngine:
     """An ``EngineClient`` whose engine runs in a child process."""
 
     def __init__(self, settings: Settings, make_source: Callable, event_log: Path | None = None,
-                 answer_seconds: float = ANSWER_SECONDS,
+                 answer_seconds: float = math.inf,
                  alive_seconds: float = ALIVE_SECONDS) -> None:
         self._args = (settings, make_source, event_log)
         self.answer_seconds = answer_seconds
@@ -96,28 +116,40 @@ class ProcessEngine:
         self.restarts += 1
         self._start()  # what is on screen stays until its first poll
 
-    # -- messages ----------------------------------------------------------------------
+    # -- the one way to ask -------------------------------------------------------------
 
-    def _ask(self, kind: str, *args: object) -> Future:
-        return self._link.ask(kind, *args)
+    def answer(self, request: Request[Answer]) -> Answer:
+        """``request``'s answer, waited for (blocking: in a worker) at most its deadline."""
+        return self._link.answer(request)
 
-    async def _call(self, kind: str, *args: object) -> object:
-        """The answer to a request; ``EngineStopped`` once the engine answers nothing."""
-        answer = asyncio.wrap_future(self._ask(kind, *args))
-        while not (await asyncio.wait({answer}, timeout=self.alive_seconds))[0]:
-            if not await self._answers():
-                answer.cancel()  # its answer, should one come, is dropped
+    async def ask(self, request: Request[Answer]) -> Answer:
+        """``request``'s answer, never blocking the event loop: ``EngineSilent`` past its
+        deadline, ``EngineStopped`` once the engine answers nothing at all."""
+        asked = self._link.ask(request)
+        answer = asyncio.wrap_future(asked)
+        seconds = self._link.deadline(request)
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._link.give_up(asked)
+                raise EngineSilent(f"the engine did not answer in {seconds:g} s"
+                                   f" ({type(request).__name__})")
+            if (await asyncio.wait({answer}, timeout=min(left, self.alive_seconds)))[0]:
+                return answer.result()
+            if time.monotonic() < deadline and not await self._answers():
+                self._link.give_up(asked)
                 raise EngineStopped(f"the engine stopped answering (not a word in"
                                     f" {self.alive_seconds:g} s)")
-        return answer.result()
 
     async def _answers(self) -> bool:
         """Whether the engine answers at all (a gone one's failure counts as an answer:
         the request waiting says so itself)."""
-        check = asyncio.wrap_future(self._ask("alive"))
+        asked = self._link.ask(Alive())
+        check = asyncio.wrap_future(asked)
         done, _ = await asyncio.wait({check}, timeout=self.alive_seconds)
         if not done:
-            check.cancel()
+            self._link.give_up(asked)
             return False
         check.exception()  # taken: a gone engine's failure is an answer here
         return True
@@ -125,10 +157,10 @@ class ProcessEngine:
     # -- EngineClient ------------------------------------------------------------------
 
     async def poll(self) -> Snapshot:
-        return self._renumber(await self._call("poll"))
+        return self._renumber(await self.ask(Poll()))
 
     async def settle(self, timeout: float) -> Snapshot:
-        return self._renumber(await self._call("settle", timeout))
+        return self._renumber(await self.ask(Settle(timeout)))
 
     def _renumber(self, snapshot: Snapshot) -> Snapshot:
         """The engine's snapshot, numbered in this console's sequence, with its rank map."""
@@ -149,41 +181,46 @@ class ProcessEngine:
                         maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
         if version != self.latest.version:
             return {}
-        planned = await self._call("plan_maps", self._child_version, tuple(maps))
+        planned = await self.ask(PlanMaps(self._child_version, tuple(maps)))
         # Planned against copies of the maps' views: tie them back to the views themselves.
         views = {geometry.map_id: geometry.view for geometry in maps}
         return {map_id: replace(levels, view=views[map_id])
-                for map_id, levels in planned.items()}  # type: ignore[union-attr]
+                for map_id, levels in planned.items()}
 
     async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
-        return await self._call("rank_history", rank, at)  # type: ignore[return-value]
+        return await self.ask(RankHistoryOf(rank, at))
 
     async def at(self, moment: float) -> Snapshot:
         """A past moment, sent whole (not against the live polls' values)."""
         try:
-            snapshot = await self._call("at", moment)
+            snapshot = await self.ask(At(moment))
         except EngineRefused as error:  # said in the engine's process: nothing then
             raise NothingThen(str(error)) from None
-        analysis = Received().unpack(snapshot).analysis  # type: ignore[arg-type]
+        analysis = Received().unpack(snapshot).analysis
         latest = self.latest
-        return Snapshot(latest.version, analysis, latest.rank_map_version,
-                        at=snapshot.at)  # type: ignore[union-attr]
+        return Snapshot(latest.version, analysis, latest.rank_map_version, at=snapshot.at)
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         """The rank's logs as the engine opened them: each read a request."""
         return open_remote(self._link, rank_map, rank)
 
     def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
-        return self._link.answer("alert_rows", rank)  # type: ignore[return-value]
+        return self.answer(AlertRows(rank))
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
-        return self._link.answer("backfill", rank_map, rank)  # type: ignore[return-value]
+        return self.answer(Backfill(rank_map, rank))
 
     def gpu_model(self, rank: int) -> str:
-        return self._link.answer("gpu_model", rank)  # type: ignore[return-value]
+        return self.answer(GpuModel(rank))
 
     def queries(self) -> dict[str, str]:
-        return self._link.answer("queries")  # type: ignore[return-value]
+        return self.answer(Queries())
+
+    def find_pipes(self) -> PipesFound:
+        return self.answer(FindPipes())
+
+    def request_dumps(self, pipes: dict[int, Path]) -> str:
+        return self.answer(RequestDumps(pipes))
 
     def close(self) -> None:
         """End the engine process: hanging up the pipe ends it; a stuck one is killed."""

@@ -14,23 +14,26 @@ import itertools
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import NamedTuple, Protocol, cast
+from typing import Any, Protocol, TypeVar
 
 from ..core.model import RankMap
+from ..logs.sizes import file_sizes
 from ..logs.tail import LogLine, LogSource
+from .protocol import (
+    LogClose,
+    LogFollow,
+    LogMore,
+    LogSizes,
+    LogTail,
+    OpenLogs,
+    Page,
+    Request,
+)
 
 PAGE_BYTES = 256 * 1024  # of a page's text, at most (a page holds one line at least)
 LINE_BYTES = 32  # what a line costs in a page besides its text: its kind, its file, ...
 
-OpenLogs = Callable[[RankMap, int], tuple[list[LogSource], str]]
-
-
-class Page(NamedTuple):
-    """Part of what one read of a log gave: lines as (text, kind, partial, origin)."""
-
-    lines: tuple[tuple[str, str, bool, str], ...]
-    status: str  # the log's, after the read
-    more: bool  # the read gave more lines: ask for the next page
+LogOpener = Callable[[RankMap, int], tuple[list[LogSource], str]]
 
 
 class _Shelved:
@@ -47,7 +50,7 @@ class _Shelved:
 class LogShelf:
     """The engine's side: the logs open for rank screens, each under an id."""
 
-    def __init__(self, open_logs: OpenLogs, page_bytes: int = PAGE_BYTES) -> None:
+    def __init__(self, open_logs: LogOpener, page_bytes: int = PAGE_BYTES) -> None:
         self._open_logs = open_logs
         self.page_bytes = page_bytes
         self._shelved: dict[int, _Shelved] = {}
@@ -76,6 +79,12 @@ class LogShelf:
         shelved = self._find(log_id)
         with shelved.lock:
             return self._page(shelved)
+
+    def sizes(self, log_id: int) -> dict[str, int]:
+        """The size of each file the log reads (where its excerpt ends in it)."""
+        shelved = self._find(log_id)
+        with shelved.lock:
+            return file_sizes(shelved.log)
 
     def close(self, log_id: int) -> None:
         with self._lock:
@@ -127,12 +136,15 @@ def line_bytes(line: LogLine) -> int:
     return len(line.text.encode("utf-8", "surrogatepass")) + LINE_BYTES
 
 
+Answer = TypeVar("Answer")
+
+
 class Asker(Protocol):
     """The UI's end of the engine: a request's future, or its answer waited for."""
 
-    def ask(self, kind: str, *args: object) -> Future: ...
+    def ask(self, request: Request[Answer]) -> Future[Answer]: ...
 
-    def answer(self, kind: str, *args: object) -> object: ...
+    def answer(self, request: Request[Answer]) -> Answer: ...
 
 
 class RemoteLog:
@@ -147,40 +159,48 @@ class RemoteLog:
         self._closed = False
 
     def tail(self, lines: int) -> list[LogLine]:
-        return self._pages(self._engine.answer("log_tail", self.log_id, lines))
+        return self._pages(self._engine.answer(LogTail(self.log_id, lines)))
 
     def follow(self) -> list[LogLine]:
-        return self._pages(self._engine.answer("log_follow", self.log_id))
+        return self._pages(self._engine.answer(LogFollow(self.log_id)))
 
     def status(self) -> str:
         """The log's status as the last read left it."""
         return self._status
 
+    def sizes(self) -> dict[str, int]:
+        """The size of each file the engine reads for this log."""
+        return self._engine.answer(LogSizes(self.log_id))
+
     def close(self) -> None:
         """Release the engine's files (not waiting for it to say so)."""
         if not self._closed:
             self._closed = True
-            self._engine.ask("log_close", self.log_id)
+            self._engine.ask(LogClose(self.log_id))
 
-    def _pages(self, answer: object) -> list[LogLine]:
+    def _pages(self, page: Page) -> list[LogLine]:
         """The lines of the page answered and of the pages after it."""
         lines: list[LogLine] = []
         while True:
-            page = cast(Page, answer)
             lines += (LogLine(*line) for line in page.lines)
             self._status = page.status
             if not page.more:
                 return lines
-            answer = self._engine.answer("log_more", self.log_id)
+            page = self._engine.answer(LogMore(self.log_id))
 
 
 def open_remote(engine: Asker, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
     """The rank's logs, opened by the engine, and its note on what was found."""
-    opened, note = engine.answer("open_logs", rank_map, rank)  # type: ignore[misc]
+    opened, note = engine.answer(OpenLogs(rank_map, rank))
     return [RemoteLog(engine, log_id, name) for log_id, name in opened], note
 
 
-LOG_REQUESTS: dict[str, Callable[..., object]] = {
-    "open_logs": LogShelf.open, "log_tail": LogShelf.tail, "log_follow": LogShelf.follow,
-    "log_more": LogShelf.more, "log_close": LogShelf.close,
+# The log requests of the engine's dispatch table, each answered by the shelf.
+LOG_REQUESTS: dict[type[Request], Callable[[LogShelf, Any], object]] = {
+    OpenLogs: lambda shelf, r: shelf.open(r.rank_map, r.rank),
+    LogTail: lambda shelf, r: shelf.tail(r.log_id, r.lines),
+    LogFollow: lambda shelf, r: shelf.follow(r.log_id),
+    LogMore: lambda shelf, r: shelf.more(r.log_id),
+    LogSizes: lambda shelf, r: shelf.sizes(r.log_id),
+    LogClose: lambda shelf, r: shelf.close(r.log_id),
 }

@@ -11,20 +11,38 @@ screen closes them. If the UI goes away (the pipe closes), the engine ends."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from ..core.events import EventLog
 from ..core.moment import use_utc
 from ..settings.config import Settings
 from ..sources.base import Source
 from .link import MessageTooBig, packed
+from .protocol import (
+    AlertRows,
+    Alive,
+    At,
+    Backfill,
+    FindPipes,
+    GpuModel,
+    PlanMaps,
+    Poll,
+    Queries,
+    RankHistoryOf,
+    Request,
+    RequestDumps,
+    Settle,
+)
 from .remote_log import LOG_REQUESTS, LogShelf
-from .snapshot import Snapshot
+from .snapshot import RankHistory, Snapshot
 from .threaded import ThreadEngine
 from .wire import Sent
 
@@ -49,87 +67,100 @@ def serve(conn: Connection, settings: Settings,
 
 
 async def answer(conn: Connection, engine: ThreadEngine, sent: Sent) -> None:
-    """Answer requests (id, kind, args) with (id, ok, value) until the pipe closes."""
+    """Answer requests (id, request) with (id, ok, value) until the pipe closes."""
     loop = asyncio.get_running_loop()
     closed = loop.create_future()
     lock = threading.Lock()
-    logs = LogShelf(engine.open_logs)
+    served = Served(engine, sent, LogShelf(engine.open_logs))
 
-    def reply(request: int, ok: bool, value: object) -> None:
+    def reply(request_id: int, ok: bool, value: object) -> None:
         try:
-            data = packed((request, ok, value))
+            data = packed((request_id, ok, value))
         except MessageTooBig as error:
-            data = packed((request, False, f"the engine's answer was refused: {error}"))
-        with lock:
+            data = packed((request_id, False, f"the engine's answer was refused: {error}"))
+        with lock, contextlib.suppress(OSError):  # the UI hung up: the engine ends anyway
             conn.send_bytes(data)
 
-    async def run(request: int, kind: str, args: tuple) -> None:
+    async def run(request_id: int, request: Request) -> None:
         try:
-            if kind in LOG_REQUESTS:  # file I/O: in a thread
-                value = await asyncio.to_thread(LOG_REQUESTS[kind], logs, *args)
-            else:
-                value = await HANDLERS[kind](engine, sent, *args)
+            value = await HANDLERS[type(request)](served, request)
         except Exception as error:
-            reply(request, False, str(error) or error.__class__.__name__)
+            reply(request_id, False, str(error) or error.__class__.__name__)
         else:
-            reply(request, True, value)
+            reply(request_id, True, value)
 
     def read() -> None:
         while True:
             try:
-                request, kind, args = conn.recv()
+                request_id, request = conn.recv()
             except (EOFError, OSError):
                 loop.call_soon_threadsafe(closed.set_result, None)
                 return
             loop.call_soon_threadsafe(
-                functools.partial(asyncio.ensure_future, run(request, kind, args)))
+                functools.partial(asyncio.ensure_future, run(request_id, request)))
 
     threading.Thread(target=read, name="engine-requests", daemon=True).start()
     try:
         await closed
     finally:
-        logs.close_all()
+        served.logs.close_all()
 
 
-async def _alive(engine: ThreadEngine, sent: Sent) -> bool:
-    """That the engine answers at all, whatever its other requests are doing."""
-    return True
+@dataclass
+class Served:
+    """What the engine's answers are worked out from: the engine, what the UI holds of its
+    snapshots, and the logs open for rank screens."""
+
+    engine: ThreadEngine
+    sent: Sent
+    logs: LogShelf
 
 
-async def _poll(engine: ThreadEngine, sent: Sent) -> Snapshot:
-    return sent.compact(await engine.poll())
+Handler = Callable[[Served, Any], Awaitable[object]]
 
 
-async def _settle(engine: ThreadEngine, sent: Sent, timeout: float) -> Snapshot:
-    return sent.compact(await engine.settle(timeout))
-
-
-def _in_thread(method: Callable[..., object]):
-    """A blocking request of the engine's, answered in a thread."""
-    async def handle(engine: ThreadEngine, sent: Sent, *args: object) -> object:
-        return await asyncio.to_thread(method, engine, *args)
+def _in_thread(work: Callable[[Served, Any], object]) -> Handler:
+    """A blocking answer (files, HTTP), worked out in a thread."""
+    async def handle(served: Served, request: Any) -> object:
+        return await asyncio.to_thread(work, served, request)
     return handle
 
 
-async def _plan(engine: ThreadEngine, sent: Sent, version: int, maps: tuple) -> dict:
-    return dict(await engine.plan_maps(version, maps))
+async def _alive(served: Served, request: Alive) -> bool:
+    return True
 
 
-async def _history(engine: ThreadEngine, sent: Sent, rank: int, at: float | None = None
-                   ) -> object:
-    return await engine.rank_history(rank, at)
+async def _poll(served: Served, request: Poll) -> Snapshot:
+    return served.sent.compact(await served.engine.poll())
 
 
-async def _at(engine: ThreadEngine, sent: Sent, moment: float) -> Snapshot:
+async def _settle(served: Served, request: Settle) -> Snapshot:
+    return served.sent.compact(await served.engine.settle(request.timeout))
+
+
+async def _plan(served: Served, request: PlanMaps) -> dict:
+    return dict(await served.engine.plan_maps(request.version, request.maps))
+
+
+async def _history(served: Served, request: RankHistoryOf) -> RankHistory:
+    return await served.engine.rank_history(request.rank, request.at)
+
+
+async def _at(served: Served, request: At) -> Snapshot:
     """A past moment, packed whole: the live polls' deltas go on as they were."""
-    return Sent().compact(await engine.at(moment))
+    return Sent().compact(await served.engine.at(request.moment))
 
 
-HANDLERS = {
-    "alive": _alive, "poll": _poll, "settle": _settle, "plan_maps": _plan, "rank_history": _history,
-    "at": _at,
-    "alert_rows": _in_thread(ThreadEngine.alert_rows),
-    "backfill": _in_thread(ThreadEngine.backfill),
-    "gpu_model": _in_thread(ThreadEngine.gpu_model),
-    "queries": _in_thread(ThreadEngine.queries),
+# The one dispatch table: each request type to what answers it.
+HANDLERS: dict[type[Request], Handler] = {
+    Alive: _alive, Poll: _poll, Settle: _settle, PlanMaps: _plan, RankHistoryOf: _history,
+    At: _at,
+    AlertRows: _in_thread(lambda s, r: s.engine.alert_rows(r.rank)),
+    Backfill: _in_thread(lambda s, r: s.engine.backfill(r.rank_map, r.rank)),
+    GpuModel: _in_thread(lambda s, r: s.engine.gpu_model(r.rank)),
+    Queries: _in_thread(lambda s, r: s.engine.queries()),
+    FindPipes: _in_thread(lambda s, r: s.engine.find_pipes()),
+    RequestDumps: _in_thread(lambda s, r: s.engine.request_dumps(r.pipes)),
+    **{kind: _in_thread(lambda s, r, read=read: read(s.logs, r))
+       for kind, read in LOG_REQUESTS.items()},
 }

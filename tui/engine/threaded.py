@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from ..core.analysis import Analysis
 from ..core.events import EventLog
@@ -17,9 +18,11 @@ from ..core.moment import JobEnd
 from ..logs.tail import LogSource
 from ..settings.config import Settings
 from ..sources.base import Source
+from .dump_pipes import dumps_asked, pipes_found
 from .job_end import EndWatch
 from .maps import MapGeometry, plan_maps
 from .pipeline import Pipeline
+from .protocol import PipesFound
 from .rank_data import RankData
 from .replay import Replay
 from .snapshot import RankHistory, Snapshot
@@ -30,6 +33,7 @@ class ThreadEngine:
 
     def __init__(self, settings: Settings, source: Source, event_log: EventLog | None = None,
                  clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
         self.source = source
         self.job_name = source.job_name
         self.pipeline = Pipeline(settings, source, event_log, clock)
@@ -98,6 +102,12 @@ class ThreadEngine:
 
     def queries(self) -> dict[str, str]:
         return self.source.queries()
+
+    def find_pipes(self) -> PipesFound:
+        return pipes_found(self.settings, len(self.latest.analysis.rank_map))
+
+    def request_dumps(self, pipes: dict[int, Path]) -> str:
+        return dumps_asked(self.settings, pipes)
 
     def restart(self) -> None:
         """Nothing to do: an engine in this process cannot stop apart from it."""

@@ -23,8 +23,7 @@ from ..core.hang.triage import HangVerdict
 from ..core.model import RankMap
 from ..core.moment import shown
 from ..core.text import plain
-from ..flight.dump_paths import PatternError
-from ..flight.pipes import describe, find_pipes, named_pipes, request_dumps
+from ..engine.client import ENGINE_FAILURES
 from .cluster_lines import no_verdict_yet
 from .confirm_dumps import ConfirmDumpsScreen
 from .flight_lines import flight_text
@@ -211,27 +210,30 @@ class EvidenceScreen(Reading, ModalScreen[None]):
             self.app.notify("Dumps on demand are off: set [logs] dump_pipes and "
                             "request_dumps = true.", timeout=6, markup=False)
             return
-        self._find_pipes(self.app.settings.dump_pipes, len(self.rank_map))
+        self._find_pipes()
 
-    @work(thread=True, exclusive=True, group="dump-pipes")
-    def _find_pipes(self, pattern: str, world_size: int) -> None:
+    @work(thread=True, exclusive=True, group="dump-pipes", exit_on_error=False)
+    def _find_pipes(self) -> None:
+        """The engine finds the pipes (the UI's process touches no file of the job's)."""
         try:
-            pipes = find_pipes(pattern, world_size)
-        except (PatternError, OSError) as error:
-            self.app.call_from_thread(self.app.notify, f"Cannot look for the pipes: {error}",
+            found = self.app.engine.find_pipes()
+        except ENGINE_FAILURES as error:  # a bundle is read-only; off; a bad pattern
+            self.app.call_from_thread(self.app.notify, f"No dumps asked for: {error}",
                                       markup=False)
             return
-        text = describe(pipes, world_size)
-        fifos, _ = named_pipes(pipes)
-        self.app.call_from_thread(self.app.push_screen, ConfirmDumpsScreen(text, bool(fifos)),
-                                  partial(self._confirmed, fifos))
+        self.app.call_from_thread(self.app.push_screen,
+                                  ConfirmDumpsScreen(found.described, bool(found.fifos)),
+                                  partial(self._confirmed, found.fifos))
 
     def _confirmed(self, pipes: dict, yes: bool | None) -> None:
         if yes:
             self._ask(pipes)
 
-    @work(thread=True, exclusive=True, group="dump-pipes")
+    @work(thread=True, exclusive=True, group="dump-pipes", exit_on_error=False)
     def _ask(self, pipes: dict) -> None:
-        asked = request_dumps(pipes)
-        self.app.call_from_thread(self.app.notify, plain(asked.summary(), 400), timeout=8,
+        try:
+            asked = self.app.engine.request_dumps(pipes)
+        except ENGINE_FAILURES as error:
+            asked = f"No dumps asked for: {error}"
+        self.app.call_from_thread(self.app.notify, plain(asked, 400), timeout=8,
                                   markup=False)

@@ -35,6 +35,7 @@ from ..core.model import Frame, Health, RankMap, SourceStatus
 from ..core.moment import MomentError, parse_moment
 from ..core.text import plain
 from ..engine.client import ENGINE_FAILURES, EngineClient
+from ..engine.snapshot import RankHistory
 from ..logs.line_time import first_after
 from ..logs.tail import LogLine, LogSource
 from ..settings.config import Settings
@@ -123,6 +124,9 @@ class RankScreen(Screen):
         self.replaying: float | None = None  # a moment being replayed, not shown yet
         self.gpu_models: dict[int, str] = {}  # by rank, once the engine said (or failed to)
         self._model_asked: int | None = None  # the rank whose model is being asked for
+        # The rank's history last had from the engine, for (rank, moment); the one asked for.
+        self._held_history: tuple[tuple[int, float | None], RankHistory] | None = None
+        self._history_asked: tuple[int, float | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -171,10 +175,18 @@ class RankScreen(Screen):
             self.moment = moment
             self._place_moment()
             self._draw_log_title()
-        self.analysis = analysis
+        self.analysis = self._with_held_history(analysis)
         self._draw_values()
-        if moment is not None:
-            self._moment_history(self.rank, moment)
+        self._ask_history()
+
+    def _with_held_history(self, analysis: Analysis) -> Analysis:
+        """``analysis``, with the rank's history last had for this rank and moment when it
+        came without one (an engine apart keeps the history): the trends keep it until the
+        newer one comes."""
+        held = self._held_history
+        if analysis.history is not None or held is None or held[0] != (self.rank, self.moment):
+            return analysis
+        return replace(analysis, history=held[1])
 
     def show_replaying(self, moment: float | None) -> None:
         """Say that ``moment`` is being replayed (None: no longer)."""
@@ -191,8 +203,7 @@ class RankScreen(Screen):
         self._follow_log(self.rank)
         self._load_alerts(self.rank)
         self._backfill(self.rank)
-        if self.moment is not None:
-            self._moment_history(self.rank, self.moment)
+        self._ask_history()
 
     def _draw_values(self) -> None:
         rank = self.rank_map.ranks[self.rank]
@@ -316,15 +327,32 @@ class RankScreen(Screen):
             if message.rank == self.rank:
                 self._draw_values()
 
-    @work(group="rank-moment", exit_on_error=False)
-    async def _moment_history(self, rank: int, moment: float) -> None:
-        """The rank's history up to ``moment``, for its trends (never cancelled: an engine
-        in another process answers every call; an answer no longer wanted is dropped)."""
+    def _ask_history(self) -> None:
+        """Ask the engine for the rank's history where the analysis shown came without its
+        own (an engine apart keeps it) or is a past moment's: in a worker, one request at a
+        time (an answer still awaited is not asked again), never on the app's pump."""
+        wanted = (self.rank, self.moment)
+        fresh = self._held_history is not None and self._held_history[0] == wanted
+        if self.moment is None and self.analysis.history is not None and not fresh:
+            return  # the analysis carries the whole job's history (an engine in-process)
+        if self._history_asked != wanted:
+            self._history_asked = wanted
+            self._rank_history(*wanted)
+
+    @work(group="rank-history", exit_on_error=False)
+    async def _rank_history(self, rank: int, moment: float | None) -> None:
+        """The rank's history (up to ``moment``, or the newest), for its trends (never
+        cancelled: an engine in another process answers every call; an answer no longer
+        wanted is dropped)."""
         try:
             history = await self.engine.rank_history(rank, at=moment)
-        except Exception:  # EngineStopped among them: the trends keep what they have
+        except Exception:  # EngineStopped, EngineSilent: the trends keep what they have
             return
+        finally:
+            if self._history_asked == (rank, moment):
+                self._history_asked = None
         if (rank, moment) == (self.rank, self.moment):
+            self._held_history = ((rank, moment), history)
             self.analysis = replace(self.analysis, history=history)
             self._draw_values()
 

@@ -12,6 +12,7 @@ import pytest
 from ranktop.tui.engine import link
 from ranktop.tui.engine.client import EngineRefused, EngineSilent, EngineStopped
 from ranktop.tui.engine.link import Link, MessageTooBig, packed
+from ranktop.tui.engine.protocol import GpuModel
 from ranktop.tui.engine.serve import answer
 from ranktop.tui.engine.wire import Sent
 
@@ -24,13 +25,13 @@ def test_a_request_the_engine_never_answers_says_so_instead_of_waiting_for_ever(
     ours, engine = multiprocessing.Pipe()  # the engine reads, and never answers
     asked = Link(ours, ended, answer_seconds=0.01)
     try:
-        with pytest.raises(EngineSilent, match=r"did not answer in 0.01 s \(gpu_model\)"):
-            asked.answer("gpu_model", 5)
+        with pytest.raises(EngineSilent, match=r"did not answer in 0.01 s \(GpuModel\)"):
+            asked.answer(GpuModel(5))
         assert asked._pending == {}  # given up: a hung engine's requests do not pile up
-        assert engine.recv() == (0, "gpu_model", (5,))
+        assert engine.recv() == (0, GpuModel(5))
         engine.send((0, True, "late"))  # an answer after the worker gave up is dropped
-        later = asked.ask("gpu_model", 6)
-        assert engine.recv() == (1, "gpu_model", (6,))
+        later = asked.ask(GpuModel(6))
+        assert engine.recv() == (1, GpuModel(6))
         engine.send((1, True, "H100"))
         assert later.result(timeout=60) == "H100"
     finally:
@@ -43,7 +44,7 @@ def test_a_request_over_the_cap_is_refused_in_one_line_and_never_sent(monkeypatc
     ours, engine = multiprocessing.Pipe()
     asked = Link(ours, ended)
     try:
-        future = asked.ask("backfill", "x" * 5000)
+        future = asked.ask(GpuModel("x" * 5000))
         error = future.exception(timeout=0)
         assert isinstance(error, MessageTooBig) and isinstance(error, EngineRefused)
         assert "over the 1,000 bytes" in str(error) and "\n" not in str(error)
@@ -62,7 +63,7 @@ def test_packed_says_the_size_and_the_cap():
 def engine_answering(gpu_model: str) -> SimpleNamespace:
     """Enough of a ``ThreadEngine`` for ``serve.answer``: its GPU model, no logs."""
     return SimpleNamespace(open_logs=lambda rank_map, rank: ([], ""),
-                           rank_data=SimpleNamespace(gpu_model=lambda rank: gpu_model))
+                           gpu_model=lambda rank: gpu_model)
 
 
 def serving(conn, engine: SimpleNamespace) -> threading.Thread:
@@ -79,7 +80,7 @@ def test_an_answer_over_the_cap_crosses_as_one_line_that_says_so(monkeypatch):
     asked = Link(ours, ended, answer_seconds=60)
     try:
         with pytest.raises(EngineRefused, match="the engine's answer was refused: a message"):
-            asked.answer("gpu_model", 5)
+            asked.answer(GpuModel(5))
     finally:
         asked.close()
         served.join(60)
@@ -89,7 +90,7 @@ def test_an_answer_over_the_cap_crosses_as_one_line_that_says_so(monkeypatch):
 def test_requests_in_flight_when_the_engine_goes_fail_with_engine_stopped():
     ours, engine = multiprocessing.Pipe()
     asked = Link(ours, ended, answer_seconds=60)
-    future = asked.ask("gpu_model", 5)
+    future = asked.ask(GpuModel(5))
     engine.close()
     with pytest.raises(EngineStopped, match=r"the engine process stopped \(exit status 0\)"):
         future.result(timeout=60)

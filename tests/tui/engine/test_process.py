@@ -7,9 +7,12 @@ import asyncio
 import os
 import signal
 
+import pytest
 from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.engine import process
+from ranktop.tui.engine.client import EngineSilent
 from ranktop.tui.engine.process import EngineFailed, ProcessEngine
+from ranktop.tui.engine.protocol import Alive, GpuModel, Poll
 from ranktop.tui.settings.config import DemoSettings, Settings, load_settings
 from ranktop.tui.simulator.cluster import GPU_MODEL
 from ranktop.tui.sources.demo import DemoSource, demo_source
@@ -96,10 +99,25 @@ def test_closing_ends_the_engine_process_by_hanging_up_never_by_killing_it(monke
 def test_a_request_cancelled_while_it_waits_leaves_the_others_answered():
     engine = ProcessEngine(load_settings(environ={}), demo_at_40)
     try:
-        asked = engine._ask("gpu_model", 5)
+        asked = engine._link.ask(GpuModel(5))
         asked.cancel()  # as a worker cancelled while waiting for its answer
-        assert engine._ask("gpu_model", 5).result(timeout=60) == GPU_MODEL
+        assert engine.answer(GpuModel(5)) == GPU_MODEL
         assert asyncio.run(engine.poll()).analysis.frame is not None
+    finally:
+        engine.close()
+
+
+async def test_an_async_request_past_its_deadline_says_so_and_the_engine_answers_after():
+    engine = ProcessEngine(load_settings(environ={}), demo_at_40, answer_seconds=0.3)
+    try:
+        os.kill(engine.pid, signal.SIGSTOP)  # alive, answering nothing for a while
+        try:
+            with pytest.raises(EngineSilent, match=r"did not answer in .* \(Poll\)"):
+                await asyncio.wait_for(engine.ask(Poll()), 30)
+        finally:
+            os.kill(engine.pid, signal.SIGCONT)
+        assert engine._link._pending == {}  # given up: nothing left waiting
+        assert await asyncio.wait_for(engine.ask(Alive()), 30)
     finally:
         engine.close()
 
@@ -116,6 +134,6 @@ async def test_an_engine_that_stops_answering_is_restarted_after_its_deadline_an
             assert any("engine stopped answering" in n and "restarting" in n
                        for n in notices(app))
             assert engine.restarts == 1 and engine.pid != stopped
-            assert await asyncio.wait_for(engine._call("alive"), 10)  # the new one answers
+            assert await asyncio.wait_for(engine.ask(Alive()), 10)  # the new one answers
     finally:
         engine.close()

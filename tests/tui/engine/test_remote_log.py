@@ -7,6 +7,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from ranktop.tui.engine.link import packed, unpickled
+from ranktop.tui.engine.protocol import Page
 from ranktop.tui.engine.remote_log import LINE_BYTES, LOG_REQUESTS, LogShelf, RemoteLog, open_remote
 from ranktop.tui.logs.merged import MergedLog
 from ranktop.tui.logs.tail import FileLog
@@ -21,15 +22,15 @@ class Piped:
         self.shelf = shelf
         self.sizes: list[int] = []  # of each page's text
 
-    def answer(self, kind: str, *args: object) -> object:
-        value = LOG_REQUESTS[kind](self.shelf, *args)
-        if kind in ("log_tail", "log_follow", "log_more"):
+    def answer(self, request: object) -> object:
+        value = LOG_REQUESTS[type(request)](self.shelf, unpickled(packed(request)))
+        if isinstance(value, Page):
             self.sizes.append(sum(len(text.encode()) + LINE_BYTES for text, *_ in value.lines))
         return unpickled(packed(value))
 
-    def ask(self, kind: str, *args: object) -> Future:
+    def ask(self, request: object) -> Future:
         future: Future = Future()
-        future.set_result(self.answer(kind, *args))
+        future.set_result(self.answer(request))
         return future
 
 
