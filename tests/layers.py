@@ -65,10 +65,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
         "the log lines' type (LogLine, LogSource) the rank screen draws; it reads no file",
     ("ranktop.tui.screens.rank", "ranktop.tui.logs.line_time"):
         "a pure function finding the first line after a moment in lines already read",
-    ("ranktop.tui.screens.evidence", "ranktop.tui.flight.pipes"):
-        "to move: the dump pipes are the job's, to be asked of the engine",
-    ("ranktop.tui.screens.evidence", "ranktop.tui.flight.dump_paths"):
-        "to move with the dump pipes",
     ("ranktop.tui.app.console", "ranktop.tui.sources.base"):
         "the Source type the app is handed to start its engine with; it polls nothing",
 }
