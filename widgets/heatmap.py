@@ -81,6 +81,7 @@ class Heatmap(Widget):
         self.colours = palette.SIXTEEN  # the colour system's table, known once mounted
         self._rank_levels = [palette.MISSING] * n_ranks
         self._item_levels: list[int] = []
+        self._serial = map_levels.NO_BASE  # the engine's plan drawn last (PlannedMap.serial)
         self._rows: dict[int, Strip] = {}
         self._x_offset = 0
         self._y_offset = 0
@@ -97,12 +98,35 @@ class Heatmap(Widget):
         ``stale`` ranks are drawn as stale whatever their value, ``unknown`` ones (not
         answered) too."""
         self.show_levels(map_levels.plan(self.view(), values, low, high, stale, unknown))
+        self._serial = map_levels.NO_BASE  # levels of its own: the engine's next plan is news
 
     def view(self) -> map_levels.MapView:
         """What the map shows now, to plan a frame's levels against (on any thread)."""
         return map_levels.MapView(self.bad, self._rank_levels, self._item_levels,
                                   self.layout_grid, self._cell_ranks(), self.window_start,
                                   self._order())
+
+    def shape(self) -> map_levels.MapShape:
+        """The map's cells as plain values, for the engine to plan levels for."""
+        return map_levels.MapShape(self.bad, self.n_ranks, self.layout_grid, self._cell_ranks(),
+                                   self.window_start, self._order())
+
+    def show_planned(self, planned: map_levels.PlannedMap) -> bool:
+        """Draw levels the engine planned; False (nothing drawn) if they are for cells the
+        map no longer has. Only the rows they name are repainted if the map drew the plan
+        they were worked out from; else all."""
+        if planned.shape != self.shape():
+            return False
+        self._rank_levels = list(planned.rank_levels)
+        self._item_levels = list(planned.cell_levels)
+        drew_base = planned.base != map_levels.NO_BASE and planned.base == self._serial
+        self._serial = planned.serial
+        if drew_base:
+            self._repaint_rows(planned.rows)
+        else:
+            self._rows.clear()
+            self.refresh()
+        return True
 
     def show_levels(self, levels: map_levels.MapLevels) -> bool:
         """Draw levels planned against this map; False (nothing drawn) if the map has
@@ -152,6 +176,7 @@ class Heatmap(Widget):
     def forget_levels(self) -> None:
         """Drop the remembered levels (the map now shows another metric)."""
         self._rank_levels = [palette.MISSING] * self.n_ranks
+        self._serial = map_levels.NO_BASE
 
     def set_cursor(self, rank: int) -> None:
         """Select ``rank``; zoomed maps follow it into its node's window."""
@@ -238,6 +263,7 @@ class Heatmap(Widget):
         self._item_levels = map_levels.cell_levels(self._rank_levels, self._cell_ranks(),
                                                    self.window_start, self.item_count(),
                                                    self._order())
+        self._serial = map_levels.NO_BASE
         self._rows.clear()
         self._place_marks()
         self.refresh()

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 
-from ..tui.core.maps.levels import MapLevels
+from ..tui.core.maps.levels import PlannedMap
 from .heatmap import Heatmap
 from .legend import Legend
 
@@ -40,12 +40,12 @@ class MetricPanel(Vertical):
     def show(self, metric_id: str, title: str, bad: str, values: Sequence[float],
              scale: tuple[float, float] | None, summaries: Sequence[str],
              ends: tuple[str, str], stale: Collection[int] = (),
-             levels: MapLevels | None = None, unknown: Collection[int] = ()) -> None:
+             planned: PlannedMap | None = None, unknown: Collection[int] = ()) -> None:
         """Draw one frame: ``values`` per rank on ``scale`` (None: nothing to scale against).
 
         ``summaries`` are the min / median / max line from longest to shortest form;
-        ``levels``, the map's levels planned from the same values away from the UI thread
-        (worked out here if missing or planned against what the map no longer shows).
+        ``planned``, the map's levels the engine planned from the same values (worked out
+        here if missing, or planned for another metric or for cells the map no longer has).
         """
         if metric_id != self.metric_id:
             self.metric_id = metric_id
@@ -54,7 +54,8 @@ class MetricPanel(Vertical):
             self.legend.refresh()
         self.title = title
         low, high = scale if scale is not None else (0.0, 1.0)
-        if levels is None or not self.heatmap.show_levels(levels):
+        if (planned is None or planned.metric_id != metric_id
+                or not self.heatmap.show_planned(planned)):
             self.heatmap.update_values(values, low, high, stale, unknown)
         self.legend.set_stale_key(bool(stale) or bool(unknown),
                                   "not answered" if unknown and not stale else

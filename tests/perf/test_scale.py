@@ -10,11 +10,11 @@ from dataclasses import replace
 
 from ranktop.tui.core.history import HISTORY_METRICS, MAX_FRAMES, MAX_VALUES, History
 from ranktop.tui.core.maps import scale as palette
+from ranktop.tui.core.maps.levels import NO_BASE
 from ranktop.tui.core.model import Frame
-from ranktop.tui.engine.maps import plan_maps
 from ranktop.widgets.heatmap import Heatmap
 
-from tests.tui.conftest import make_app
+from tests.tui.conftest import make_app, polled
 
 NODES = 2048  # x 8 GPUs: 16,384 ranks
 SICK_RANK = 5000
@@ -41,6 +41,8 @@ async def test_a_poll_redraws_only_the_rows_whose_cells_changed(monkeypatch):
     async with app.run_test(size=(120, 40)) as pilot:
         await app.poll_once()
         await pilot.pause()
+        await app.poll_once()  # maps laid out anew after the first frame drew all of it
+        await pilot.pause()
         maps = [panel.heatmap for panel in app.cluster.panels]
         first = maps[0]
         metric = app.cluster.map_metrics[0]
@@ -54,13 +56,23 @@ async def test_a_poll_redraws_only_the_rows_whose_cells_changed(monkeypatch):
         frame = replace(analysis.frame, values={**analysis.frame.values, metric: values})
         sick = replace(analysis, frame=frame)
         drawn = counting_rows(monkeypatch)
-        app.cluster.show_analysis(sick, plan_maps(sick, app.cluster.map_geometry()))
+        board = app.engine.board  # the engine's, whose last plan the maps drew
+        board.reshape(app.cluster.map_geometry())
+        app.cluster.show(polled(app, sick, board.plan(sick)))
         await pilot.pause()
 
         row = first.layout_grid.position(SICK_RANK // first._ranks_per_cell)[1]
         assert drawn.get(first) == {row}
         assert all(not drawn.get(other) for other in maps[1:])
         assert first.level_of(SICK_RANK) == palette.LEVELS - 1
+
+        # Levels worked out from a plan this map did not draw: every row is drawn again.
+        drawn.clear()
+        unbased = {k: replace(v, base=NO_BASE) for k, v in board.plan(analysis).items()}
+        app.cluster.show(polled(app, analysis, unbased))
+        await pilot.pause()
+        assert len(drawn.get(first, ())) == first.layout_grid.rows
+        assert first.level_of(SICK_RANK) != palette.LEVELS - 1
 
 
 async def test_the_ui_thread_quantises_no_rank_while_polling(monkeypatch):

@@ -83,6 +83,13 @@ async def triage_done(app: RanktopApp, seconds: float = 60.0) -> None:
         assert await asyncio.to_thread(triage.wait, seconds), "the triage never finished"
 
 
+def polled(app: RanktopApp, analysis, levels=None):
+    """``analysis`` as the app's next live poll would bring it (its maps' ``levels`` planned
+    by the engine, if given): for ``app.cluster.show``."""
+    return replace(app.live, analysis=analysis, version=app.live.version + 1,
+                   levels=levels or {})
+
+
 def screen_text(app: RanktopApp) -> str:
     """What the terminal shows, one line per row (as a bundle saves it)."""
     return shown_text(app)

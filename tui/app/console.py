@@ -9,7 +9,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual import work
@@ -19,8 +19,8 @@ from textual.filter import LineFilter
 from textual.message import Message
 
 from ...widgets.ascii_only import AsciiOnly
+from ..core.analysis import Analysis
 from ..core.events import EventLog
-from ..core.maps.levels import MapLevels
 from ..engine.client import EngineClient, EngineSilent, EngineStopped
 from ..engine.snapshot import Snapshot
 from ..engine.threaded import ThreadEngine
@@ -39,10 +39,9 @@ from .quit_signals import QUIT_SIGNALS, exit_status, terminal_gone
 class AnalysisReady(Message):
     """A poll was analysed (or failed); a newer one waiting in the queue replaces it."""
 
-    def __init__(self, snapshot: Snapshot, planned: Mapping[str, MapLevels]) -> None:
+    def __init__(self, snapshot: Snapshot) -> None:
         super().__init__()
         self.snapshot = snapshot
-        self.planned = planned  # the cluster maps' levels, worked out off the UI thread
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, AnalysisReady)
@@ -88,15 +87,11 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
             assert source is not None, "an app needs a source or an engine"
             engine = ThreadEngine(settings, source, event_log, clock)
         self.engine = engine
-        first = self.engine.latest
-        self.analysis = first.analysis
-        self.rank_map_version = first.rank_map_version
-        self.cluster = ClusterScreen(settings, first.analysis.rank_map, self.engine.job_name,
-                                     first.analysis.status)
+        self.live = self.engine.latest
+        """The newest live poll's snapshot (a bundle's own, reopened)."""
+        self.cluster = ClusterScreen(settings, self.live, self.engine.job_name)
         self.opens_at = at
         self.home = self.moment = bundle
-        if bundle is not None:
-            self.moment_analysis = first.analysis
         self.cleanups: list[Callable[[], None]] = []
         self.ends_process = False  # set by the CLI: the process ends soon after the app
         """What must be undone even when the app cannot quit cleanly (temporary folders)."""
@@ -157,7 +152,7 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
         self.set_keymap(dict(self.settings.keymap))
         self.push_screen(self.cluster)
         if self.home is not None:  # a bundle: its moment, once the maps are laid out
-            self.call_after_refresh(self.cluster.show_moment, self.analysis, self.home)
+            self.call_after_refresh(self.show_bundle)
         if self.polling:
             self.poll_forever()
         if self.opens_at is not None:
@@ -173,18 +168,17 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
             await asyncio.sleep(max(0.05, self.settings.refresh_seconds - elapsed, asked))
 
     async def poll_once(self) -> float:
-        """Have the engine poll, analyse and plan the maps off the UI's path; post the
-        snapshot. Returns the seconds the source asked to be left alone."""
+        """Have the engine poll, analyse and plan the maps off the UI's path (one request);
+        post the snapshot. Returns the seconds the source asked to be left alone."""
         self.cluster.polling_since = self.clock()
         try:
-            snapshot = await self.engine.poll()
-            planned = await self.engine.plan_maps(snapshot.version, self.cluster.map_geometry())
+            snapshot = await self.engine.poll(self.cluster.map_geometry())
         except (EngineStopped, EngineSilent) as stopped:  # gone, or silent past its deadline
             await self.restart_engine(stopped)
             return 0.0
         finally:
             self.cluster.polling_since = None
-        self.post_message(AnalysisReady(snapshot, planned))
+        self.post_message(AnalysisReady(snapshot))
         return snapshot.retry_after
 
     async def restart_engine(self, stopped: EngineStopped | EngineSilent) -> None:
@@ -197,25 +191,44 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
             self.notify(f"the engine could not restart: {error}", severity="error",
                         timeout=10, markup=False)
 
+    @property
+    def analysis(self) -> Analysis:
+        """The newest live poll's analysis."""
+        return self.live.analysis
+
     async def on_analysis_ready(self, message: AnalysisReady) -> None:
-        snapshot = message.snapshot
-        analysis = self.analysis = snapshot.analysis
-        new_map = snapshot.rank_map_version != self.rank_map_version
-        self.rank_map_version = snapshot.rank_map_version
-        self.follow_job_end(snapshot.ended)
+        was, self.live = self.live, message.snapshot
+        self.follow_job_end(self.live.ended)
         if self.moment is not None:  # it stays on screen, the live job waits for the way back
             self.show_moment_badges()  # how long ago the moment was, as of this poll
             return
-        if new_map:
-            was, had = self.cluster.rank_map.source, bool(self.cluster.rank_map.ranks)
-            await self.cluster.use_rank_map(analysis.rank_map)
-            if had and was != analysis.rank_map.source:
-                self.notify(f"ranks now from {analysis.rank_map.source} (were: {was})",
-                            timeout=8, markup=False)
-        self.cluster.show_analysis(analysis, message.planned)
+        ranks, had = self.live.analysis.rank_map, was.analysis.rank_map
+        if (self.live.rank_map_version != was.rank_map_version and had.ranks
+                and ranks.source != had.source):
+            self.notify(f"ranks now from {ranks.source} (were: {had.source})", timeout=8,
+                        markup=False)
+        await self.show(self.live)
+
+    async def show(self, snapshot: Snapshot, asked: bool = False) -> None:
+        """The one way to the screens: ``snapshot`` (a live poll, a past moment or a bundle,
+        as its ``at`` says) on the cluster screen, and on the screen on top, which asks for
+        what it lacks itself. ``asked``: the user asked for it (drawn even while paused)."""
+        if snapshot.rank_map_version != self.cluster.rank_map_version:
+            await self.cluster.use_rank_map(snapshot.analysis.rank_map,
+                                            snapshot.rank_map_version)
+        self.cluster.show(snapshot, asked)
         screen = self.screen
-        if isinstance(screen, (RankScreen, EvidenceScreen)):  # each asks for what it lacks
-            screen.show_analysis(analysis)
+        if isinstance(screen, RankScreen):
+            screen.show_analysis(snapshot.analysis, snapshot.at)
+        elif isinstance(screen, EvidenceScreen):
+            screen.show_analysis(snapshot.analysis)
+        self.show_moment_badges()
+
+    @work(group="bundle-open", exit_on_error=False, description="show the bundle")
+    async def show_bundle(self) -> None:
+        """The bundle's moment, its maps' levels planned by its engine as a poll's are."""
+        self.live = await self.engine.poll(self.cluster.map_geometry())
+        await self.show(self.live, asked=True)
 
     @property
     def crash(self) -> BaseException | None:
@@ -233,7 +246,7 @@ class RanktopApp(MomentMode, BundleMode, App[None]):
         if not len(self.cluster.rank_map):
             return
         screen = RankScreen(self.settings, self.cluster.rank_map, rank, self.engine)
-        screen.analysis = self.analysis if self.moment_analysis is None else self.moment_analysis
+        screen.analysis = self.analysis if self.moment is None else self.cluster.analysis
         screen.moment, screen.replaying = self.moment, self.wanted
         self.push_screen(screen)
 

@@ -86,11 +86,9 @@ class FleetMode:
             return
         self.job_open = name
         self.settings, self.engine = settings, engine
-        first = engine.latest
-        self.analysis, self.rank_map_version = first.analysis, first.rank_map_version
-        self.moment = self.wanted = self.moment_analysis = None
-        self.cluster = JobConsoleScreen(settings, first.analysis.rank_map, engine.job_name,
-                                        first.analysis.status)
+        self.live = engine.latest
+        self.moment = self.wanted = None
+        self.cluster = JobConsoleScreen(settings, self.live, engine.job_name)
         await self.push_screen(self.cluster)
         self.poll_forever()
 

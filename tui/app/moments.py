@@ -27,7 +27,6 @@ from ..core.analysis import Analysis
 from ..core.event_times import event_times, next_event
 from ..core.moment import JobEnd, aligned, shown
 from ..engine.snapshot import Snapshot
-from ..screens.evidence import EvidenceScreen
 from ..screens.moment_prompt import MomentPrompt
 from ..screens.rank import RankScreen
 
@@ -77,14 +76,17 @@ class MomentMode:
     """What stands for live: None, or the moment of the bundle reopened."""
     wanted: float | None = None
     """The moment asked for, not shown yet (being replayed)."""
-    moment_analysis: Analysis | None = None
-    """The analysis of ``moment``."""
     replay_running: bool = False
     """A replay is under way (its worker takes each moment wanted until none is)."""
     ended: JobEnd | None = None
     """The job's series ended, as the newest live poll found; None: the job answers."""
     end_shown: float | None = None
     """The moment gone to by itself when the job's series ended (None: none)."""
+
+    @property
+    def moment_analysis(self: RanktopApp) -> Analysis | None:
+        """The analysis of ``moment`` (None: the live job is shown)."""
+        return None if self.moment is None else self.cluster.analysis
 
     def follow_job_end(self: RanktopApp, ended: JobEnd | None) -> None:
         """Go to the last moment of the job's series when a live poll first finds them ended,
@@ -158,7 +160,7 @@ class MomentMode:
             while self.wanted is not None:
                 moment = self.wanted
                 try:
-                    snapshot = await self.engine.at(moment)
+                    snapshot = await self.engine.at(moment, self.cluster.map_geometry())
                 except Exception as error:  # NothingThen says why; anything else is said too
                     self._moment_failed(moment, error)
                     continue
@@ -177,9 +179,8 @@ class MomentMode:
                     severity="warning", timeout=8, markup=False)
 
     async def _show_moment(self: RanktopApp, snapshot: Snapshot) -> None:
-        analysis = snapshot.analysis
-        self.moment, self.moment_analysis = snapshot.at, analysis
-        await self.show_everywhere(analysis, snapshot.at)
+        self.moment = snapshot.at
+        await self.show(snapshot, asked=True)
         self.refresh_bindings()
 
     def action_live(self: RanktopApp) -> None:
@@ -190,26 +191,12 @@ class MomentMode:
     async def back_to_live(self: RanktopApp) -> None:
         """The newest live poll on every screen (a replay under way is let finish, unseen)."""
         was_at = self.moment
-        self.moment, self.wanted, self.moment_analysis = self.home, None, None
+        self.moment, self.wanted = self.home, None
         if was_at == self.home:  # only a replay was under way: "live" is still shown
             self.show_moment_badges()
         else:
-            await self.show_everywhere(self.analysis, self.home)
+            await self.show(self.live, asked=True)
         self.refresh_bindings()
-
-    async def show_everywhere(self: RanktopApp, analysis: Analysis,
-                              moment: float | None) -> None:
-        """Show ``analysis`` of ``moment`` (None: the newest live one) on the cluster screen
-        at once, paused or not, and on the screen on top."""
-        if analysis.rank_map != self.cluster.rank_map:
-            await self.cluster.use_rank_map(analysis.rank_map)
-        self.cluster.show_moment(analysis, moment)
-        screen = self.screen
-        if isinstance(screen, RankScreen):
-            screen.show_analysis(analysis, moment)
-        elif isinstance(screen, EvidenceScreen):
-            screen.show_analysis(analysis)
-        self.show_moment_badges()
 
     def show_moment_badges(self: RanktopApp) -> None:
         """Tell the screens which moment is shown and which is being replayed."""

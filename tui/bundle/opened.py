@@ -7,16 +7,16 @@ is asked of ``backend`` when one was given (the backend's history at the bundle'
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
 from ..engine.client import EngineClient, EngineRefused
-from ..engine.maps import MapGeometry, plan_maps
+from ..engine.maps import MapBoard, MapGeometry, planned_safely
 from ..engine.protocol import BUNDLE_READ_ONLY, PipesFound
 from ..engine.replay import NothingThen
-from ..engine.snapshot import RankHistory, Snapshot
+from ..engine.snapshot import RankHistory, RankMapVersions, Snapshot
 from ..logs.tail import LogLine, LogSource
 from .saved import RankSaved, Saved, SavedLog
 
@@ -57,23 +57,26 @@ class BundleEngine:
         self.saved = saved
         self.backend = backend
         self.job_name = saved.job
-        self.latest: Snapshot = saved.snapshot
+        # Its rank maps numbered here, the backend's past moments' among them.
+        self.latest: Snapshot = replace(saved.snapshot, rank_map_version=0, at=saved.moment)
+        self.rank_maps = RankMapVersions(saved.snapshot.analysis.rank_map)
+        self.board = MapBoard()
 
-    async def poll(self) -> Snapshot:
-        return self.latest
+    async def poll(self, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
+        """The saved snapshot, its maps' levels planned for ``maps``."""
+        self.board.reshape(maps)
+        levels = await asyncio.to_thread(planned_safely, self.board, self.latest.analysis)
+        return replace(self.latest, levels=levels)
 
     async def settle(self, timeout: float) -> Snapshot:
         return self.latest
 
-    async def plan_maps(self, version: int,
-                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
-        return await asyncio.to_thread(plan_maps, self.latest.analysis, maps)
-
-    async def at(self, moment: float) -> Snapshot:
+    async def at(self, moment: float, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
         if self.backend is None:
             raise NothingThen("a bundle holds one moment; give `ranktop open` the backend "
                               "(--prometheus URL --job NAME) to see others")
-        return await self.backend.at(moment)
+        past = await self.backend.at(moment, maps)
+        return replace(past, rank_map_version=self.rank_maps.version_of(past.analysis.rank_map))
 
     async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
         if at is not None and at != self.saved.moment and self.backend is not None:

@@ -1,15 +1,17 @@
 """The engine: the one room between the headless core and the screens.
 
 It owns the source(s), the pipeline (``pipeline.Pipeline``: poll, analysis, hang triage in
-its worker), the rank data a rank screen asks for (``rank_data.RankData``) and the planning
-of the cluster maps' levels (``maps.plan_maps``). The UI talks to it through one small
-interface, ``client.EngineClient``, and gets back plain frozen values:
+its worker), the rank data a rank screen asks for (``rank_data.RankData``) and the cluster
+maps' levels (``maps.MapBoard``, which keeps each map's last levels). The UI talks to it
+through one small interface, ``client.EngineClient``, whose requests are typed in
+``protocol``, and gets back plain frozen values:
 
-- ``snapshot.Snapshot`` per poll: the ``Analysis`` with a ``version`` that grows by one per
-  analysis and a ``rank_map_version`` that grows when the rank map changed. The app tells
-  what is new by these numbers, never by which object it holds.
-- map levels, planned from ``maps.MapGeometry`` values the screen gives (what each map shows
-  now, as data); no engine code reads a widget.
+- ``snapshot.Snapshot`` per poll, past moment or bundle: the ``Analysis`` with a ``version``
+  that grows by one per live analysis, a ``rank_map_version`` that changes with the rank map
+  (``snapshot.RankMapVersions``: an equal map keeps its number, live or past), and the
+  cluster maps' levels planned for the ``maps.MapGeometry`` the screen gave (what each map
+  lays out, as data; sent only when it changed). The app tells what is new by these
+  numbers, never by which object it holds, and a poll is one request.
 - answers to a rank's requests: its logs, alerts, earlier history and GPU model.
 
 Two engines answer the same interface:

@@ -1,16 +1,15 @@
 """The one small interface the screens talk to the engine through.
 
-Screens hold an ``EngineClient``, never a source: they ask for a poll's snapshot, the levels
-of their maps, and, for one rank, its logs, alerts, earlier history and GPU model. Every
-answer is a plain value."""
+Screens hold an ``EngineClient``, never a source: they ask for a poll's snapshot (their maps'
+levels planned into it), a past moment's, and, for one rank, its logs, alerts, earlier
+history and GPU model. Every answer is a plain value."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
 from ..logs.tail import LogSource
 from .maps import MapGeometry
@@ -68,13 +67,10 @@ class EngineClient(RankRequests, DumpRequests, Protocol):
         """The newest snapshot (version 0, without a frame, before the first poll)."""
         ...
 
-    async def poll(self) -> Snapshot:
-        """Poll the source once and analyse what it gave; never blocks the event loop."""
-        ...
-
-    async def plan_maps(self, version: int,
-                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
-        """The levels of ``maps`` for snapshot ``version`` ({} when that is not the newest)."""
+    async def poll(self, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
+        """Poll the source once, analyse what it gave and plan the levels of ``maps`` (the
+        cluster maps as laid out now; None: as last given) into the snapshot; never blocks
+        the event loop."""
         ...
 
     async def settle(self, timeout: float) -> Snapshot:
@@ -86,10 +82,11 @@ class EngineClient(RankRequests, DumpRequests, Protocol):
         (a snapshot from an engine in another process carries none)."""
         ...
 
-    async def at(self, moment: float) -> Snapshot:
+    async def at(self, moment: float, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
         """The console as it was at ``moment`` (epoch seconds, brought down to the refresh
         grid: the snapshot's ``at``), replayed from the source's history with the verdicts
-        the live console showed then. Its ``version`` is the newest live one's. Raises
+        the live console showed then, and the levels of ``maps`` as ``poll`` plans them.
+        Its ``version`` is the newest live one's. Raises
         ``replay.NothingThen`` (one line to show) when the source has nothing then."""
         ...
 

@@ -24,15 +24,13 @@ import asyncio
 import math
 import multiprocessing
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypeVar
 
-from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
 from ..logs.tail import LogSource
 from ..settings.config import Settings
@@ -48,7 +46,6 @@ from .protocol import (
     FindPipes,
     GpuModel,
     PipesFound,
-    PlanMaps,
     Poll,
     Queries,
     RankHistoryOf,
@@ -59,8 +56,8 @@ from .protocol import (
 from .remote_log import open_remote
 from .replay import NothingThen
 from .serve import serve
-from .snapshot import RankHistory, Snapshot
-from .wire import UNCHANGED_RANKS, Received
+from .snapshot import RankHistory, RankMapVersions, Snapshot
+from .wire import Received
 
 Answer = TypeVar("Answer")
 
@@ -81,10 +78,9 @@ class ProcessEngine:
         self._args = (settings, make_source, event_log)
         self.answer_seconds = answer_seconds
         self.alive_seconds = alive_seconds
-        self._child_version = 0  # the engine's own version of the newest snapshot
-        self._child_rank_maps = 0  # ... and of its rank map
         self.restarts = 0
         self.latest = self._start()
+        self.rank_maps = RankMapVersions(self.latest.analysis.rank_map)
 
     @property
     def pid(self) -> int | None:
@@ -103,10 +99,9 @@ class ProcessEngine:
         except EngineFailed:
             conn.close()
             raise
-        self._child_rank_maps = snapshot.rank_map_version
         self._received = Received()  # a new engine sends everything once
+        self._maps_sent: tuple[MapGeometry, ...] | None = None  # ... and is sent the maps
         snapshot = self._received.unpack(snapshot)
-        self._fresh = True  # its rank map is to be compared with the one on screen
         self._link = Link(conn, partial(_exit_of, process), self.answer_seconds)
         return snapshot
 
@@ -156,49 +151,41 @@ class ProcessEngine:
 
     # -- EngineClient ------------------------------------------------------------------
 
-    async def poll(self) -> Snapshot:
-        return self._renumber(await self.ask(Poll()))
+    async def poll(self, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
+        return self._renumber(await self.ask(Poll(self._changed(maps))))
 
     async def settle(self, timeout: float) -> Snapshot:
         return self._renumber(await self.ask(Settle(timeout)))
 
+    def _changed(self, maps: Sequence[MapGeometry] | None) -> tuple[MapGeometry, ...] | None:
+        """``maps`` when the engine does not hold them already, else None (nothing to send)."""
+        if maps is None or tuple(maps) == self._maps_sent:
+            return None
+        self._maps_sent = tuple(maps)
+        return self._maps_sent
+
     def _renumber(self, snapshot: Snapshot) -> Snapshot:
         """The engine's snapshot, numbered in this console's sequence, with its rank map."""
-        self._child_version = snapshot.version
-        rank_map_version = self.latest.rank_map_version
-        sent_anew = snapshot.analysis.rank_map != UNCHANGED_RANKS
         analysis = self._received.unpack(snapshot).analysis
-        changed = sent_anew and snapshot.rank_map_version != self._child_rank_maps
-        if (changed or self._fresh) and analysis.rank_map != self.latest.analysis.rank_map:
-            rank_map_version += 1
-        self._fresh = False
-        self._child_rank_maps = snapshot.rank_map_version
-        self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
-                               snapshot.retry_after, snapshot.error, ended=snapshot.ended)
+        self.latest = Snapshot(self.latest.version + 1, analysis,
+                               self.rank_maps.version_of(analysis.rank_map),
+                               snapshot.retry_after, snapshot.error, ended=snapshot.ended,
+                               levels=snapshot.levels)
         return self.latest
-
-    async def plan_maps(self, version: int,
-                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
-        if version != self.latest.version:
-            return {}
-        planned = await self.ask(PlanMaps(self._child_version, tuple(maps)))
-        # Planned against copies of the maps' views: tie them back to the views themselves.
-        views = {geometry.map_id: geometry.view for geometry in maps}
-        return {map_id: replace(levels, view=views[map_id])
-                for map_id, levels in planned.items()}
 
     async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
         return await self.ask(RankHistoryOf(rank, at))
 
-    async def at(self, moment: float) -> Snapshot:
+    async def at(self, moment: float, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
         """A past moment, sent whole (not against the live polls' values)."""
         try:
-            snapshot = await self.ask(At(moment))
+            snapshot = await self.ask(At(moment, self._changed(maps)))
         except EngineRefused as error:  # said in the engine's process: nothing then
             raise NothingThen(str(error)) from None
         analysis = Received().unpack(snapshot).analysis
-        latest = self.latest
-        return Snapshot(latest.version, analysis, latest.rank_map_version, at=snapshot.at)
+        return Snapshot(self.latest.version, analysis,
+                        self.rank_maps.version_of(analysis.rank_map), at=snapshot.at,
+                        levels=snapshot.levels)
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         """The rank's logs as the engine opened them: each read a request."""

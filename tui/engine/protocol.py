@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Generic, NamedTuple, TypeVar
 
-from ..core.maps.levels import MapLevels
 from ..core.model import Rank, RankMap
 from .maps import MapGeometry
 from .snapshot import RankHistory, Snapshot
 
 ANSWER_SECONDS = 60.0  # a rank's alerts ask HTTP servers; a log read, a GPU model, less
 ALIVE_SECONDS = 15.0  # "do you answer at all?": nothing to do but answer
-PLAN_SECONDS = 30.0  # quantising 16,384 values per map: milliseconds, unless stuck
+HISTORY_SECONDS = 30.0  # one rank's share of the history held: milliseconds, unless stuck
 POLL_SECONDS = 600.0  # a first poll may catch up on the job's past (minutes at 16k ranks)
 REPLAY_SECONDS = 300.0  # a past moment: the window before it fetched and replayed
 
@@ -67,8 +66,10 @@ class Alive(Request[bool]):
 
 @dataclass(frozen=True)
 class Poll(Request[Snapshot]):
-    """Poll the source once and analyse what it gave."""
+    """Poll the source once, analyse what it gave and plan the maps' levels; ``maps``: the
+    maps as the screen now lays them out, sent only when they changed (None: as before)."""
 
+    maps: tuple[MapGeometry, ...] | None = None
     deadline: ClassVar[float] = POLL_SECONDS
 
 
@@ -84,19 +85,12 @@ class Settle(Request[Snapshot]):
 
 
 @dataclass(frozen=True)
-class PlanMaps(Request[dict[str, MapLevels]]):
-    """The levels of ``maps`` for the engine's snapshot ``version`` ({} if not the newest)."""
-
-    version: int
-    maps: tuple[MapGeometry, ...]
-    deadline: ClassVar[float] = PLAN_SECONDS
-
-
-@dataclass(frozen=True)
 class At(Request[Snapshot]):
-    """The console as it was at ``moment`` (epoch seconds), replayed."""
+    """The console as it was at ``moment`` (epoch seconds), replayed, its maps' levels
+    planned; ``maps`` as for ``Poll``."""
 
     moment: float
+    maps: tuple[MapGeometry, ...] | None = None
     deadline: ClassVar[float] = REPLAY_SECONDS
 
 
@@ -109,7 +103,7 @@ class RankHistoryOf(Request[RankHistory]):
 
     @property
     def seconds(self) -> float:
-        return PLAN_SECONDS if self.at is None else REPLAY_SECONDS
+        return HISTORY_SECONDS if self.at is None else REPLAY_SECONDS
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,6 @@ from .protocol import (
     Backfill,
     FindPipes,
     GpuModel,
-    PlanMaps,
     Poll,
     Queries,
     RankHistoryOf,
@@ -131,15 +130,11 @@ async def _alive(served: Served, request: Alive) -> bool:
 
 
 async def _poll(served: Served, request: Poll) -> Snapshot:
-    return served.sent.compact(await served.engine.poll())
+    return served.sent.compact(await served.engine.poll(request.maps))
 
 
 async def _settle(served: Served, request: Settle) -> Snapshot:
     return served.sent.compact(await served.engine.settle(request.timeout))
-
-
-async def _plan(served: Served, request: PlanMaps) -> dict:
-    return dict(await served.engine.plan_maps(request.version, request.maps))
 
 
 async def _history(served: Served, request: RankHistoryOf) -> RankHistory:
@@ -148,12 +143,12 @@ async def _history(served: Served, request: RankHistoryOf) -> RankHistory:
 
 async def _at(served: Served, request: At) -> Snapshot:
     """A past moment, packed whole: the live polls' deltas go on as they were."""
-    return Sent().compact(await served.engine.at(request.moment))
+    return Sent().compact(await served.engine.at(request.moment, request.maps))
 
 
 # The one dispatch table: each request type to what answers it.
 HANDLERS: dict[type[Request], Handler] = {
-    Alive: _alive, Poll: _poll, Settle: _settle, PlanMaps: _plan, RankHistoryOf: _history,
+    Alive: _alive, Poll: _poll, Settle: _settle, RankHistoryOf: _history,
     At: _at,
     AlertRows: _in_thread(lambda s, r: s.engine.alert_rows(r.rank)),
     Backfill: _in_thread(lambda s, r: s.engine.backfill(r.rank_map, r.rank)),

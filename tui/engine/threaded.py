@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.analysis import Analysis
 from ..core.events import EventLog
-from ..core.maps.levels import MapLevels
+from ..core.maps.levels import PlannedMap
 from ..core.model import Rank, RankMap
 from ..core.moment import JobEnd
 from ..logs.tail import LogSource
@@ -20,12 +20,12 @@ from ..settings.config import Settings
 from ..sources.base import Source
 from .dump_pipes import dumps_asked, pipes_found
 from .job_end import EndWatch
-from .maps import MapGeometry, plan_maps
+from .maps import MapBoard, MapGeometry, planned_safely
 from .pipeline import Pipeline
 from .protocol import PipesFound
 from .rank_data import RankData
 from .replay import Replay
-from .snapshot import RankHistory, Snapshot
+from .snapshot import RankHistory, RankMapVersions, Snapshot
 
 
 class ThreadEngine:
@@ -41,52 +41,47 @@ class ThreadEngine:
         self.rank_data = RankData(settings, source.job_name, event_log, self.pipeline.logs,
                                   settings.alertmanager_url, source)
         first = self.pipeline.latest
-        self._rank_map = first.rank_map
+        self.rank_maps = RankMapVersions(first.rank_map)
+        self.board = MapBoard()
         self.latest = Snapshot(0, first, 0)
         self.end_watch = EndWatch(source)
         self.ended: JobEnd | None = None  # the job's series ended, as the last poll found
 
-    async def poll(self) -> Snapshot:
+    async def poll(self, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
+        self.board.reshape(maps)
         analysis = await self.pipeline.poll()
         self.ended = await asyncio.to_thread(self.end_watch.after, analysis,
                                              self.pipeline.clock())
-        return self._publish(analysis)
+        levels = await asyncio.to_thread(planned_safely, self.board, analysis)
+        return self._publish(analysis, levels)
 
     async def settle(self, timeout: float) -> Snapshot:
         return self._publish(await self.pipeline.settle(self.latest.analysis, timeout))
 
-    async def plan_maps(self, version: int,
-                        maps: Sequence[MapGeometry]) -> Mapping[str, MapLevels]:
-        latest = self.latest
-        if latest.version != version:
-            return {}  # a newer poll's levels will follow
-        try:
-            return await asyncio.to_thread(plan_maps, latest.analysis, maps)
-        except Exception:  # the widgets then plan them themselves: a poll must not stop here
-            return {}
-
-    def _publish(self, analysis: Analysis) -> Snapshot:
-        rank_map_version = self.latest.rank_map_version
-        if analysis.rank_map != self._rank_map:
-            self._rank_map = analysis.rank_map
-            rank_map_version += 1
-        self.latest = Snapshot(self.latest.version + 1, analysis, rank_map_version,
+    def _publish(self, analysis: Analysis,
+                 levels: Mapping[str, PlannedMap] | None = None) -> Snapshot:
+        self.latest = Snapshot(self.latest.version + 1, analysis,
+                               self.rank_maps.version_of(analysis.rank_map),
                                self.source.retry_after or 0.0, self.pipeline.error,
-                               ended=self.ended)
+                               ended=self.ended, levels=levels or {})
         return self.latest
 
     # -- a rank's requests -------------------------------------------------------------
 
-    async def at(self, moment: float) -> Snapshot:
+    async def at(self, moment: float, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
+        self.board.reshape(maps)
         analysis = await asyncio.to_thread(self.replay.at, moment)
         assert analysis.frame is not None
-        latest = self.latest
-        return Snapshot(latest.version, analysis, latest.rank_map_version, at=analysis.frame.time)
+        levels = await asyncio.to_thread(planned_safely, self.board, analysis)
+        return Snapshot(self.latest.version, analysis,
+                        self.rank_maps.version_of(analysis.rank_map), at=analysis.frame.time,
+                        levels=levels)
 
     async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:
         if at is None:
             return RankHistory.of(self.latest.analysis.history, rank)
-        return RankHistory.of((await self.at(at)).analysis.history, rank)
+        analysis = await asyncio.to_thread(self.replay.at, at)
+        return RankHistory.of(analysis.history, rank)
 
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         return self.rank_data.open_logs(rank_map, rank)

@@ -27,11 +27,12 @@ from ..core.config_values import MetricDef
 from ..core.detect.detectors import Anomaly
 from ..core.detect.restarts import KIND as RESTART
 from ..core.maps.layout import Arrangement
-from ..core.maps.levels import MapLevels
+from ..core.maps.levels import PlannedMap
 from ..core.metrics import format_value
-from ..core.model import Frame, Health, RankMap, SourceStatus
+from ..core.model import Frame, Health, RankMap
 from ..core.parallelism import Parallelism, for_job
 from ..engine.maps import MapGeometry
+from ..engine.snapshot import Snapshot
 from ..settings.config import Settings
 from . import cluster_lines
 from .advice import AdviceScreen
@@ -118,16 +119,17 @@ class ClusterScreen(Screen):
     cursor = var(0, init=False)
     """The selected rank, shared by every map."""
 
-    def __init__(self, settings: Settings, rank_map: RankMap, job_name: str,
-                 status: SourceStatus) -> None:
+    def __init__(self, settings: Settings, first: Snapshot, job_name: str) -> None:
         super().__init__()
         self.settings = settings
-        self.rank_map = rank_map
+        self.shown = first
+        """The snapshot drawn: a live poll's, a past moment's or a bundle's (its ``at``)."""
+        self.rank_map = first.analysis.rank_map
+        self.rank_map_version = first.rank_map_version  # of the rank map the maps lay out
         self.job_name = job_name
-        self.status = status
+        self.status = first.analysis.status
         self.map_metrics = list(settings.maps)
-        self.analysis = Analysis(status, rank_map)
-        self.pending: Analysis | None = None  # the newest analysis, held while paused
+        self.pending: Snapshot | None = None  # the newest live poll, held while paused
         self.anomalies: tuple[Anomaly, ...] = ()
         self.incidents: tuple[Incident, ...] = ()  # the panel's rows: one per root
         self.current_incident: int | None = None
@@ -175,9 +177,9 @@ class ClusterScreen(Screen):
 
     # -- data --------------------------------------------------------------------------
 
-    async def use_rank_map(self, rank_map: RankMap) -> None:
-        """The source learned (or re-learned) the job's ranks: lay the maps out anew."""
-        self.rank_map = rank_map
+    async def use_rank_map(self, rank_map: RankMap, version: int) -> None:
+        """Lay the maps out anew for ``rank_map`` (the engine's ``version`` of it)."""
+        self.rank_map, self.rank_map_version = rank_map, version
         # The maps are about to be built anew: set the cursor quietly, then show it on them.
         self.set_reactive(ClusterScreen.cursor, self.validate_cursor(self.cursor))
         await self.recompose()
@@ -185,6 +187,10 @@ class ClusterScreen(Screen):
         self.watch_solo()
         self.watch_cursor()
         self._draw_anomalies()  # the panel was built anew: what it said, it says again
+
+    @property
+    def analysis(self) -> Analysis:
+        return self.shown.analysis
 
     @property
     def frame(self) -> Frame | None:
@@ -198,42 +204,36 @@ class ClusterScreen(Screen):
 
     def map_geometry(self) -> tuple[MapGeometry, ...]:
         """Each map as it stands, as plain values: the engine plans its levels from them."""
-        return tuple(MapGeometry(panel.id, self.map_metrics[index], panel.heatmap.view())
+        return tuple(MapGeometry(panel.id, self.map_metrics[index], panel.heatmap.shape())
                      for index, panel in enumerate(self._maps))
 
-    def show_analysis(self, analysis: Analysis,
-                      planned: Mapping[str, MapLevels] | None = None) -> None:
-        """A new poll was analysed; drawn at once unless paused (its status always is).
-        ``planned``: the maps' levels planned by the engine, if the caller has them."""
-        first, self.answered = not self.answered, True
-        self.status = analysis.status
-        self.set_class(analysis.status.health is Health.STALE, "-stale")
-        if self.paused and not first:  # a first answer is always shown
-            self.pending = analysis
+    def show(self, snapshot: Snapshot, asked: bool = False) -> None:
+        """Draw ``snapshot`` at once; a live poll while paused waits in ``pending`` (its
+        status is said), unless ``asked`` (a moment, the way back to live, a bundle) or the
+        live job's first answer. Its rank map is the one laid out (``use_rank_map``)."""
+        live = snapshot.at is None and snapshot.version > 0
+        first = live and not self.answered
+        self.answered = self.answered or live
+        self.status = snapshot.analysis.status
+        self.set_class(self.status.health is Health.STALE, "-stale")
+        if self.paused and not (asked or first):
+            self.pending = snapshot
             self._refresh_header()
             return
-        self._draw(analysis, planned)
-
-    def show_moment(self, analysis: Analysis, moment: float | None) -> None:
-        """``analysis`` of the past ``moment`` (None: the newest live one, on the way back
-        from a moment), drawn at once, paused or not: the user asked for it."""
-        self.moment, self.pending = moment, None
-        self.status = analysis.status
-        self.set_class(analysis.status.health is Health.STALE, "-stale")
-        self._draw(analysis, None)
+        self.shown, self.moment, self.pending = snapshot, snapshot.at, None
+        self._draw(snapshot.analysis, snapshot.levels)
 
     def show_replaying(self, moment: float | None) -> None:
         """Say in the header that ``moment`` is being replayed (None: no longer)."""
         self.replaying = moment
         self._refresh_header()
 
-    def _draw(self, analysis: Analysis, planned: Mapping[str, MapLevels] | None) -> None:
-        self.analysis = analysis
+    def _draw(self, analysis: Analysis, planned: Mapping[str, PlannedMap]) -> None:
         self._show_anomalies(analysis)
         with self.app.batch_update():
             if analysis.frame is not None:
                 for panel in self.panels:
-                    self._draw_panel(panel, analysis, (planned or {}).get(panel.id))
+                    self._draw_panel(panel, analysis, planned.get(panel.id))
             self._fold_maps()
             self._refresh_header()
             self._refresh_rank_status()
@@ -250,7 +250,7 @@ class ClusterScreen(Screen):
         return metric, frame.values.get(metric.id) if frame is not None else None
 
     def _draw_panel(self, panel: MetricPanel, analysis: Analysis,
-                    levels: MapLevels | None = None) -> None:
+                    planned: PlannedMap | None = None) -> None:
         index = int(panel.id.rsplit("-", 1)[1])
         metric, values = self._map_values(index, analysis)
         frame = analysis.frame
@@ -267,7 +267,7 @@ class ClusterScreen(Screen):
         ends = ("", "") if scale is None else tuple(format_value(metric, v) for v in scale)
         panel.show(metric.id, title, metric.bad, values, scale,
                    summary_texts(metric, analysis.summaries.get(metric.id)), ends, frame.stale,
-                   levels, frame.unknown)
+                   planned, frame.unknown)
 
     def _tick(self) -> None:
         self._refresh_header()  # the header's clock
@@ -598,8 +598,7 @@ class ClusterScreen(Screen):
 
     def watch_paused(self) -> None:
         if not self.paused and self.pending is not None:
-            analysis, self.pending = self.pending, None
-            self.show_analysis(analysis)
+            self.show(self.pending)
         self._refresh_header()
 
 

@@ -11,7 +11,7 @@ from ranktop.widgets import palette
 from ranktop.widgets.heatmap import CURSOR_MARK
 from ranktop.widgets.panel import MetricPanel
 
-from tests.tui.conftest import START, make_app, screen_text
+from tests.tui.conftest import START, make_app, polled, screen_text
 
 
 def heatmap(app, index):
@@ -419,7 +419,7 @@ async def test_stale_ranks_are_drawn_stale_and_a_stale_source_frames_the_maps():
         frame = replace(app.cluster.frame, stale=frozenset({5, 9}))
         status = SourceStatus("test source", Health.STALE, since=app.clock() - 45,
                               message="connection refused")
-        app.cluster.show_analysis(replace(app.analysis, frame=frame, status=status))
+        app.cluster.show(polled(app, replace(app.analysis, frame=frame, status=status)))
         await pilot.pause()
         assert heatmap(app, 1).level_of(5) == palette.STALE
         assert heatmap(app, 1).level_of(6) < palette.LEVELS
@@ -491,7 +491,7 @@ async def test_the_cursor_stays_on_its_rank_when_the_maps_are_laid_out_anew():
         await pilot.press("slash", *"37", "enter")
         await pilot.pause()
         # as when the ranks are re-learned
-        await app.cluster.use_rank_map(app.engine.source.rank_map)
+        await app.cluster.use_rank_map(app.engine.source.rank_map, 1)
         await pilot.pause()
         assert app.cluster.cursor == 37
         assert all(heatmap(app, i).cursor_rank == 37 for i in range(4))

@@ -25,8 +25,8 @@ class SilentHistory(ThreadEngine):
 
     asked = 0
 
-    async def poll(self) -> Snapshot:
-        snapshot = await super().poll()
+    async def poll(self, maps=None) -> Snapshot:
+        snapshot = await super().poll(maps)
         return replace(snapshot, analysis=replace(snapshot.analysis, history=None))
 
     async def rank_history(self, rank: int, at: float | None = None) -> RankHistory:

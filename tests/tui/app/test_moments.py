@@ -375,11 +375,11 @@ async def test_a_scrub_says_loading_at_once_and_every_replay_that_failed(tmp_pat
         replay, answered = app.engine.at, asyncio.Event()
         failed = START + LIVE_UNTIL - STEP
 
-        async def slow(moment: float):
+        async def slow(moment: float, maps=None):
             await answered.wait()
             if moment == failed:
                 raise NothingThen("the backend timed out")
-            return await replay(moment)
+            return await replay(moment, maps)
 
         app.engine.at = slow
         await pilot.press("comma")

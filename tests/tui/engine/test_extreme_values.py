@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import _report_bundle
 from ranktop.tui.cli.report import as_json, as_text, collect
-from ranktop.tui.core.maps.levels import MapView
-from ranktop.tui.engine.maps import MapGeometry, plan_maps
+from ranktop.tui.core.maps.levels import MapShape
+from ranktop.tui.engine.maps import MapBoard, MapGeometry
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.engine.wire import Received, Sent
@@ -100,9 +100,10 @@ def test_extreme_values_cross_every_path_without_a_crash(patterns):
         for values in received.frame.values.values():
             assert not any(math.isinf(v) for v in values)
         ranks = len(received.rank_map)
-        maps = [MapGeometry(m, m, MapView("high", [-1] * ranks, [-1] * ranks, None, 1, 0))
-                for m in received.frame.values]
-        assert set(plan_maps(received, maps)) == set(received.frame.values)
+        board = MapBoard()
+        board.reshape([MapGeometry(m, m, MapShape("high", ranks, None, 1, 0))
+                       for m in received.frame.values])
+        assert set(board.plan(received)) == set(received.frame.values)
         with TemporaryDirectory() as folder, contextlib.redirect_stderr(io.StringIO()):
             assert _report_bundle(config, engine, findings, Path(folder))
             for written in Path(folder).rglob("*.json"):

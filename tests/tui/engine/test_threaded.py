@@ -44,11 +44,17 @@ def test_a_different_rank_map_is_a_new_rank_map_version():
     assert shown.ranks[-1].place == "gpu-node-999 local rank 7"
 
 
-def test_maps_are_planned_only_for_the_newest_snapshot():
-    engine = engine_at()
-    first = asyncio.run(engine.poll())
-    asyncio.run(engine.poll())
-    assert asyncio.run(engine.plan_maps(first.version, ())) == {}
+def test_a_past_moment_of_the_live_rank_map_has_its_number_and_a_change_back_too():
+    engine = engine_at(60.0)
+    live = asyncio.run(engine.poll())
+    past = asyncio.run(engine.at(START + 30.0))
+    assert past.rank_map_version == live.rank_map_version
+    grown = RankMap.grid([*engine.source.rank_map.hosts, "gpu-node-999"], 8, "test")
+    engine.source.rank_map, was = grown, engine.source.rank_map
+    changed = asyncio.run(engine.poll())
+    assert changed.rank_map_version != live.rank_map_version
+    engine.source.rank_map = replace(was)  # back to a map equal to the first
+    assert asyncio.run(engine.poll()).rank_map_version == live.rank_map_version
 
 
 def test_prometheus_and_nvml_merged_keep_the_servers_retry_after_and_the_history():

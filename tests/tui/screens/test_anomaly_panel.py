@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from ranktop.tui.core.anomaly import Anomaly
 
-from tests.tui.conftest import make_app, screen_text
+from tests.tui.conftest import make_app, polled, screen_text
 
 
 def many(count: int) -> tuple[Anomaly, ...]:
@@ -25,7 +25,7 @@ def many(count: int) -> tuple[Anomaly, ...]:
 async def shown(app, pilot, anomalies) -> None:
     await app.poll_once()
     await pilot.pause()
-    app.cluster.show_analysis(replace(app.analysis, anomalies=anomalies))
+    app.cluster.show(polled(app, replace(app.analysis, anomalies=anomalies)))
     await pilot.pause()
 
 
@@ -68,7 +68,7 @@ async def test_the_panel_says_checking_then_source_down_never_a_false_all_clear(
         await pilot.pause()
         assert "checking…" in screen_text(app)
         down = SourceStatus("test", Health.STALE, since=0.0, message="connection refused")
-        app.cluster.show_analysis(replace(app.analysis, status=down, warmed_up=True))
+        app.cluster.show(polled(app, replace(app.analysis, status=down, warmed_up=True)))
         await pilot.pause()
         text = screen_text(app)
         assert "source down: nothing can be judged" in text and "no anomalies" not in text
@@ -98,7 +98,7 @@ async def test_the_maps_keep_their_layout_as_the_panel_fills_and_empties():
         regions = [heatmap.region for heatmap in heatmaps]
         grids = [heatmap.layout_grid for heatmap in heatmaps]
         for count in (14, 1, 0):
-            app.cluster.show_analysis(replace(app.analysis, anomalies=many(count)))
+            app.cluster.show(polled(app, replace(app.analysis, anomalies=many(count))))
             await pilot.pause()
             assert [heatmap.region for heatmap in heatmaps] == regions
             assert [heatmap.layout_grid for heatmap in heatmaps] == grids
@@ -114,6 +114,6 @@ async def test_maps_laid_out_anew_while_paused_keep_what_the_panel_said():
         rows = [row for row in screen_text(app).splitlines() if "straggler" in row]
         assert rows
         await pilot.press("p")
-        await app.cluster.use_rank_map(app.engine.source.rank_map)  # the ranks re-learned
+        await app.cluster.use_rank_map(app.engine.source.rank_map, 1)  # the ranks re-learned
         await pilot.pause()
         assert [row for row in screen_text(app).splitlines() if "straggler" in row] == rows

@@ -34,6 +34,37 @@ class MapView:
 
 
 @dataclass(frozen=True)
+class MapShape:
+    """A map's cells as plain values, without its levels: what the engine plans levels for.
+    It crosses to an engine apart only when it changes (a resize, a zoom, another layout)."""
+
+    bad: str
+    n_ranks: int
+    grid: GridLayout | None
+    ranks_per_cell: int
+    window_start: int
+    order: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PlannedMap:
+    """A map's levels planned by the engine from the levels it planned the time before
+    (``base``, its ``serial``): the rows named are all that changed only for a map that drew
+    that plan; any other map draws every row. Levels are one byte each."""
+
+    metric_id: str
+    shape: MapShape
+    serial: int
+    base: int  # the serial of the plan these were worked out from; NO_BASE: none
+    rank_levels: bytes
+    cell_levels: bytes
+    rows: frozenset[int]
+
+
+NO_BASE = -1  # a plan worked out from no levels the map is known to show
+
+
+@dataclass(frozen=True)
 class MapLevels:
     """The levels of one frame, and the text rows they change."""
 
