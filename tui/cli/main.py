@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 ESC_DELAY_MS = 50
 # Terminals that cannot move the cursor or draw a screen (Emacs' shell, some CI runners).
 UNDRAWABLE_TERMS = ("dumb",)
-# "thread": a Prometheus console or report keeps its engine in its own process's threads;
-# "process": the demo's engine runs in a process of its own. For measuring the two apart.
-ENGINE_VARIABLE = "RANKTOP_ENGINE"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -228,48 +225,36 @@ def _report_bundle(settings: Settings, engine: EngineClient, findings, folder: P
 
 def _report_engine(settings: Settings, args: argparse.Namespace,
                    log_root: Path) -> EngineClient | None:
-    """The engine a report reads through, in its own process for Prometheus; or None after
+    """The engine a report reads through (``engine/start.py`` chooses which); or None after
     saying why there is none."""
-    from ..engine.threaded import ThreadEngine
-
-    if settings.prometheus.url and not args.demo and os.environ.get(ENGINE_VARIABLE) != "thread":
-        if not _rank_map_readable(settings):
-            return None
-        return _process_engine(settings, partial(_make_live_source, local=args.local))
-    source = _report_source(settings, args, log_root)
-    return ThreadEngine(settings, source) if source is not None else None
-
-
-def _process_engine(settings: Settings, make_source: Callable[[Settings], Source],
-                    event_log: Path | None = None) -> EngineClient | None:
-    """The engine in a process of its own, its source made there by ``make_source``,
-    journaling to ``event_log``; or None after saying why it could not start."""
-    from ..engine.process import EngineFailed, ProcessEngine
-
-    try:
-        return ProcessEngine(settings, make_source, event_log)
-    except EngineFailed as error:
-        print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
-        return None
-
-
-def _report_source(settings: Settings, args: argparse.Namespace, log_root: Path):
-    """The source a report reads, or None after saying why there is none."""
     if args.demo:
-        from ..simulator.scenario import ScenarioError
-        from ..sources.demo import demo_source
-
-        try:
-            return demo_source(settings.demo, started=time.time() - args.demo_start,
-                               log_root=log_root)
-        except ScenarioError as error:
-            print(f"ranktop: scenario error: {error}", file=sys.stderr)
-            return None
+        return _engine(settings, partial(_make_demo_source, started=time.time() - args.demo_start,
+                                         log_root=log_root), demo=True)
     if not settings.prometheus.url and not args.local:
         print("ranktop report: no data source given (--demo, --prometheus URL or --local)",
               file=sys.stderr)
         return None
-    return _live_source(settings, args.local) if _rank_map_readable(settings) else None
+    if not _rank_map_readable(settings):
+        return None
+    return _engine(settings, partial(_make_live_source, local=args.local))
+
+
+def _engine(settings: Settings, make_source: Callable[[Settings], Source],
+            event_log: Path | None = None, demo: bool = False) -> EngineClient | None:
+    """The engine ``engine/start.py`` chooses, fed by ``make_source``; or None after saying
+    in one line why it could not start."""
+    from ..engine.process import EngineFailed
+    from ..engine.start import start_engine
+    from ..simulator.scenario import ScenarioError
+    from ..sources.nvml import NvmlUnavailable
+
+    try:
+        return start_engine(settings, make_source, event_log, demo)
+    except ScenarioError as error:
+        print(f"ranktop: scenario error: {error}", file=sys.stderr)
+    except (EngineFailed, NvmlUnavailable) as error:
+        print(f"ranktop: {plain(str(error), 500)}", file=sys.stderr)
+    return None
 
 
 def _exit_on_signals() -> None:
@@ -280,11 +265,6 @@ def _exit_on_signals() -> None:
 
     for signum in QUIT_SIGNALS:
         signal.signal(signum, leave)
-
-
-def _close(source: Source) -> None:
-    """Let go of what the source holds: NVML's handle, alone or inside a merged source."""
-    source.close()
 
 
 def _log_dir_usable(log_dir: Path | None) -> bool:
@@ -307,22 +287,12 @@ def run_live(settings: Settings, mouse: bool = True, local: bool = False,
     console opens at (None: live)."""
     if not _keys_usable(settings) or not _rank_map_readable(settings):
         return 2
-    from ..app.console import RanktopApp
-    from ..core.events import EventLog, default_log_path
+    from ..core.events import default_log_path
 
-    if settings.prometheus.url and os.environ.get(ENGINE_VARIABLE) != "thread":
-        return _run_in_process(settings, partial(_make_live_source, local=local), mouse,
-                               ascii_only, default_log_path(), at)
-    source = _live_source(settings, local)
-    if source is None:
+    engine = _engine(settings, partial(_make_live_source, local=local), default_log_path())
+    if engine is None:
         return 2
-    app = RanktopApp(settings, source, event_log=EventLog(default_log_path()),
-                     ascii_only=ascii_only, at=at)
-    app.cleanups.append(partial(_close, source))
-    try:
-        return _run_app(app, mouse)
-    finally:
-        _close(source)
+    return _run_console(settings, engine, mouse, ascii_only, at)
 
 
 def _fleet_wanted(settings: Settings, args: argparse.Namespace) -> bool:
@@ -343,9 +313,7 @@ def run_jobs_list(settings: Settings, mouse: bool = True, ascii_only: bool = Fal
     from .fleet_console import run_fleet
 
     def open_engine(job: Settings) -> EngineClient | None:
-        if os.environ.get(ENGINE_VARIABLE) == "thread":
-            return ThreadEngine(job, _make_live_source(job, local=False))
-        return _process_engine(job, partial(_make_live_source, local=False), default_log_path())
+        return _engine(job, partial(_make_live_source, local=False), default_log_path())
 
     def idle_engine(fleet: Settings) -> EngineClient:
         return ThreadEngine(fleet, _make_live_source(fleet, local=False))
@@ -353,17 +321,14 @@ def run_jobs_list(settings: Settings, mouse: bool = True, ascii_only: bool = Fal
     return run_fleet(settings, open_engine, _run_app, mouse, ascii_only, idle_engine)
 
 
-def _run_in_process(settings: Settings, make_source: Callable[[Settings], Source],
-                    mouse: bool, ascii_only: bool, event_log: Path | None = None,
-                    at: float | None = None) -> int:
-    """The console with its engine in a process of its own, which ``make_source`` feeds."""
+def _run_console(settings: Settings, engine: EngineClient, mouse: bool, ascii_only: bool,
+                 at: float | None = None,
+                 cleanups: Sequence[Callable[[], None]] = ()) -> int:
+    """The console on ``engine``, closed when it ends (``cleanups`` run after it)."""
     from ..app.console import RanktopApp
 
-    engine = _process_engine(settings, make_source, event_log)
-    if engine is None:
-        return 2
     app = RanktopApp(settings, engine=engine, ascii_only=ascii_only, at=at)
-    app.cleanups.append(engine.close)
+    app.cleanups += [engine.close, *cleanups]
     try:
         return _run_app(app, mouse)
     finally:
@@ -380,17 +345,6 @@ def _run_app(app, mouse: bool) -> int:
 
         return report_crash(app.crash)
     return app.return_code or 0
-
-
-def _live_source(settings: Settings, local: bool) -> Source | None:
-    """The source for a real job, or None after saying why there is none."""
-    from ..sources.nvml import NvmlUnavailable
-
-    try:
-        return _make_live_source(settings, local)
-    except NvmlUnavailable as error:
-        print(f"ranktop: {error}", file=sys.stderr)
-        return None
 
 
 def _make_demo_source(settings: Settings, started: float, log_root: Path) -> Source:
@@ -447,11 +401,8 @@ def _keys_usable(settings: Settings) -> bool:
 def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
              log_dir: Path | None = None, ascii_only: bool = False,
              at: float | None = None) -> int:
-    from ..app.console import RanktopApp
-    from ..core.events import EventLog
     from ..settings.layout import with_job_parallelism
     from ..simulator.scenario import ScenarioError, load_scenario
-    from ..sources.demo import demo_source
 
     if not _keys_usable(settings):
         return 2
@@ -467,16 +418,11 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
     with scratch_folder("ranktop-demo-") as folder:
         started = time.time() - demo_start
         log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
-        if os.environ.get(ENGINE_VARIABLE) == "process":  # to measure the engine apart
-            return _run_in_process(settings, partial(_make_demo_source, started=started,
-                                                     log_root=log_root), mouse, ascii_only,
-                                   at=at)
-        source = demo_source(settings.demo, started=started, log_root=log_root)
-        log = EventLog(Path(folder) / "events.jsonl")
-        app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only, at=at)
-        app.cleanups += [source.close, partial(remove_soon, folder)]
-        try:
-            return _run_app(app, mouse)
-        finally:
-            source.close()
+        engine = _engine(settings, partial(_make_demo_source, started=started,
+                                           log_root=log_root),
+                         Path(folder) / "events.jsonl", demo=True)
+        if engine is None:
+            return 2
+        return _run_console(settings, engine, mouse, ascii_only, at,
+                            [partial(remove_soon, folder)])
 

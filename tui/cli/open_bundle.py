@@ -12,10 +12,9 @@ import sys
 from ..core.text import plain
 from . import charset, flags
 from .main import (
-    ENGINE_VARIABLE,
+    _engine,
     _keys_usable,
     _make_live_source,
-    _process_engine,
     _run_app,
     _settings,
     terminal_environment,
@@ -51,11 +50,7 @@ def _backend(settings):
     """The backend's engine, for the moments around the bundle's (None: said why not)."""
     from functools import partial
 
-    if os.environ.get(ENGINE_VARIABLE) == "thread":
-        from ..engine.threaded import ThreadEngine
-
-        return ThreadEngine(settings, _make_live_source(settings, local=False))
-    return _process_engine(settings, partial(_make_live_source, local=False))
+    return _engine(settings, partial(_make_live_source, local=False))
 
 
 def _run(settings, saved, backend, mouse: bool) -> int:
