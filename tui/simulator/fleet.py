@@ -13,12 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from ..settings.paths import shipped_config_dir
+from ..settings.reader import ConfigError, read_toml
 from .cluster import SimCluster
 from .exporter import ExportOptions, MetricsServer, make_server
 from .scenario import ScenarioError, load_scenario
@@ -42,9 +38,9 @@ def load_fleet(path: Path | None = None) -> list[FleetJob]:
     """The fleet's jobs; ScenarioError (naming the file) on anything wrong."""
     path = default_fleet_path() if path is None else Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ScenarioError(f"{path}: cannot read the fleet: {error}") from None
+        data = read_toml(path)
+    except ConfigError as error:  # it names the file and says why
+        raise ScenarioError(f"the fleet: {error}") from None
     jobs = data.get("job")
     if not isinstance(jobs, list) or not 0 < len(jobs) <= MOST_JOBS:
         raise ScenarioError(f"{path}: [[job]] must list 1 to {MOST_JOBS} jobs")

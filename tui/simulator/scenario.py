@@ -15,13 +15,8 @@ from typing import Any
 
 from ..core.parallelism import parse as parse_parallelism
 from ..settings.paths import shipped_config_dir
+from ..settings.reader import ConfigError, read_toml
 from .rotation import MODES as ROTATION_MODES
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 
 CHECKPOINT_EVERY_STEPS = 100  # the demo's loop makes ~270 steps: two or three saves a loop
 
@@ -160,13 +155,9 @@ def load_scenario(path: Path | None = None) -> Scenario:
     """Read and check a scenario file; raise ScenarioError on anything wrong."""
     path = default_scenario_path() if path is None else Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: TOML syntax error: {exc}") from None
+        data = read_toml(path)
+    except ConfigError as error:  # it names the file and says why
+        raise ScenarioError(str(error)) from None
     return _Checker(path).scenario(data)
 
 

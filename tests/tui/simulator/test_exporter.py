@@ -403,7 +403,7 @@ def test_a_port_in_use_exits_2_with_one_line(capsys):
     (["--hostname-label", "HOST"], "invalid choice"),
     (["--bogus"], "unrecognized arguments"),
     (["--start", "-5"], "--start"),
-    (["--scenario", "/nonexistent/scenario.toml"], "cannot read"),
+    (["--scenario", "/nonexistent/scenario.toml"], "no such file"),
     (["--profile", "dcp"], "invalid choice"),
     (["--profile", "k8s", "--kubernetes"], "use one"),
     (["--job-metrics", "theirs"], "invalid choice"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -184,17 +185,27 @@ def test_toml_syntax_error_gives_the_line(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
     assert str(path) in str(caught.value)
-    assert "TOML syntax error" in str(caught.value)
+    assert "not valid TOML" in str(caught.value)
     assert "line 7" in str(caught.value)
 
 
 def test_missing_and_undecodable_files(tmp_path: Path) -> None:
-    with pytest.raises(ScenarioError, match="cannot read"):
+    with pytest.raises(ScenarioError, match="no such file"):
         load_scenario(tmp_path / "nowhere.toml")
     binary = tmp_path / "binary.toml"
     binary.write_bytes(b"name = \"\xff\xfe\"\n")
-    with pytest.raises(ScenarioError, match="not UTF-8"):
+    with pytest.raises(ScenarioError, match="not valid UTF-8"):
         load_scenario(binary)
+
+
+def test_a_scenario_that_is_no_regular_file_is_refused_without_reading_it(tmp_path: Path):
+    """Read as the settings are: a FIFO would block for ever, /dev/zero never end."""
+    fifo = tmp_path / "scenario.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ScenarioError, match=str(fifo)):
+        load_scenario(fifo)
+    with pytest.raises(ScenarioError, match="/dev/zero"):
+        load_scenario(Path("/dev/zero"))
 
 
 def test_checkpoint_every_steps_defaults_to_a_hundred_and_can_be_set(tmp_path: Path) -> None:
