@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from ranktop.tui.cli import flags
-from ranktop.tui.simulator.exporter import build_parser
+from ranktop.tui.cli.simulate import simulate_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -19,7 +19,7 @@ SHELL_ENDS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "2>", "2>&1"}
 PARSERS = {"report": flags.report_parser, "check-config": flags.check_config_parser,
            "init": flags.init_parser, "rules": flags.rules_parser, "open": flags.open_parser,
            "jobs": flags.jobs_parser,
-           "simulate": build_parser}
+           "simulate": simulate_parser}
 
 
 def test_every_subcommand_has_its_parser_here():

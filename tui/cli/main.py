@@ -90,7 +90,7 @@ def terminal_environment(color_system: str | None, environ: MutableMapping[str, 
 
 def _subcommand(name: str, argv: list[str]) -> int:
     if name == "simulate":
-        from ..simulator.exporter import simulate_main
+        from .simulate import simulate_main
 
         return simulate_main(argv)
     if name == "init":

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,7 +17,6 @@ from ranktop.tui.simulator.exporter import (
     MetricsRenderer,
     make_server,
     render_metrics,
-    simulate_main,
 )
 from ranktop.tui.simulator.scenario import load_scenario
 
@@ -385,62 +379,6 @@ def test_the_server_answers_on_an_ephemeral_port(cluster):
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
-
-
-def test_a_port_in_use_exits_2_with_one_line(capsys):
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        assert simulate_main(["--port", str(port), "--nodes", "1"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "address already in use" in err and str(port) in err
-
-
-@pytest.mark.parametrize("argv,words", [
-    (["--port", "99999"], "0-65535"),
-    (["--nodes", "0"], "--nodes"),
-    (["--hostname-label", "HOST"], "invalid choice"),
-    (["--bogus"], "unrecognized arguments"),
-    (["--start", "-5"], "--start"),
-    (["--scenario", "/nonexistent/scenario.toml"], "no such file"),
-    (["--profile", "dcp"], "invalid choice"),
-    (["--profile", "k8s", "--kubernetes"], "use one"),
-    (["--job-metrics", "theirs"], "invalid choice"),
-])
-def test_bad_flags_exit_2_with_one_line(capsys, argv, words):
-    assert simulate_main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and words in err and err.startswith("ranktop simulate: ")
-
-
-def test_help_exits_0(capsys):
-    assert simulate_main(["--help"]) == 0
-    out = capsys.readouterr().out
-    assert "ranktop simulate" in out and "--kubernetes" in out and "--no-sm-active" in out
-    assert "--profile {default,stock,k8s}" in out
-    assert "--job-metrics {ranktop,foreign}" in out
-
-
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_serves_until_ctrl_c_then_exits_0_quietly(stop):
-    code = "import sys; from ranktop.tui.simulator.exporter import simulate_main; " \
-           "sys.exit(simulate_main(['--port', '0', '--nodes', '2']))"
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        line = proc.stdout.readline()
-        match = re.fullmatch(r"serving 16 ranks on (http://127\.0\.0\.1:\d+/metrics)\n", line)
-        assert match, line
-        assert fetch(match[1])[0] == 200
-        proc.send_signal(stop)
-        _, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0 and "Traceback" not in err
 
 
 def test_the_other_job_on_a_node_has_its_own_gpus_labelled_with_its_job_or_pod(cluster):
