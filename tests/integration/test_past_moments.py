@@ -14,7 +14,7 @@ from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.cli.main import main
 from ranktop.tui.core import ranks
 from ranktop.tui.core.model import Frame
-from ranktop.tui.core.moment import aligned, shown
+from ranktop.tui.core.moment import aligned, shown_zoned
 from ranktop.tui.sources.prometheus import past as prom_past
 from ranktop.tui.sources.prometheus.client import PromClient
 from ranktop.tui.sources.prometheus.source import PrometheusSource
@@ -207,7 +207,7 @@ async def test_the_console_opened_at_a_moment_shows_its_dead_rank_and_says_it_is
         assert app.moment == aligned(live.time - settings.refresh_seconds,
                                      settings.refresh_seconds)
         header = "\n".join(screen_text(app).splitlines()[:2])
-        assert f"AT {shown(app.moment)}" in header and "press L for live" in header
+        assert f"AT {shown_zoned(app.moment)}" in header and "press L for live" in header
         shown_kinds = {(i.root.kind, i.rank) for i in app.cluster.incidents}
         assert any(rank == DEAD for _, rank in shown_kinds), shown_kinds
         assert app.moment_analysis is not None and DEAD in app.moment_analysis.down

@@ -134,6 +134,11 @@ def shown(moment: float, zone: tzinfo | None = None, *, now: float | None = None
     return when.strftime("%H:%M:%S")
 
 
+def shown_zoned(moment: float) -> str:
+    """``moment`` as ``shown`` says it, with the zone's name: "14:02:11 CET"."""
+    return f"{shown(moment)} {zone_name(moment)}"
+
+
 def shown_full(moment: float, zone: tzinfo | None = None) -> str:
     """``moment`` with its date and zone offset: for reports and files."""
     zone = zone or display_zone()

@@ -1,12 +1,13 @@
 """What every screen says while it shows a past moment instead of the live job:
-``AT 03:12:40 · 14 min ago · press L for live``; in a bundle reopened,
-``BUNDLE OF 03:12:40 · 14 min ago · not live``; a moment asked for and not shown yet,
+``AT 03:12:40 CET · 14 min ago · press L for live``; in a bundle reopened,
+``BUNDLE OF 03:12:40 UTC · 14 min ago · not live``; a moment asked for and not shown yet,
 ``loading 03:10:40…``. The words stand alone, without colour, and nothing in them claims
-to be current."""
+to be current. The badge names the zone every time on screen is in, once: where a moment's
+time matters, and where a bundle made in another zone is read."""
 
 from __future__ import annotations
 
-from ..core.moment import ago, shown
+from ..core.moment import ago, shown, shown_zoned
 
 
 def moment_badge(moment: float, now: float, live_key: str,
@@ -14,7 +15,8 @@ def moment_badge(moment: float, now: float, live_key: str,
     """The badge for the moment shown; ``replaying``: a moment loading meanwhile;
     ``bundle``: the moment of the bundle reopened, which stands for live there."""
     opened = bundle is not None and moment == bundle
-    parts = [f"BUNDLE OF {shown(moment)}" if opened else f"AT {shown(moment)}",
+    when = shown_zoned(moment)
+    parts = [f"BUNDLE OF {when}" if opened else f"AT {when}",
              f"{ago(now - moment)} ago"]
     if replaying is not None and replaying != moment:
         parts.append(f"loading {shown(replaying)}…")

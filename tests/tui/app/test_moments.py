@@ -8,7 +8,7 @@ import asyncio
 
 from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.core.events import EventLog
-from ranktop.tui.core.moment import shown
+from ranktop.tui.core.moment import shown, shown_zoned
 from ranktop.tui.core.moment import shown as clock_time
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.replay import NothingThen
@@ -83,7 +83,7 @@ async def test_stepping_back_shows_the_verdict_the_panel_showed_live_then(tmp_pa
         assert app.moment == START + SEEN_AT
         assert row_of(app, DYING_RANK) == live[SEEN_AT]
         top = header(app)
-        assert f"AT {shown(START + SEEN_AT)} · 10 s ago · press L for live" in top
+        assert f"AT {shown_zoned(START + SEEN_AT)} · 10 s ago · press L for live" in top
         assert "● ok" not in top and "data " not in top  # nothing claims to be current
         app.clock.now += STEP  # a poll goes on behind and is not shown
         await app.poll_once()
@@ -205,7 +205,7 @@ async def test_the_rank_screen_says_the_moment_and_its_trends_end_there(tmp_path
         await replayed(app, pilot)
         screen = app.screen
         assert isinstance(screen, RankScreen)
-        assert f"AT {shown(START + SEEN_AT)}" in screen_text(app)
+        assert f"AT {shown_zoned(START + SEEN_AT)}" in screen_text(app)
         assert "the tail as it is now, the moment shown marked in it" in screen_text(app)
         assert screen.analysis.frame.time == START + SEEN_AT
         points = screen.analysis.history.series("sm_active", DYING_RANK)
@@ -237,7 +237,7 @@ async def test_the_console_opens_at_the_moment_it_was_given(tmp_path):
         await app.poll_once()
         await pilot.pause()
         assert app.moment == START + SEEN_AT
-        assert f"AT {shown(START + SEEN_AT)} · 10 s ago" in header(app)
+        assert f"AT {shown_zoned(START + SEEN_AT)} · 10 s ago" in header(app)
         assert "XID 79" in row_of(app, DYING_RANK)
 
 
@@ -278,7 +278,7 @@ async def test_s_on_the_rank_screen_goes_to_the_start_of_its_incident(tmp_path):
         await replayed(app, pilot)
         since = next(i for i in app.cluster.incidents if i.rank == DYING_RANK).root.since
         assert since <= app.moment < since + STEP
-        assert f"AT {shown(app.moment)}" in screen_text(app)
+        assert f"AT {shown_zoned(app.moment)}" in screen_text(app)
 
 
 async def test_a_pause_stays_what_it_is_at_a_moment_and_back(tmp_path):

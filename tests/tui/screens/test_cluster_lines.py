@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from ranktop.tui.core.detect.goodput import Goodput
 from ranktop.tui.core.model import Frame, Health, SourceStatus
-from ranktop.tui.core.moment import shown
+from ranktop.tui.core.moment import shown, shown_zoned
 from ranktop.tui.screens.cluster_lines import JobView, folded_note, header
 from rich.style import Style
 
@@ -69,7 +69,7 @@ def at_moment(polling_since: float | None = None, replaying: float | None = None
 
 def test_a_past_moment_is_said_and_nothing_claims_to_be_current() -> None:
     text = at_moment(polling_since=80.0)
-    assert f"AT {shown(40.0)} · 60 s ago · press L for live" in text
+    assert f"AT {shown_zoned(40.0)} · 60 s ago · press L for live" in text
     for current in ("STALE", "connection refused", "LATE", "data ", "waiting for"):
         assert current not in text
     assert f"loading {shown(38.0)}…" in at_moment(replaying=38.0)
