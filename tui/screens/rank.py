@@ -1,27 +1,24 @@
 """The rank screen: one rank's values against the job's median, its log tail, its alerts.
 
-This is where on-call goes after spotting a bad cell. Reading logs and alerts is I/O, so it
-runs in thread workers; the screen only draws what they post.
+This is where on-call goes after spotting a bad cell. What it asks of the engine (logs,
+alerts, history, the GPU's model) is asked in workers (``rank_requests``); the screen only
+draws what they post.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from datetime import timezone
 from functools import partial
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Size
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
-from textual.worker import get_current_worker
 
 from ...widgets.key_footer import KeyFooter
 from ...widgets.log_view import LogView
@@ -34,22 +31,19 @@ from ..core.metrics import format_value
 from ..core.model import Frame, Health, RankMap, SourceStatus
 from ..core.moment import MomentError, parse_moment
 from ..core.text import plain
-from ..engine.client import ENGINE_FAILURES, EngineClient
-from ..engine.snapshot import RankHistory
+from ..engine.client import EngineClient
 from ..logs.line_time import first_after
-from ..logs.tail import LogLine, LogSource
 from ..settings.config import Settings
 from . import rank_lines
 from .hints import key_for
 from .incident_detail import IncidentScreen, incident_on
 from .line_styles import CLASSES, styles_of
 from .moment_badge import moment_badge
+from .rank_requests import Alerts, Backfill, GpuModel, LogLines, RankRequests
 from .too_small import TooSmall
 
 MIN_SIZE = (60, 20)  # below it the trends and the log tail do not both fit
 ROOMY_HEIGHT = 34  # from here each trend has its median's row, and the alerts 8 lines
-FOLLOW_SECONDS = 1.0
-TAIL_LINES = 300
 NOTE_CHARS = 4000  # of the note on which files the log reads (a few long paths)
 # rank_data's rows, each column as wide as its usual content: fixed, because a width
 # worked out from the rows waits for the app to be idle, which a busy console may not be.
@@ -59,7 +53,7 @@ OTHER_METRICS = ("power", "sm_clock", "throttle_reasons", "memory_used", "ecc_db
                  "gpu_util", "collective_time", "bus_bandwidth")
 
 
-class RankScreen(Screen):
+class RankScreen(RankRequests):
     """Everything about one rank."""
 
     BINDING_GROUP_TITLE = "Rank"
@@ -88,27 +82,8 @@ class RankScreen(Screen):
                         "alerts, when the highlighted alert did)"),
     ]
 
-    class LogLines(Message):
-        def __init__(self, rank: int, lines: list[tuple[str, str, str]], note: str,
-                     tail: bool = False) -> None:
-            super().__init__()
-            self.rank, self.lines, self.note = rank, lines, note
-            self.tail = tail  # the log's tail: in place of what the view holds
-
-    class Backfill(Message):
-        def __init__(self, rank: int, points: dict) -> None:
-            super().__init__()
-            self.rank, self.points = rank, points
-
-    class Alerts(Message):
-        def __init__(self, rank: int, rows: list[tuple[str, ...]], note: str) -> None:
-            super().__init__()
-            self.rank, self.rows, self.note = rank, rows, note
-
-    class GpuModel(Message):
-        def __init__(self, rank: int, model: str | None) -> None:
-            super().__init__()
-            self.rank, self.model = rank, model  # None: the engine could not say
+    # What the workers post (``rank_requests``), named here as the handlers take them.
+    LogLines, Backfill, Alerts, GpuModel = LogLines, Backfill, Alerts, GpuModel
 
     def __init__(self, settings: Settings, rank_map: RankMap, rank: int,
                  engine: EngineClient) -> None:
@@ -124,9 +99,8 @@ class RankScreen(Screen):
         self.replaying: float | None = None  # a moment being replayed, not shown yet
         self.gpu_models: dict[int, str] = {}  # by rank, once the engine said (or failed to)
         self._model_asked: int | None = None  # the rank whose model is being asked for
-        # The rank's history last had from the engine, for (rank, moment); the one asked for.
-        self._held_history: tuple[tuple[int, float | None], RankHistory] | None = None
-        self._history_asked: tuple[int, float | None] | None = None
+        self._held_history = None
+        self._history_asked = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="rank-title", markup=False)
@@ -256,68 +230,6 @@ class RankScreen(Screen):
         trend.show(format_value(metric, value), format_value(metric, median),
                    [p.value for p in points], [p.median for p in points])
 
-    # -- workers -----------------------------------------------------------------------
-
-    @work(thread=True, exclusive=True, group="rank-log", exit_on_error=False)
-    def _follow_log(self, rank: int) -> None:
-        """The rank's log tail, then what it gains, until another rank's or the screen's end
-        cancels it; its logs are closed then (an engine apart holds them open till then).
-        What the engine cannot answer is said, and the log opened again a moment later (a
-        restarted engine has none of the old one's open)."""
-        worker = get_current_worker()
-        while not worker.is_cancelled:
-            try:
-                logs, note = self.engine.open_logs(self.rank_map, rank)
-            except ENGINE_FAILURES as error:
-                self.post_message(self.LogLines(rank, [], f"no log: {error}"))
-            else:
-                try:
-                    self._tail_and_follow(rank, logs, note)
-                    return
-                except ENGINE_FAILURES as error:
-                    self.post_message(self.LogLines(rank, [], f"the log stopped: {error}"))
-                finally:
-                    for log in logs:
-                        log.close()
-            time.sleep(FOLLOW_SECONDS)
-
-    def _tail_and_follow(self, rank: int, logs: list[LogSource], note: str) -> None:
-        worker = get_current_worker()
-        lines = [line for log in logs for line in log.tail(TAIL_LINES)]
-        self.post_message(self.LogLines(rank, [_shown(ln) for ln in lines], note, tail=True))
-        while logs and not worker.is_cancelled:
-            time.sleep(FOLLOW_SECONDS)
-            new = [_shown(ln) for log in logs for ln in log.follow()]
-            status = "; ".join(s for s in (log.status() for log in logs) if s)
-            if new or status:
-                self.post_message(self.LogLines(rank, new, status or note))
-
-    @work(thread=True, exclusive=True, group="rank-alerts", exit_on_error=False)
-    def _load_alerts(self, rank: int) -> None:
-        try:
-            rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
-        except ENGINE_FAILURES as error:
-            rows, note = [], str(error)
-        self.post_message(self.Alerts(rank, rows, note))
-
-    @work(thread=True, exclusive=True, group="rank-backfill", exit_on_error=False)
-    def _backfill(self, rank: int) -> None:
-        try:
-            points, note = self.engine.backfill(self.rank_map, rank)
-        except ENGINE_FAILURES as error:
-            points, note = {}, f"no earlier history: {error}"
-        if note:
-            self.app.call_from_thread(self.notify, note, timeout=4, markup=False)
-        self.post_message(self.Backfill(rank, points))
-
-    @work(thread=True, exclusive=True, group="rank-gpu-model", exit_on_error=False)
-    def _ask_gpu_model(self, rank: int) -> None:
-        try:
-            model: str | None = self.engine.gpu_model(rank)
-        except ENGINE_FAILURES:
-            model = None
-        self.post_message(self.GpuModel(rank, model))
-
     @on(GpuModel)
     def _gpu_model_said(self, message: GpuModel) -> None:
         if self._model_asked == message.rank:
@@ -326,35 +238,6 @@ class RankScreen(Screen):
             self.gpu_models[message.rank] = message.model or ""
             if message.rank == self.rank:
                 self._draw_values()
-
-    def _ask_history(self) -> None:
-        """Ask the engine for the rank's history where the analysis shown came without its
-        own (an engine apart keeps it) or is a past moment's: in a worker, one request at a
-        time (an answer still awaited is not asked again), never on the app's pump."""
-        wanted = (self.rank, self.moment)
-        fresh = self._held_history is not None and self._held_history[0] == wanted
-        if self.moment is None and self.analysis.history is not None and not fresh:
-            return  # the analysis carries the whole job's history (an engine in-process)
-        if self._history_asked != wanted:
-            self._history_asked = wanted
-            self._rank_history(*wanted)
-
-    @work(group="rank-history", exit_on_error=False)
-    async def _rank_history(self, rank: int, moment: float | None) -> None:
-        """The rank's history (up to ``moment``, or the newest), for its trends (never
-        cancelled: an engine in another process answers every call; an answer no longer
-        wanted is dropped)."""
-        try:
-            history = await self.engine.rank_history(rank, at=moment)
-        except Exception:  # EngineStopped, EngineSilent: the trends keep what they have
-            return
-        finally:
-            if self._history_asked == (rank, moment):
-                self._history_asked = None
-        if (rank, moment) == (self.rank, self.moment):
-            self._held_history = ((rank, moment), history)
-            self.analysis = replace(self.analysis, history=history)
-            self._draw_values()
 
     @on(Backfill)
     def _backfilled(self, message: Backfill) -> None:
@@ -500,8 +383,3 @@ class RankScreen(Screen):
         self.query_one(LogView).set_search(event.value)
         event.input.display = False
         self.query_one(LogView).focus()
-
-
-def _shown(line: LogLine) -> tuple[str, str, str]:
-    """A log line as the log view takes it: its kind, its text and its file's name."""
-    return line.kind, line.text, line.origin

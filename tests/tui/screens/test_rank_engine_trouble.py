@@ -7,7 +7,7 @@ import threading
 
 from ranktop.tui.engine.client import EngineSilent
 from ranktop.tui.logs.tail import LogLine
-from ranktop.tui.screens import rank
+from ranktop.tui.screens import rank_requests
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.widgets.log_view import LogView
 
@@ -120,7 +120,7 @@ class Counted:
 
 
 async def test_leaving_the_rank_screen_or_its_rank_closes_the_logs_it_opened(monkeypatch):
-    monkeypatch.setattr(rank, "FOLLOW_SECONDS", 0.01)
+    monkeypatch.setattr(rank_requests, "FOLLOW_SECONDS", 0.01)
     opened: list[Counted] = []
 
     def open_logs(rank_map, rank):

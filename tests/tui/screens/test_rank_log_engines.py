@@ -11,7 +11,7 @@ from pathlib import Path
 from ranktop.tui.app.console import RanktopApp
 from ranktop.tui.engine.process import ProcessEngine
 from ranktop.tui.engine.threaded import ThreadEngine
-from ranktop.tui.screens import rank, rank_lines
+from ranktop.tui.screens import rank_lines, rank_requests
 from ranktop.tui.screens.rank import RankScreen
 from ranktop.tui.settings.config import Settings, load_settings
 from ranktop.widgets.log_view import LogView
@@ -78,7 +78,7 @@ async def test_the_rank_screen_shows_the_same_log_through_either_engine(tmp_path
 
 
 async def test_the_log_comes_back_after_its_engine_process_is_restarted(tmp_path, monkeypatch):
-    monkeypatch.setattr(rank, "FOLLOW_SECONDS", 0.05)
+    monkeypatch.setattr(rank_requests, "FOLLOW_SECONDS", 0.05)
     notes = drawn_notes(monkeypatch)
     engine = ProcessEngine(with_logs(tmp_path), demo_at_40)
     app = RanktopApp(load_settings(), engine=engine, poll=False)
