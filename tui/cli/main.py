@@ -137,7 +137,7 @@ def _rules(argv: list[str]) -> int:
         return 2
     from .rules import print_rules
 
-    return print_rules(settings, sys.stdout, fleet=args.jobs)
+    return print_rules(settings, sys.stdout, sys.stderr, fleet=args.jobs)
 
 
 def _jobs(argv: list[str]) -> int:
