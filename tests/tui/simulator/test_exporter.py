@@ -20,6 +20,7 @@ from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.exporter import (
     ExportOptions,
     MetricsRenderer,
+    build_parser,
     make_server,
     render_metrics,
     simulate_main,
@@ -403,6 +404,7 @@ def test_a_port_in_use_exits_2_with_one_line(capsys):
     (["--hostname-label", "HOST"], "invalid choice"),
     (["--bogus"], "unrecognized arguments"),
     (["--start", "-5"], "--start"),
+    (["--demo-start", "-5"], "--demo-start"),
     (["--scenario", "/nonexistent/scenario.toml"], "cannot read"),
     (["--profile", "dcp"], "invalid choice"),
     (["--profile", "k8s", "--kubernetes"], "use one"),
@@ -461,3 +463,8 @@ def test_the_other_job_on_a_node_has_its_own_gpus_labelled_with_its_job_or_pod(c
         assert {s.labels["pci_bus_id"] for s in theirs}.isdisjoint(
             s.labels["pci_bus_id"] for s in parsed["DCGM_FI_DEV_GPU_TEMP"][1]
             if s.labels["Hostname"] == "gpu-node-056" and s not in theirs)
+
+
+def test_the_scenario_start_is_named_as_the_consoles_demo_start_and_the_old_name_stays():
+    assert build_parser().parse_args(["--demo-start", "172"]).start == 172
+    assert build_parser().parse_args(["--start", "30"]).start == 30
