@@ -27,7 +27,7 @@ from .saved import RankSaved, Saved, SavedLine, SavedLog, moment_of
 RANKS_SAVED = 32  # ranks whose logs, alerts and history a bundle keeps
 LOG_LINES_SAVED = 300  # of each log file: the rank screen's tail
 LOG_BYTES_SAVED = 128 * 1024  # of each rank's excerpts together, at most
-REACH_LINES = 20_000  # of a log, at most, read back to reach when the rank's trouble began
+REACH_LINES = 5_000  # of a log, at most, read back to reach when the rank's trouble began
 LEAD_SECONDS = 30.0  # kept of what led up to that moment
 
 

@@ -42,13 +42,13 @@ def texts(lines) -> list[str]:
 
 def test_the_tail_reaches_into_the_rotated_file_for_the_crash(tmp_path):
     died = time.time() - 3600
-    current = rotated_crash(tmp_path, died, chatter=2000)
+    current = rotated_crash(tmp_path, died, chatter=1500)
     plain = texts(FileLog(current).tail(LOG_LINES_SAVED))
     assert not any(CRASH in text for text in plain)  # the newest lines alone lack it
     kept = texts(reaching(FileLog(current), since=died - 2))
     crash = next(i for i, text in enumerate(kept) if CRASH in text)
     assert "step" in kept[crash - 1]  # what led up to it, too
-    assert kept[-1].endswith("restarted line 1999")  # and the newest
+    assert kept[-1].endswith("restarted line 1499")  # and the newest
     assert any("lines left out, up to the newest" in text for text in kept)
     assert len(kept) <= LOG_LINES_SAVED + 1
 
@@ -62,7 +62,7 @@ def test_a_merged_log_reaches_back_the_same_way(tmp_path):
 
 def test_without_trouble_or_with_a_short_log_the_tail_is_the_newest_lines(tmp_path):
     died = time.time() - 3600
-    current = rotated_crash(tmp_path, died, chatter=2000)
+    current = rotated_crash(tmp_path, died, chatter=1500)
     assert texts(reaching(FileLog(current), None)) == texts(FileLog(current).tail(300))
     short = rotated_crash(tmp_path, died, chatter=5)
     kept = texts(reaching(FileLog(short), died))
