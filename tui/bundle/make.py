@@ -1,6 +1,6 @@
 """One bundle, made: gather from the engine, write the documents, put them on disk.
 
-The files (each written whole, readable by the owner only):
+The files (each written whole, readable by whom ``[bundle] mode`` says):
 - ``README.txt``: one line, what it is and how to reopen it;
 - ``screen.svg`` and ``screen.txt``: the screen as the user saw it, colours included;
 - ``analysis.json``: the verdicts and their evidence (``core/document.py``'s schema);
@@ -102,7 +102,10 @@ def _readme(saved: Saved, settings: Settings) -> str:
     kind = PACKED_SUFFIX if settings.bundle.packed else SUFFIX
     return (f"ranktop bundle of job {saved.job} at {when} ({live}), written by ranktop "
             f"{saved.ranktop}: reopen it with `ranktop open <this {kind}>`; analysis.json "
-            "holds the verdicts and their evidence, screen.svg and screen.txt the screen.\n")
+            "holds the verdicts and their evidence, screen.svg and screen.txt the screen. "
+            "Each rank's alerts are those of the hour before this moment (any that began "
+            "after it are left out); its log tail reaches back, into rotated files too, to "
+            "when its trouble began.\n")
 
 
 def _json(value: object) -> str:

@@ -90,7 +90,8 @@ class BundleEngine:
             return [], f"rank {rank}'s logs are {NOT_SAVED}"
         return [SavedLogSource(log) for log in kept.logs], kept.logs_note
 
-    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
+    def alert_rows(self, rank: Rank, until: float | None = None
+                   ) -> tuple[list[tuple[str, ...]], str]:
         kept = self._rank(rank.rank)
         if kept is None:
             return [], f"rank {rank.rank}'s alerts are {NOT_SAVED}"

@@ -69,11 +69,15 @@ class Saved:
 
     @property
     def moment(self) -> float:
-        """The moment shown: the past moment's, else the live frame's (else when written)."""
-        if self.snapshot.at is not None:
-            return self.snapshot.at
-        frame = self.snapshot.analysis.frame
-        return frame.time if frame is not None else self.written
+        return moment_of(self.snapshot, self.written)
+
+
+def moment_of(snapshot: Snapshot, written: float) -> float:
+    """A bundle's moment: the past moment's, else the live frame's (else when written)."""
+    if snapshot.at is not None:
+        return snapshot.at
+    frame = snapshot.analysis.frame
+    return frame.time if frame is not None else written
 
 
 class NotABundle(Exception):

@@ -8,7 +8,8 @@ the series that look like them with the config lines to use, ready to paste. Exi
 all answered and every rank found a log file (or none is configured), 1 when not.
 
 ``[keys]`` and ``[logs]`` have been checked before this runs, by the same code and with the
-same messages as when the console starts (the command line exits 2 on either)."""
+same messages as when the console starts (the command line exits 2 on either). Its closing
+lines point to ``--toml`` (``whole_config``): all of it as one file that loads as it is."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from ..sources.prometheus.source import PrometheusSource
 from .check_flight import check_flight
 from .check_logs import check_logs, configured_rank_map
 from .check_shapes import JOINS, unread_shapes
+from .whole_config import USE
 
 
 def check_config(settings: Settings, out: TextIO) -> int:
@@ -42,6 +44,7 @@ def check_config(settings: Settings, out: TextIO) -> int:
             check_logs(settings.log_spec, rank_map, out, why)
         if settings.flight_recorder:
             check_flight(settings.flight_recorder, len(rank_map) if rank_map else None, out)
+        print(f"\n{USE}", file=out)
         return 1
     source = PrometheusSource(settings)
     print("\nconnection", file=out)
@@ -191,7 +194,7 @@ def _check_queries(source: PrometheusSource, settings: Settings, out: TextIO) ->
         missing.append("no rank found")
     if not logs_found:
         missing.append("logs not found for every rank")
-    print(f"\n{_verdict(settings, frame.values, ranks, missing)}", file=out)
+    print(f"\n{USE}\n{_verdict(settings, frame.values, ranks, missing)}", file=out)
     return 1 if failed or not ranks or not logs_found else 0
 
 

@@ -36,6 +36,9 @@ SUBCOMMANDS = {
                 "to scrape",
 }
 
+JOB_HELP = ("the training job: the value of the job label its metrics carry ([ranks] "
+            "job_label; check-config and init find it); RANKTOP_JOB")
+
 # flag -> (table, key): what each flag overrides, and how errors name it
 FLAG_KEYS = {
     "nodes": ("demo", "nodes"), "gpus_per_node": ("demo", "gpus_per_node"),
@@ -121,7 +124,7 @@ def console_parser() -> Parser:
     parser.add_argument("--version", action=_VersionAction)
     _source_flags(parser, alertmanager=True)
     _demo_flags(parser)
-    _common_flags(parser)
+    _watch_flags(parser)
     parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
                         help="force the colour system (inside tmux over SSH, 256 is typical)")
     parser.add_argument("--no-mouse", action="store_true",
@@ -138,7 +141,7 @@ def report_parser() -> Parser:
                     "or configuration error.")
     _source_flags(parser, alertmanager=False)
     _demo_flags(parser)
-    _common_flags(parser)
+    _watch_flags(parser)
     parser.add_argument("--duration", type=number(float, 0, 86400, "a number of seconds "
                                                   "from 0 to 86400"),
                         default=0.0, metavar="SECONDS",
@@ -164,8 +167,7 @@ def jobs_parser() -> Parser:
     parser.add_argument("--insecure", action="store_true", default=None,
                         help="do not verify the server's TLS certificate")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="config file (default ~/.config/ranktop/config.toml)")
+    _config_flag(parser)
     return parser
 
 
@@ -183,8 +185,7 @@ def open_parser() -> Parser:
                              "bundle's (its credentials from your config or RANKTOP_*)")
     parser.add_argument("--job", metavar="NAME",
                         help="the job's name in that backend (default: the bundle's)")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="config file (default ~/.config/ranktop/config.toml)")
+    _config_flag(parser)
     _utc_flag(parser)
     parser.add_argument("--color-system", choices=COLOR_SYSTEMS,
                         help="force the colour system (inside tmux over SSH, 256 is typical)")
@@ -200,7 +201,13 @@ def check_config_parser() -> Parser:
         description="Print the resolved configuration (secrets hidden), check the "
                     "connection and run every query, saying how many ranks each returned.")
     _source_flags(parser, alertmanager=True, local=False, demo=False)
-    _common_flags(parser)
+    parser.add_argument("--refresh", type=REFRESH, metavar="SECONDS",
+                        help="seconds between polls (default 2)")
+    _config_flag(parser)
+    _utc_flag(parser)
+    parser.add_argument("--toml", action="store_true",
+                        help="only print the whole configuration it would use as TOML, a "
+                             "file `ranktop --config FILE` reads as it is (no check)")
     return parser
 
 
@@ -212,11 +219,11 @@ def rules_parser() -> Parser:
                     "join DCGM's series to the job's ranks by GPU inside Prometheus; "
                     "ranktop then reads one recorded series per rank.")
     parser.add_argument("--job", metavar="NAME",
-                        help="the training job, as its metrics' training_job label; RANKTOP_JOB")
+                        help=f"{JOB_HELP} (without one, the rules match every job's series)")
     parser.add_argument("--jobs", action="store_true",
                         help="the rules of the jobs list instead: every job's figures "
                              "recorded once per job (ranktop jobs reads them when present)")
-    _common_flags(parser)
+    _config_flag(parser)
     return parser
 
 
@@ -229,7 +236,7 @@ def init_parser() -> Parser:
                     "config file (--config FILE, else ~/.config/ranktop/config.toml); a file "
                     "that exists is merged with it, what it held kept in FILE.bak first.")
     _source_flags(parser, alertmanager=False, local=False, demo=False)
-    _common_flags(parser)
+    _config_flag(parser)
     return parser
 
 
@@ -246,7 +253,7 @@ def _source_flags(parser: Parser, *, alertmanager: bool, local: bool = True,
     add("--prometheus", metavar="URL",
         help="the Prometheus (or any PromQL API) to read; RANKTOP_PROMETHEUS_URL")
     add("--job", metavar="NAME",
-        help="the training job, as its metrics' training_job label; RANKTOP_JOB")
+        help=JOB_HELP)
     add("--rank-map", metavar="FILE",
         help="lines of rank,host,gpu, when the job's metrics carry no ranks")
     add("--logs", metavar="SPEC",
@@ -282,15 +289,20 @@ def past_moment(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _common_flags(parser: Parser) -> None:
+def _watch_flags(parser: Parser) -> None:
+    """The flags of the commands that watch the job: the console and report."""
     parser.add_argument("--at", type=past_moment, metavar="TIME",
                         help="the job as it was at TIME, from the backend's history: "
                              "2026-11-24T03:12:40Z, 03:12 (local time), -15m, a Unix time")
     parser.add_argument("--refresh", type=REFRESH, metavar="SECONDS",
                         help="seconds between polls (default 2)")
+    _config_flag(parser)
+    _utc_flag(parser)
+
+
+def _config_flag(parser: Parser) -> None:
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="config file (default ~/.config/ranktop/config.toml)")
-    _utc_flag(parser)
 
 
 def _utc_flag(parser: Parser) -> None:

@@ -119,9 +119,15 @@ def _settings(args: argparse.Namespace) -> Settings | None:
 
 
 def _check_config(argv: list[str]) -> int:
-    settings = _settings(flags.check_config_parser().parse_args(argv))
+    args = flags.check_config_parser().parse_args(argv)
+    settings = _settings(args)
     if settings is None or not _keys_usable(settings):
         return 2
+    if args.toml:
+        from .whole_config import whole_config
+
+        sys.stdout.write(whole_config(args.config, flags.overrides(args)[0], os.environ))
+        return 0
     from .check_config import check_config
 
     return check_config(settings, sys.stdout)
@@ -134,7 +140,7 @@ def _rules(argv: list[str]) -> int:
         return 2
     from .rules import print_rules
 
-    return print_rules(settings, sys.stdout, fleet=args.jobs)
+    return print_rules(settings, sys.stdout, sys.stderr, fleet=args.jobs)
 
 
 def _jobs(argv: list[str]) -> int:

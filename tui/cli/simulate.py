@@ -40,9 +40,10 @@ def simulate_parser() -> flags.Parser:
     add("--seed", type=int, default=7, help="random seed (default 7)")
     add("--scenario", type=Path, metavar="FILE",
         help="scenario file (default: the shipped scenario.toml)")
-    add("--start", type=flags.number(float, 0, 1e9, "a number of seconds >= 0"), default=0.0,
-        metavar="SECONDS",
-        help="scenario time to begin at (default 0; e.g. 125: just before the ECC error)")
+    add("--demo-start", "--start", dest="start", default=0.0, metavar="SECONDS",
+        type=flags.number(float, 0, 1e9, "a number of seconds >= 0"),
+        help="scenario time to begin at, as the console's --demo-start (default 0; e.g. "
+             "125: just before the ECC error)")
     add("--profile", choices=PROFILES, default="default",
         help="what to export: default (every metric ranktop reads), stock (only "
              "dcgm-exporter's default counters), k8s (stock, with Kubernetes labels as a "

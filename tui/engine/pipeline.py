@@ -184,7 +184,10 @@ class Pipeline:
             return analysis
         if self.triage is not None:
             await asyncio.to_thread(self.triage.wait, timeout)
-        return await asyncio.to_thread(self.analyser.with_newest_hang) or analysis
+        settled = await asyncio.to_thread(self.analyser.with_newest_hang) or analysis
+        if settled.actions:  # a caught-up analyser has not been told who else is on a node
+            settled = await asyncio.to_thread(self._with_neighbours, settled)
+        return settled
 
     def _look_back(self, now: float) -> None:
         """Once, before the first analysis: start reading what the source held before it

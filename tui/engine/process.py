@@ -191,8 +191,9 @@ class ProcessEngine:
         """The rank's logs as the engine opened them: each read a request."""
         return open_remote(self._link, rank_map, rank)
 
-    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
-        return self.answer(AlertRows(rank))
+    def alert_rows(self, rank: Rank, until: float | None = None
+                   ) -> tuple[list[tuple[str, ...]], str]:
+        return self.answer(AlertRows(rank, until))
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
         return self.answer(Backfill(rank_map, rank))

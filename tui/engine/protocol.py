@@ -108,9 +108,11 @@ class RankHistoryOf(Request[RankHistory]):
 
 @dataclass(frozen=True)
 class AlertRows(Request[tuple[list[tuple[str, ...]], str]]):
-    """``rank``'s alerts as rows, and a note on where they came from."""
+    """``rank``'s alerts as rows, and a note on where they came from; with ``until``, those
+    of the hour before that moment, the ones that began after it left out."""
 
     rank: Rank
+    until: float | None = None
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,11 @@ class RankData:
         logs, note = self.logs.open(rank_map, rank)
         return list(logs), note
 
-    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
-        """This rank's alerts of the last hour, newest first, and why any source is absent."""
+    def alert_rows(self, rank: Rank, until: float | None = None
+                   ) -> tuple[list[tuple[str, ...]], str]:
+        """This rank's alerts of the last hour, newest first, and why any source is absent;
+        with ``until`` (a bundle's moment), those of the hour before it, the alerts that
+        began after it left out and counted in the note."""
         # Imported here: the alert sources bring the HTTP client, which a demo never needs
         # before the rank screen opens (it costs the launch tens of milliseconds).
         from ..sources.alerts import (
@@ -56,12 +59,12 @@ class RankData:
             ranktop_history,
         )
 
-        now = time.time()
+        end = time.time() if until is None else until  # of the hour read
         notes: list[str] = []
         asked = self.source.held(rank) if self.source is not None else rank
         found: list[list[AlertRecord]] = []
         if self.event_log is not None:
-            events = self.event_log.read(since=now - ALERT_WINDOW_SECONDS, rank=rank.rank,
+            events = self.event_log.read(since=end - ALERT_WINDOW_SECONDS, rank=rank.rank,
                                          job=self.job_name)
             found.append(ranktop_history(events, rank))
             if self.event_log.warnings:  # newest last: a broken or unwritable event log
@@ -69,7 +72,7 @@ class RankData:
         prometheus = self.settings.prometheus
         if prometheus is not None and prometheus.url:
             found.append(self._try("Prometheus", notes, lambda: prometheus_history(
-                self.settings, asked, ALERT_WINDOW_SECONDS, now)))
+                self.settings, asked, ALERT_WINDOW_SECONDS, end)))
         else:
             notes.append("no Prometheus configured")
         if self.alertmanager_url:
@@ -78,8 +81,12 @@ class RankData:
         else:
             notes.append("no Alertmanager configured (--alertmanager URL)")
         records = merge(*found)
-        head = (f"{len(records)} in the last hour" if records
-                else "none for this rank in the last hour")
+        after = [] if until is None else [r for r in records if r.time > until]
+        records = [r for r in records if until is None or r.time <= until]
+        hour = "the last hour" if until is None else "the hour before the moment"
+        head = f"{len(records)} in {hour}" if records else f"none for this rank in {hour}"
+        if after:
+            notes.insert(0, f"{len(after)} that began after the moment left out")
         rows = [(shown(r.time), r.name, r.severity, r.state, r.source, r.summary)
                 for r in records]
         return rows, "; ".join([head, *notes])

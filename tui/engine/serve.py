@@ -150,7 +150,7 @@ async def _at(served: Served, request: At) -> Snapshot:
 HANDLERS: dict[type[Request], Handler] = {
     Alive: _alive, Poll: _poll, Settle: _settle, RankHistoryOf: _history,
     At: _at,
-    AlertRows: _in_thread(lambda s, r: s.engine.alert_rows(r.rank)),
+    AlertRows: _in_thread(lambda s, r: s.engine.alert_rows(r.rank, r.until)),
     Backfill: _in_thread(lambda s, r: s.engine.backfill(r.rank_map, r.rank)),
     GpuModel: _in_thread(lambda s, r: s.engine.gpu_model(r.rank)),
     Queries: _in_thread(lambda s, r: s.engine.queries()),

@@ -86,8 +86,9 @@ class ThreadEngine:
     def open_logs(self, rank_map: RankMap, rank: int) -> tuple[list[LogSource], str]:
         return self.rank_data.open_logs(rank_map, rank)
 
-    def alert_rows(self, rank: Rank) -> tuple[list[tuple[str, ...]], str]:
-        return self.rank_data.alert_rows(rank)
+    def alert_rows(self, rank: Rank, until: float | None = None
+                   ) -> tuple[list[tuple[str, ...]], str]:
+        return self.rank_data.alert_rows(rank, until)
 
     def backfill(self, rank_map: RankMap, rank: int) -> tuple[dict, str]:
         return self.rank_data.backfill(rank_map, rank)

@@ -72,6 +72,25 @@ def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] 
     """Defaults, then the user's file (``config_file`` or the XDG one), then ``RANKTOP_*``
     variables of ``environ``, then ``overrides`` (from flags, named in ``flag_names``)."""
     environ = os.environ if environ is None else environ
+    resolved = resolve(config_file, overrides, environ)
+    provenance = {**resolved.provenance, **(flag_names or {})}
+    top = Reader(resolved.origin, resolved.table, "", provenance)
+    return _build(top, environ, resolved.user_file)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Every key the settings are read from, merged, before a value is checked."""
+
+    table: dict[str, Any]
+    origin: Path  # the file the keys come from, for errors: the user's, else the defaults
+    provenance: dict[str, str]  # dotted key -> the variable that set it
+    user_file: Path | None  # the user's config file, when there is one
+
+
+def resolve(config_file: Path | None, overrides: Mapping[str, Any] | None,
+            environ: Mapping[str, str]) -> Resolved:
+    """The defaults, the user's file, the environment's and the flags' keys, merged."""
     default_path = shipped_config_dir() / "default.toml"
     merged = read_toml(default_path)
     origin = default_path
@@ -85,9 +104,7 @@ def load_settings(config_file: Path | None = None, overrides: Mapping[str, Any] 
     merged = merge(merged, from_environment)
     if overrides:
         merged = merge(merged, overrides)
-    provenance.update(flag_names or {})
-    top = Reader(origin, merged, "", provenance)
-    return _build(top, environ, user_path if user_path.is_file() else None)
+    return Resolved(merged, origin, provenance, user_path if user_path.is_file() else None)
 
 
 def _build(top: Reader, environ: Mapping[str, str], user_file: Path | None) -> Settings:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ranktop.tui.cli.simulate import simulate_main
+from ranktop.tui.cli.simulate import simulate_main, simulate_parser
 
 from tests.tui.simulator.test_exporter import fetch
 
@@ -35,6 +35,7 @@ def test_a_port_in_use_exits_2_with_one_line(capsys):
     (["--hostname-label", "HOST"], "invalid choice"),
     (["--bogus"], "unrecognized arguments"),
     (["--start", "-5"], "--start"),
+    (["--demo-start", "-5"], "--demo-start"),
     (["--scenario", "/nonexistent/scenario.toml"], "no such file"),
     (["--profile", "dcp"], "invalid choice"),
     (["--profile", "k8s", "--kubernetes"], "use one"),
@@ -56,7 +57,7 @@ def test_help_exits_0(capsys):
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_serves_until_ctrl_c_then_exits_0_quietly(stop):
-    code = "import sys; from ranktop.tui.cli.simulate import simulate_main; " \
+    code = "import sys; from ranktop.tui.cli.simulate import simulate_main, simulate_parser; " \
            "sys.exit(simulate_main(['--port', '0', '--nodes', '2']))"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
@@ -73,3 +74,8 @@ def test_serves_until_ctrl_c_then_exits_0_quietly(stop):
             proc.kill()
             proc.wait()
     assert proc.returncode == 0 and "Traceback" not in err
+
+
+def test_the_scenario_start_is_named_as_the_consoles_demo_start_and_the_old_name_stays():
+    assert simulate_parser().parse_args(["--demo-start", "172"]).start == 172
+    assert simulate_parser().parse_args(["--start", "30"]).start == 30

@@ -5,12 +5,14 @@ never reads the event log back (it only appends)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from ranktop.tui.core.events import EventLog
 from ranktop.tui.core.model import Health
 from ranktop.tui.core.moment import shown
 from ranktop.tui.engine.pipeline import Pipeline
+from ranktop.tui.engine.replay import Replay
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
 
@@ -127,3 +129,28 @@ def test_a_late_start_just_after_a_blip_still_sees_it(tmp_path) -> None:
     kinds = {(a.kind, a.rank) for a in first.anomalies}
     assert {("xid", DEAD), ("missing", DEAD)} <= kinds
     assert any(a.kind == "drain" and a.rank == DEAD for a in first.actions)
+
+
+def test_a_one_shot_knows_who_else_its_drains_stop_after_catching_up(tmp_path,
+                                                                    monkeypatch) -> None:
+    """A report's one poll made while the job's past is still being read (a loaded
+    machine), then settled on the caught-up analyser: its drains still say who else is on
+    the node."""
+    first_polled = threading.Event()
+    bring = Replay.bring
+
+    def slow_bring(self, *args, **kwargs):
+        first_polled.wait(WAIT)
+        return bring(self, *args, **kwargs)
+
+    monkeypatch.setattr(Replay, "bring", slow_bring)
+    clock = FakeClock(START + 190.0)
+    pipeline = Pipeline(load_settings(environ={}),
+                        demo_source(DemoSettings(64, 8, 7), clock, started=START),
+                        clock=clock, catch_up_wait=0.0)
+    first = asyncio.run(pipeline.poll())
+    first_polled.set()
+    settled = asyncio.run(pipeline.settle(first, WAIT))
+    assert "gpu-node-056" in {a.node for a in settled.actions if a.kind == "drain"}
+    assert [t.text for t in settled.neighbours["gpu-node-056"].others] == [
+        "job eval-sweep-7 (GPUs 8, 9)"]
