@@ -17,6 +17,20 @@ from ..core.events import default_log_path
 from ..core.text import plain
 
 CRASH_EXIT = 70  # sysexits' EX_SOFTWARE: an internal error, never a verdict on the job
+# Whoever read the output stopped reading (`ranktop jobs --json | head -1`): the status a
+# process ended by SIGPIPE has in a shell, as `yes | head` gives.
+READER_GONE_EXIT = 128 + 13
+
+
+def reader_gone() -> int:
+    """The output's reader went away: nothing is wrong with ranktop, so nothing is said.
+    Standard output is pointed at /dev/null, so the flush at exit fails no more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file behind stdout: nothing left to flush into
+        pass
+    return READER_GONE_EXIT
 
 
 def report_crash(error: BaseException, command: str = "ranktop") -> int:

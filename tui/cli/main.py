@@ -41,6 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        from .crash import reader_gone
+
+        return reader_gone()
     except Exception as error:  # the last line of defence: one line, never a traceback
         from .crash import report_crash
 

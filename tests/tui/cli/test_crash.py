@@ -3,7 +3,9 @@ back, and the traceback (without local variables) kept in a file."""
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
 import sys
 
 from ranktop.tui.cli import crash
@@ -66,3 +68,19 @@ def test_a_quit_exits_0(tmp_path):
     finally:
         console.close()
     assert status == 0 and _ANSI.sub(b"", after).strip() == b""
+
+
+def test_a_reader_that_stopped_reading_is_no_crash(tmp_path):
+    """`ranktop rules --job x | head -0`: the pipe's reader has gone before the first line;
+    ranktop ends as a process ended by SIGPIPE does, says nothing and keeps no crash file."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "ranktop", "rules", "--job", "x"],
+                              stdout=write_end, stderr=subprocess.PIPE, timeout=60,
+                              env={**os.environ, "XDG_STATE_HOME": str(tmp_path)})
+    finally:
+        os.close(write_end)
+    assert done.returncode == crash.READER_GONE_EXIT
+    assert done.stderr == b""
+    assert not list(tmp_path.rglob("crash-*.txt"))
