@@ -149,6 +149,7 @@ class RankScreen(RankRequests):
             self.moment = moment
             self._place_moment()
             self._draw_log_title()
+            self._load_alerts(self.rank)  # the alerts of the hour before the moment
         self.analysis = self._with_held_history(analysis)
         self._draw_values()
         self._ask_history()

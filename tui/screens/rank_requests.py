@@ -102,7 +102,8 @@ class RankRequests(Screen):
     @work(thread=True, exclusive=True, group="rank-alerts", exit_on_error=False)
     def _load_alerts(self, rank: int) -> None:
         try:
-            rows, note = self.engine.alert_rows(self.rank_map.ranks[rank])
+            # At a past moment, those of the hour before it: none that began after it.
+            rows, note = self.engine.alert_rows(self.rank_map.ranks[rank], self.moment)
         except ENGINE_FAILURES as error:
             rows, note = [], str(error)
         self.post_message(Alerts(rank, rows, note))

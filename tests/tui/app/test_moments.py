@@ -419,3 +419,30 @@ async def test_the_event_keys_step_from_one_event_to_the_next(tmp_path):
             await pilot.press("right_parenthesis")
             await replayed(app, pilot)
         assert app.moment is None
+
+
+async def test_the_rank_screen_asks_for_the_alerts_of_the_moment_shown(tmp_path):
+    """At a past moment the alerts are those of the hour before it (none that began after);
+    back to live, those of now."""
+    app = make_app(at=170.0, log_root=tmp_path)
+    asked: list[float | None] = []
+    alert_rows = app.engine.alert_rows
+
+    def recording(rank, until=None):
+        asked.append(until)
+        return alert_rows(rank, until)
+
+    app.engine.alert_rows = recording
+    async with app.run_test(size=(160, 45)) as pilot:
+        await polled(app, pilot, 170.0, LIVE_UNTIL)
+        app.open_rank(DYING_RANK)
+        await pilot.pause()
+        await pilot.press("comma")
+        await replayed(app, pilot)
+        await pilot.press("L")
+        await replayed(app, pilot)
+        for _ in range(100):  # each in a worker of its own
+            if len(asked) == 3:
+                break
+            await pilot.pause(0.05)
+        assert asked == [None, app.cluster.analysis.frame.time - STEP, None]
