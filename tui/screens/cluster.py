@@ -13,32 +13,27 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import Static
 
-from ...widgets.anomaly_list import AnomalyList, Row
+from ...widgets.anomaly_list import AnomalyList
 from ...widgets.heatmap import Heatmap
 from ...widgets.key_footer import KeyFooter
 from ...widgets.panel import MetricPanel
-from ..core.advice.advise import action_on
 from ..core.advice.incidents import Incident
 from ..core.analysis import Analysis
 from ..core.config_values import MetricDef
 from ..core.detect.detectors import Anomaly
-from ..core.detect.restarts import KIND as RESTART
-from ..core.maps.layout import Arrangement
 from ..core.maps.levels import PlannedMap
 from ..core.metrics import format_value
 from ..core.model import Frame, Health, RankMap
-from ..core.parallelism import Parallelism, for_job
 from ..engine.maps import MapGeometry
 from ..engine.snapshot import Snapshot
 from ..settings.config import Settings
 from . import cluster_lines
-from .advice import AdviceScreen
+from .cluster_incidents import IncidentPanel
+from .cluster_layout import MapLayout
 from .evidence import EvidenceScreen
 from .hints import key_for
-from .incident_detail import IncidentScreen, incident_on
 from .jump import JumpScreen
 from .line_styles import CLASSES, styles_of
 from .too_small import TooSmall
@@ -46,7 +41,7 @@ from .too_small import TooSmall
 MIN_SIZE = (60, 18)  # below it the maps, the anomalies and the status line do not all fit
 
 
-class ClusterScreen(Screen):
+class ClusterScreen(MapLayout, IncidentPanel):
     """Every rank at once."""
 
     BINDING_GROUP_TITLE = "Cluster"
@@ -114,10 +109,6 @@ class ClusterScreen(Screen):
     # repainting reactive would redraw the whole screen.
     paused = var(False, init=False, toggle_class="-paused")
     """The screen is frozen; polls wait in ``pending``."""
-    solo: var[int | None] = var(None, init=False)
-    """The one map shown full size (its index), or None for all four."""
-    cursor = var(0, init=False)
-    """The selected rank, shared by every map."""
 
     def __init__(self, settings: Settings, first: Snapshot, job_name: str) -> None:
         super().__init__()
@@ -340,143 +331,6 @@ class ClusterScreen(Screen):
     def _clicked(self, event: Heatmap.RankClicked) -> None:
         self.select(event.rank)
 
-    # -- anomalies ---------------------------------------------------------------------
-
-    def _show_anomalies(self, analysis: Analysis) -> None:
-        previous = self._current_key()
-        self.anomalies = analysis.anomalies
-        # the restarts on record follow the active incidents, as resolved rows of their own
-        self.incidents = (*analysis.incidents, *(
-            Incident(r.anomaly) for r in analysis.restarts if r.key not in self.dismissed))
-        keys = [incident.key for incident in self.incidents]
-        self.current_incident = (keys.index(previous) if previous in keys
-                                 else self._incident_holding(previous))
-        self._draw_anomalies()
-        marked = frozenset(a.rank for a in self.anomalies if a.rank is not None)
-        for panel in self.panels:
-            panel.heatmap.set_marks(marked)
-
-    def _incident_holding(self, key: tuple[str, int | None] | None) -> int | None:
-        """The row whose incident holds ``key`` under another root: the same trouble, seen
-        at another moment or folded anew."""
-        if key is None:
-            return None
-        return next((index for index, incident in enumerate(self.incidents)
-                     if any(a.key == key for a in incident.members)), None)
-
-    def _current_key(self) -> tuple[str, int | None] | None:
-        if self.current_incident is None or self.current_incident >= len(self.incidents):
-            return None
-        return self.incidents[self.current_incident].key
-
-    def _draw_anomalies(self) -> None:
-        if not self.query("#anomalies"):
-            return  # the maps are being laid out anew: the panel is drawn once they are
-        rows = [Row(i.severity, self._describe(i), i.pending) for i in self.incidents]
-        box = self.query_one("#anomalies", AnomalyList)
-        visit = f"{key_for(self, 'anomaly.next')} / {key_for(self, 'anomaly.previous')}"
-        counts = cluster_lines.count_by_severity(self.incidents)
-        advice = key_for(self, "advice.open")
-        box.border_title = (f"anomalies ({counts}): {visit} to visit, {advice} what to do"
-                            if rows else "anomalies")
-        box.set_rows(rows, self.current_incident, self._verdict_when_clear())
-
-    def _verdict_when_clear(self) -> tuple[str, bool]:
-        """What the panel says without a row: that it waits, before the first answer."""
-        if self.waiting_since is None:
-            return self.analysis.verdict_when_clear
-        return cluster_lines.waiting_text(self.status.name,
-                                          self.app.clock() - self.waiting_since), False
-
-    def _describe(self, incident: Incident) -> str:
-        """"rank 37 gpu-node-004 GPU 5  thermal → straggler 1.29x: GPU 88 °C, …": where,
-        the root and what it explains, then the root's own text; first, what to do about
-        it, where the advice acts on its node or GPU."""
-        root = incident.root
-        where = "the whole job"
-        if root.rank is not None and root.rank < len(self.rank_map):
-            rank = self.rank_map.ranks[root.rank]
-            where = f"rank {rank.rank} {rank.place}"
-        # The hold goes before the summary, so a long summary cut with … never hides it.
-        held = (f" ({root.held:.0f} s of {root.confirm_after:.0f} s)"
-                if root.pending and not root.awaiting else "")
-        if root.kind == RESTART:
-            return f"✓ resolved · {where}  {incident.headline}: {root.summary}"
-        return f"{self._advice(incident)}{where}  {incident.headline}{held}: {root.summary}"
-
-    def _advice(self, incident: Incident) -> str:
-        """"⇒ drain the node · " before a root whose node or GPU the advice acts on."""
-        rank = incident.root.rank
-        action = (action_on(self.analysis.actions, rank, self.rank_map)
-                  if rank is not None and not incident.pending else None)
-        return f"⇒ {action.short} · " if action is not None and action.on_gpu else ""
-
-    def action_next_anomaly(self, step: int) -> None:
-        if not self.incidents:
-            self.app.notify("No active anomalies.", timeout=3)
-            return
-        if self.current_incident is None:
-            index = 0 if step > 0 else len(self.incidents) - 1
-        else:
-            index = (self.current_incident + step) % len(self.incidents)
-        self._visit(index)
-
-    @on(AnomalyList.Selected)
-    def _anomaly_clicked(self, event: AnomalyList.Selected) -> None:
-        self._visit(event.index)
-
-    def _visit(self, index: int) -> None:
-        self.current_incident = index
-        self._draw_anomalies()
-        rank = self.incidents[index].rank
-        if rank is not None:
-            self.select(rank)
-
-    def _chosen_incident(self) -> Incident | None:
-        """The highlighted row's incident, else the one on the cursor's rank, else the
-        first (None, after saying so, when there is none)."""
-        if not self.incidents:
-            self.app.notify("No active anomalies.", timeout=3)
-            return None
-        index = self.current_incident
-        if index is not None and index < len(self.incidents):
-            return self.incidents[index]
-        return incident_on(self.incidents, self.cursor) or self.incidents[0]
-
-    def action_incident_detail(self) -> None:
-        chosen = self._chosen_incident()
-        if chosen is None:
-            return
-        frame = self.analysis.frame
-        now = frame.time if frame is not None else self.app.clock()
-        self.app.push_screen(IncidentScreen(chosen, self.rank_map, now))
-
-    def action_advice(self) -> None:
-        if self.waiting_since is not None:  # not even "no advice" before anything is known
-            self.app.notify(self._verdict_when_clear()[0], timeout=4, markup=False)
-            return
-        self.app.push_screen(AdviceScreen(self.analysis.actions))
-
-    def action_since(self) -> None:
-        chosen = self._chosen_incident()
-        if chosen is not None:
-            self.app.go_to_start(chosen.root.since)
-
-    def action_dismiss_restart(self) -> None:
-        """Take the highlighted restart's row off the panel."""
-        index = self.current_incident
-        chosen = self.incidents[index] if index is not None and index < len(self.incidents) \
-            else None
-        restart = next((r for r in self.analysis.restarts
-                        if chosen is not None and r.anomaly == chosen.root), None)
-        if restart is None:
-            self.app.notify("Only a restart's row can be dismissed: select it with "
-                            f"{key_for(self, 'anomaly.next')}.", timeout=4, markup=False)
-            return
-        self.dismissed.add(restart.key)
-        self.current_incident = None
-        self._show_anomalies(self.analysis)
-
     def action_open_rank(self) -> None:
         self.app.open_rank(self.cursor)
 
@@ -497,102 +351,6 @@ class ClusterScreen(Screen):
         if rank is not None:
             self.select(rank)
 
-    def action_zoom(self) -> None:
-        lead = self._lead_heatmap()
-        zoomed = lead.zoom_node is not None
-        if not zoomed and lead.mode == "rank":
-            self.app.notify("Nothing to zoom: every rank already has a cell of its own. "
-                            f"{key_for(self, 'map.zoom')} zooms when the maps show a cell "
-                            "per node.", timeout=5)
-            return
-        node = None if zoomed else lead.column_of(self.cursor)
-        for panel in self.panels:
-            panel.heatmap.zoom(node)
-            if self.frame is not None:
-                self._draw_panel(panel, self.analysis)
-
-    # -- views -------------------------------------------------------------------------
-
-    def _arrangement(self) -> tuple[Arrangement | None, str]:
-        """The maps' arrangement in the current layout view, and why it is by node when the
-        parallelism view cannot be had ("" when nothing stands in the way)."""
-        parallelism = self.settings.layout.parallelism
-        if self.layout_view != "parallelism" or not self.rank_map.ranks:
-            return None, ""
-        if parallelism is None:
-            return None, ('No parallelism given: set [layout] parallelism, e.g. '
-                          '"tp=8,pp=4,dp=16", to lay the maps out by stage and replica.')
-        fitted, why = for_job(parallelism, len(self.rank_map))
-        return (arrangement_of(fitted), "") if fitted else (None, why)
-
-    def _layout_refused(self) -> None:
-        """Say why the maps are by node when the config asked for the parallelism view."""
-        why = self._arrangement()[1]
-        if why:
-            self.layout_view = "node"
-            self.app.notify(why, timeout=8, markup=False)
-
-    def action_switch_layout(self) -> None:
-        self.layout_view = "parallelism" if self.layout_view == "node" else "node"
-        arrangement, why = self._arrangement()
-        if why:
-            self.layout_view = "node"
-            self.app.notify(why, timeout=6, markup=False)
-            return
-        for panel in self.panels:
-            panel.heatmap.arrange(arrangement)
-
-    def action_solo(self, index: int) -> None:
-        self.solo = index
-
-    def action_all_maps(self) -> None:
-        self.solo = None
-
-    def watch_solo(self) -> None:
-        self._lay_out_maps()
-
-    def _fold_maps(self) -> None:
-        """Fold the maps of GPU metrics never exported, unless no map would be left; lay
-        the maps out anew only when that changes."""
-        never = self.analysis.gpu.never
-        folded = frozenset(index for index, metric_id in enumerate(self.map_metrics)
-                           if metric_id in never)
-        if len(folded) == len(self.map_metrics):
-            folded = frozenset()
-        if folded != self._folded:
-            self._folded = folded
-            self._lay_out_maps()
-
-    def _shown(self) -> list[int]:
-        """The maps on screen: the solo map, else every map not folded."""
-        return [index for index in range(len(self.map_metrics))
-                if index == self.solo or (self.solo is None and index not in self._folded)]
-
-    def _lay_out_maps(self) -> None:
-        """Show the maps that are shown, the grid sized to them, and say under them which
-        maps are folded."""
-        shown = self._shown()
-        grid = self.query_one("#maps")
-        for count in (1, 2, 3):
-            grid.set_class(len(shown) == count, f"-maps-{count}")
-        for index, panel in enumerate(self.panels):
-            panel.display = index in shown
-            panel.set_class(len(shown) == 3 and index == shown[-1], "-wide")
-        titles = [self.settings.metrics[self.map_metrics[i]].title for i in sorted(self._folded)]
-        note = self.query_one("#maps-folded", Static)
-        note.update(cluster_lines.folded_note(titles, self.analysis.gpu.any_seen))
-        note.set_class(bool(titles), "-shown")
-
-    def action_flip_step(self) -> None:
-        """Step time and compute time share the fourth map; a straggler shows in compute."""
-        pair = ("step_time", self.settings.step_alternate)
-        for index, metric_id in enumerate(self.map_metrics):
-            if metric_id in pair:
-                self.map_metrics[index] = pair[1] if metric_id == pair[0] else pair[0]
-                if self.frame is not None:
-                    self._draw_panel(self.query_one(f"#map-{index}", MetricPanel),
-                                     self.analysis)
-
     def action_pause(self) -> None:
         self.paused = not self.paused
 
@@ -600,15 +358,6 @@ class ClusterScreen(Screen):
         if not self.paused and self.pending is not None:
             self.show(self.pending)
         self._refresh_header()
-
-
-def arrangement_of(parallelism: Parallelism) -> Arrangement:
-    """The maps' cells for ``parallelism``: a column per data-parallel replica, its pipeline
-    stages top to bottom (labelled pp0, pp1, ...), each stage's tensor-parallel ranks
-    together."""
-    return Arrangement(tuple(parallelism.display_order()),
-                       parallelism.stages * parallelism.group, parallelism.group,
-                       tuple(f"pp{stage}" for stage in range(parallelism.stages)))
 
 
 def summary_texts(metric: MetricDef, summary: tuple[float, float, float] | None,
