@@ -26,6 +26,7 @@ from . import charset, flags
 from .scratch import remove_soon, scratch_folder
 
 if TYPE_CHECKING:
+    from ..core.events import EventLog
     from ..engine.client import EngineClient
     from ..sources.base import Source
 
@@ -444,6 +445,31 @@ def _keys_usable(settings: Settings) -> bool:
     return True
 
 
+def _run_demo_fleet(settings: Settings, started: float, log_root: Path, folder: Path,
+                    log: EventLog, mouse: bool, ascii_only: bool) -> int:
+    """The demo's job over the jobs list of its fleet; each opening of the demo's job
+    writes its ranks' logs afresh (the first in ``log_root``, the next in ``folder``)."""
+    from ..sources.demo import DemoSource, demo_source
+    from .fleet_console import run_demo_fleet
+
+    opened: list[DemoSource] = []
+
+    def make_source(opening: int) -> DemoSource:
+        logs = log_root if opening == 0 else folder / f"logs-{opening}"
+        opened.append(demo_source(settings.demo, started=started, log_root=logs))
+        return opened[-1]
+
+    def close_all() -> None:
+        for source in opened:
+            source.close()
+
+    try:
+        return run_demo_fleet(settings, make_source, log, started, _run_app, mouse, ascii_only,
+                              [close_all, partial(remove_soon, str(folder))])
+    finally:
+        close_all()
+
+
 def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
              log_dir: Path | None = None, ascii_only: bool = False,
              at: float | None = None) -> int:
@@ -471,8 +497,11 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
             return _run_in_process(settings, partial(_make_demo_source, started=started,
                                                      log_root=log_root), mouse, ascii_only,
                                    at=at)
-        source = demo_source(settings.demo, started=started, log_root=log_root)
         log = EventLog(Path(folder) / "events.jsonl")
+        if at is None:  # live, the demo's fleet: as a backend of several jobs opens
+            return _run_demo_fleet(settings, started, log_root, Path(folder), log, mouse,
+                                   ascii_only)
+        source = demo_source(settings.demo, started=started, log_root=log_root)
         app = RanktopApp(settings, source, event_log=log, ascii_only=ascii_only, at=at)
         app.cleanups += [source.close, partial(remove_soon, folder)]
         try:

@@ -52,6 +52,7 @@ class JobFacts:
     straggler: float | None = None  # slowest rank's compute time over the median's
     alerts: Mapping[str, int] = field(default_factory=dict)  # severity -> firing
     owner: str = ""
+    shared: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> other jobs
 
 
 @dataclass(frozen=True)
