@@ -5,6 +5,7 @@ over the list."""
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ..app.fleet import FleetApp
     from ..core.events import EventLog
     from ..sources.base import Source
+    from ..sources.demo_fleet import DemoFleet
 
 
 def holds_several_jobs(settings: Settings) -> bool:
@@ -52,9 +54,10 @@ def run_fleet(settings: Settings, open_engine: Callable[[Settings], EngineClient
         _close_engines(app, idle)
 
 
-def _close_engines(app: FleetApp, idle: EngineClient) -> None:
+def _close_engines(app: FleetApp, idle: EngineClient | None) -> None:
     """The idle engine, and the engine of the job still open."""
-    idle.close()
+    if idle is not None:
+        idle.close()
     if app.job_open is not None and app.engine is not None:
         app.engine.close()
 
@@ -66,26 +69,38 @@ def run_demo_fleet(settings: Settings, make_demo_source: Callable[[int], Source]
     holds the small jobs of config/fleet.toml beside it. ``make_demo_source(n)`` makes the
     demo job's source for its n-th opening (its logs in a folder of their own);
     ``cleanups``: what must be undone even when the app cannot quit cleanly."""
+    from ..sources.demo_fleet import DemoFleet
+
+    app = demo_fleet_app(settings, DemoFleet(settings.demo, started), make_demo_source,
+                         event_log, ascii_only=ascii_only)
+    app.cleanups += cleanups
+    try:
+        return run_app(app, mouse)
+    finally:
+        _close_engines(app, app.idle_engine)
+
+
+def demo_fleet_app(settings: Settings, demo: DemoFleet,
+                   make_demo_source: Callable[[int], Source],
+                   event_log: EventLog | None = None, clock: Callable[[], float] = time.time,
+                   opens: bool = True, **options) -> FleetApp:
+    """The demo's fleet console; ``opens``: with the demo job's console open over the list
+    (as ``ranktop --demo`` opens), else the list alone (as ``ranktop`` with no job)."""
     from ..app.fleet import FleetApp
     from ..engine.fleet import FleetEngine
     from ..engine.threaded import ThreadEngine
-    from ..sources.demo_fleet import DemoFleet
 
-    demo = DemoFleet(settings.demo, started)
     openings = itertools.count()
 
     def open_engine(job: Settings) -> EngineClient | None:
         name = job.prometheus.job
         source = make_demo_source(next(openings)) if name == demo.demo_job \
             else demo.source(name)
-        return None if source is None else ThreadEngine(job, source, event_log)
+        return None if source is None else ThreadEngine(job, source, event_log, clock)
 
-    idle = ThreadEngine(settings, demo.idle_source())
-    fleet = FleetEngine(settings, demo, source_name=demo.source_name)
-    app = FleetApp(settings, fleet, open_engine, idle, opens=demo.demo_job,
-                   ascii_only=ascii_only)
-    app.cleanups += [idle.close, *cleanups]
-    try:
-        return run_app(app, mouse)
-    finally:
-        _close_engines(app, idle)
+    idle = ThreadEngine(settings, demo.idle_source(), clock=clock)
+    fleet = FleetEngine(settings, demo, clock, source_name=demo.source_name)
+    app = FleetApp(settings, fleet, open_engine, idle, opens=demo.demo_job if opens else None,
+                   clock=clock, **options)
+    app.cleanups.append(idle.close)
+    return app

@@ -55,13 +55,13 @@ def goodput(share: float | None) -> str:
 
 
 def shares(row: JobRow) -> str:
-    """The nodes whose GPUs serve other jobs too: "gpu-node-056 with eval-sweep-7"; the
-    first node named, the others counted."""
+    """The nodes whose GPUs serve other jobs too: "gpu-node-056: eval-sweep-7"; the first
+    node named, the others counted."""
     shared = sorted(row.facts.shared.items())
     if not shared:
         return ""
     node, others = shared[0]
-    said = f"{plain(node, NAME_CHARS)} with {', '.join(plain(o, NAME_CHARS) for o in others)}"
+    said = f"{plain(node, NAME_CHARS)}: {', '.join(plain(o, NAME_CHARS) for o in others)}"
     more = len(shared) - 1
     return f"{said} (+{more} node{'s' * (more != 1)})" if more else said
 

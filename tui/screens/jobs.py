@@ -28,7 +28,7 @@ from ..screens.cluster import ClusterScreen
 from .data_text import escaped
 
 TITLES = {"job": "Job", "ranks": "Ranks", "progress": "Progress", "worst": "Worst",
-          "alerts": "Alerts", "goodput": "Goodput", "owner": "Owner", "shares": "Shares a node"}
+          "alerts": "Alerts", "goodput": "Goodput", "owner": "Owner", "shares": "Shares nodes"}
 STYLE_OF = {Verdict.STALLED: "jobs--stalled", Verdict.MISSING: "jobs--missing",
             Verdict.CRITICAL: "jobs--critical", Verdict.TROUBLED: "jobs--troubled",
             Verdict.HEALTHY: "jobs--healthy"}

@@ -1,5 +1,6 @@
 """The demo's fleet: the demo's own job and, beside it, the small jobs of ``config/fleet.toml``
-(one stalled, one that lost a rank), each a simulated cluster read at the demo's clock.
+(one stalled, one that lost a rank), each a simulated cluster on nodes of its own, read at
+the demo's clock.
 
 ``DemoFleet`` answers the jobs list as ``FleetReader`` does against Prometheus (one
 ``FleetRead`` per refresh, the same facts) and makes the source of any of its jobs when the
@@ -13,12 +14,12 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.fleet import JobFacts, Limits
 from ..settings.config import DemoSettings
 from ..simulator.cluster import SimCluster
-from ..simulator.fleet import FleetJob, load_fleet
+from ..simulator.fleet import FleetJob, first_node_of, load_fleet
 from ..simulator.scenario import load_scenario
 from ..simulator.tenants import place
 from .demo import DemoSource
@@ -48,11 +49,15 @@ class DemoFleet:
         own = SimCluster(demo.nodes, demo.gpus_per_node, demo.seed, load_scenario())
         self.demo_job = own.job_name
         self.jobs: dict[str, DemoJob] = {self.demo_job: DemoJob(own, started)}
-        for job in fleet if fleet is not None else load_fleet():
-            if job.scenario is None or job.name in self.jobs:
-                continue  # the demo's own scenario is the demo's job
-            cluster = SimCluster(min(job.nodes, NODE_LIMIT), demo.gpus_per_node, job.seed,
-                                 load_scenario(job.scenario))
+        others = [replace(job, nodes=min(job.nodes, NODE_LIMIT))
+                  for job in (fleet if fleet is not None else load_fleet())
+                  if job.scenario is not None]  # the demo's own scenario is the demo's job
+        for job, first in zip(others, first_node_of(others, demo.nodes), strict=True):
+            if job.name in self.jobs:
+                continue
+            cluster = SimCluster(job.nodes, demo.gpus_per_node, job.seed,
+                                 load_scenario(job.scenario), first_node=first)
+            cluster.job_name = job.name  # as its exporter labels it, not its scenario's name
             self.jobs[job.name] = DemoJob(cluster, started - LEAD_SECONDS)
         self.shared = _shared_nodes(own, demo.seed, set(self.jobs))
 
@@ -114,9 +119,9 @@ def _advanced(job: DemoJob, t: float, window: float) -> float | None:
 
 
 def _goodput(cluster: SimCluster, t: float, window: float) -> float | None:
-    """The share of the hour's half-windows in which it advanced."""
+    """The share of the hour's half-windows in which it advanced (since it began)."""
     moments = [t - i * window / 2 for i in range(int(HOUR / (window / 2)))]
-    moments = [m for m in moments if m >= window]
+    moments = [m for m in moments if m > 0]
     if not moments:
         return None
     return sum(_steps(cluster, m, window) > 0 for m in moments) / len(moments)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 
 from ranktop.tui.app.fleet import FleetApp
+from ranktop.tui.cli.fleet_console import demo_fleet_app
 from ranktop.tui.engine.fleet import FleetEngine
 from ranktop.tui.engine.threaded import ThreadEngine
 from ranktop.tui.screens.jobs import JobConsoleScreen, JobsScreen
 from ranktop.tui.settings.config import DemoSettings, load_settings
 from ranktop.tui.sources.demo import demo_source
+from ranktop.tui.sources.demo_fleet import DemoFleet
 from ranktop.tui.sources.prometheus.fleet import FleetReader
 from textual.widgets import DataTable
 
@@ -108,27 +110,19 @@ async def test_the_palette_opens_a_job_by_its_name():
         assert opened == ["job-0004"]
 
 
-def _demo_app(at: float, log_root):
+def _demo_app(at: float, log_root, opens: bool = True):
     """The demo as ``ranktop --demo`` runs it: its job's console (with its logs) over its
     fleet's list."""
-    from ranktop.tui.sources.demo_fleet import DemoFleet
-
     clock = FakeClock(START + at)
     settings = load_settings(environ={})
     demo = DemoFleet(settings.demo, START, clock)
-    opened: list[str] = []
+    opened: list[int] = []
 
-    def open_engine(job_settings):
-        name = job_settings.prometheus.job
-        opened.append(name)
-        source = demo_source(settings.demo, clock, started=START, log_root=log_root) \
-            if name == demo.demo_job else demo.source(name)
-        return ThreadEngine(job_settings, source, clock=clock)
+    def demo_job(opening: int):
+        opened.append(opening)
+        return demo_source(settings.demo, clock, started=START, log_root=log_root)
 
-    fleet = FleetEngine(settings, demo, clock, source_name=demo.source_name)
-    idle = ThreadEngine(settings, demo.idle_source(), clock=clock)
-    app = FleetApp(settings, fleet, open_engine, idle, opens=demo.demo_job, clock=clock)
-    return app, opened
+    return demo_fleet_app(settings, demo, demo_job, clock=clock, opens=opens), opened
 
 
 async def _console_of(app, pilot) -> None:
@@ -142,7 +136,7 @@ async def test_the_demo_opens_on_its_job_and_q_leads_to_its_fleet(tmp_path):
     app, opened = _demo_app(at=20.0, log_root=tmp_path)
     async with app.run_test(size=(140, 36)) as pilot:
         await _console_of(app, pilot)
-        assert opened == ["llama-70b-pretrain"]
+        assert opened == [0] and app.job_open == "llama-70b-pretrain"
         assert "llama-70b-pretrain" in screen_text(app)
         await pilot.press("q")
         while not app.jobs.snapshot.rows or not isinstance(app.screen, JobsScreen):
@@ -153,10 +147,13 @@ async def test_the_demo_opens_on_its_job_and_q_leads_to_its_fleet(tmp_path):
         assert "5 jobs, 3 unhealthy" in screen_text(app)  # the demo job runs hot
         await pilot.press("enter")  # the stalled job's own console
         await _console_of(app, pilot)
-        assert opened[-1] == "rlhf-stalled" and app.job_open == "rlhf-stalled"
+        assert app.job_open == "rlhf-stalled" and "rlhf-stalled" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, JobsScreen)
+        await pilot.press("down", "down", "enter")  # the demo's job again: its logs afresh
+        await _console_of(app, pilot)
+        assert opened == [0, 1] and app.job_open == "llama-70b-pretrain"
 
 
 async def test_the_advice_on_a_shared_node_leads_to_the_other_jobs_row(tmp_path):
@@ -178,4 +175,4 @@ async def test_the_advice_on_a_shared_node_leads_to_the_other_jobs_row(tmp_path)
             await pilot.pause(0.05)
         while app.jobs.selected_job() != "eval-sweep-7":
             await pilot.pause(0.05)
-        assert "gpu-node-056 with llama-70b-pretrain" in screen_text(app)
+        assert "gpu-node-056: llama-70b-pretrain" in screen_text(app)

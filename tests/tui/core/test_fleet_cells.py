@@ -16,9 +16,9 @@ def _row(shared):
 def test_a_node_shared_with_other_jobs_is_said_in_the_row():
     assert cells(_row({}))["shares"] == ""
     row = _row({"gpu-node-056": ("llama-70b-pretrain",)})
-    assert cells(row)["shares"] == "gpu-node-056 with llama-70b-pretrain"
+    assert cells(row)["shares"] == "gpu-node-056: llama-70b-pretrain"
     row = _row({"gpu-node-056": ("a", "b"), "gpu-node-003": ("c",), "gpu-node-009": ("d",)})
-    assert cells(row)["shares"] == "gpu-node-003 with c (+2 nodes)"
+    assert cells(row)["shares"] == "gpu-node-003: c (+2 nodes)"
 
 
 def test_sharing_is_healthy_and_in_the_document_made_plain():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ranktop.tui.core.advice.action import DRAIN, RESET, Action
 from ranktop.tui.core.advice.tenants import (
     Gpu,
     NodeTenants,
@@ -16,7 +17,6 @@ from ranktop.tui.core.advice.tenants import (
     pod_user,
     tenants_of,
 )
-from ranktop.tui.core.advice.action import DRAIN, RESET, Action
 from ranktop.tui.core.model import RankMap
 
 GRID = RankMap.grid(["n0", "n1"], 2, source="test")  # ranks 0-3: GPUs 0, 1 of n0 and n1
