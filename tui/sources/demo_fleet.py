@@ -109,18 +109,18 @@ def _steps(cluster: SimCluster, t: float, window: float) -> int:
 
 
 def _advanced(job: DemoJob, t: float, window: float) -> float | None:
-    """When it last made a step, to half a window, within the hour (None: not in it)."""
+    """When it last made a step, to a window, within the hour (None: not in it)."""
     moment = t
     while moment >= max(0.0, t - HOUR):
         if _steps(job.cluster, moment, window) > 0:
             return job.started + moment
-        moment -= window / 2
+        moment -= window
     return None
 
 
 def _goodput(cluster: SimCluster, t: float, window: float) -> float | None:
-    """The share of the hour's half-windows in which it advanced (since it began)."""
-    moments = [t - i * window / 2 for i in range(int(HOUR / (window / 2)))]
+    """The share of the hour's windows in which it advanced (since it began)."""
+    moments = [t - i * window for i in range(int(HOUR / window))]
     moments = [m for m in moments if m > 0]
     if not moments:
         return None

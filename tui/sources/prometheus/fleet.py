@@ -108,10 +108,11 @@ def raw_queries(n: FleetNames) -> dict[str, str]:
 
 
 def _on_gpus(n: FleetNames, expression: str) -> str:
-    """``expression`` (DCGM's series, by GPU UUID) labelled with the job each GPU serves."""
-    gpus = (f'group by ({n.job}, {_UUID}) (label_replace({n.step}, "{_UUID}", "$1", '
-            f'"{n.uuid}", "(.+)"))')
-    return f"({expression}) * on ({_UUID}) group_left ({n.job}) {gpus}"
+    """``expression`` (DCGM's series, by GPU UUID) labelled with the job each GPU serves.
+    DCGM's UUID is copied under the job's UUID label, not the other way: the DCGM side is
+    often a handful of series (an XID, an ECC error), the job's side every rank's."""
+    dcgm = f'label_replace({expression}, "{n.uuid}", "$1", "{_UUID}", "(.+)")'
+    return f"{dcgm} * on ({n.uuid}) group_left ({n.job}) group by ({n.job}, {n.uuid}) ({n.step})"
 
 
 def shared_nodes(n: FleetNames) -> str:
@@ -128,8 +129,11 @@ def steps_expression(n: FleetNames) -> str:
 def over_hour(steps: str, window: float) -> dict[str, str]:
     """From a per-job steps-in-window expression: when each job last advanced, and the
     share of the last hour's minutes in which it did (its goodput, as the list reads it:
-    time spent advancing; a slowdown still counts as advancing), read every half window."""
-    grid = f"[1h:{window / 2:.0f}s]"
+    time spent advancing; a slowdown still counts as advancing), read once a window: the
+    hour's windows side by side, each step in one of them: half the evaluations of ``steps``
+    that overlapping windows every half window cost, for the same share; the last advance
+    is known to a window)."""
+    grid = f"[1h:{window:.0f}s]"
     return {"advanced": f"max_over_time(timestamp({steps} > 0){grid})",
             "goodput": f"avg_over_time(({steps} > bool 0){grid})"}
 
