@@ -43,6 +43,7 @@ ROUND = [
 ]
 UNPAUSE = "p"
 RESTORED = "\x1b[?1049l"  # leaving the alternate screen: the shell's screen is back
+JOBS_LIST = "5 jobs, "  # the header of the demo's fleet on the jobs list
 
 
 def one_round(app: PtyApp, timeout: float, gap: float) -> dict[str, float]:
@@ -53,6 +54,9 @@ def one_round(app: PtyApp, timeout: float, gap: float) -> dict[str, float]:
         time.sleep(gap)
         times[name] = app.press(keys, text, timeout)
     app.send(UNPAUSE)
+    time.sleep(gap)
+    # the demo's job was opened over its fleet's jobs list: q leads there, and q there quits
+    times["q: the jobs list"] = app.press("q", JOBS_LIST, timeout)
     time.sleep(gap)
     times["q: terminal back"] = app.press("q", RESTORED, timeout, raw=True)
     sent = time.perf_counter() - times["q: terminal back"]

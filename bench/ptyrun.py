@@ -131,8 +131,9 @@ class PtyApp:
                 self.exit_status = os.waitstatus_to_exitcode(status)
         return self.exit_status
 
-    def quit(self, timeout: float, keys: str = "q", drain: bool = True) -> float:
-        """Send ``keys`` and wait for the exit; seconds it took. Kills the app on timeout."""
+    def quit(self, timeout: float, keys: str = "\x03", drain: bool = True) -> float:
+        """Send ``keys`` (ctrl+c: it quits from any screen; the demo's q leads to its jobs
+        list) and wait for the exit; seconds it took. Kills the app on timeout."""
         sent = time.perf_counter()
         self.send(keys)
         self.wait_for_exit(timeout, drain)

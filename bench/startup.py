@@ -1,7 +1,8 @@
 """Time from launching ``ranktop --demo`` to its first full frame, in a real 120x40 pty.
 
 The first full frame is the moment the terminal has received the header line that is
-drawn after the first poll ("ranks 512/512 up"). Each run then quits with "q".
+drawn after the first poll ("ranks 512/512 up"). Each run then quits with ctrl+c (the
+demo's q leads to its jobs list, where q quits).
 
 With ``--late SECONDS`` the demo starts that far into its job (``--demo-start``): a late
 start, which reads the job's past; the time to its verdicts (the header's first "critical")
@@ -31,7 +32,7 @@ VERDICT_TEXT = "critical"  # the header's count of critical incidents
 def one_run(timeout: float, nodes: int = 64,
             late: float | None = None) -> tuple[float, float, float | None]:
     """Seconds to the first full frame, to the first verdict of a late start (None for a
-    start at the job's beginning), and from "q" to exit."""
+    start at the job's beginning), and from ctrl+c to exit."""
     command = ["--demo", "--nodes", str(nodes)]
     if late is not None:
         command += ["--demo-start", str(late)]
@@ -53,7 +54,7 @@ def one_run(timeout: float, nodes: int = 64,
 def measure(runs: int, nodes: int = 64, timeout: float = 30.0, echo: bool = False,
             late: float | None = None) -> dict:
     """Median milliseconds to the first frame, to a late start's verdicts, and to exit
-    after "q", over ``runs``."""
+    after ctrl+c, over ``runs``."""
     firsts, verdicts, exits = [], [], []
     for run in range(1, runs + 1):
         first, verdict, exit_seconds = one_run(timeout, nodes, late)

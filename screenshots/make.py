@@ -19,9 +19,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ranktop.tui.app.console import RanktopApp  # noqa: E402
+from ranktop.tui.cli.fleet_console import demo_fleet_app  # noqa: E402
 from ranktop.tui.screens.rank import RankScreen  # noqa: E402
 from ranktop.tui.settings.config import load_settings  # noqa: E402
 from ranktop.tui.sources.demo import demo_source  # noqa: E402
+from ranktop.tui.sources.demo_fleet import DemoFleet  # noqa: E402
 from ranktop.widgets.log_view import LogView  # noqa: E402
 from textual import constants  # noqa: E402
 
@@ -56,6 +58,9 @@ SHOTS = [
     # a rank down in a terminal whose locale is not UTF-8 (LANG=C): ASCII only
     ("cluster-ascii-120x40.svg", (120, 40), 200.0, [], "truecolor", True),
 ]
+# The jobs list, as `ranktop` with no --job opens it (and q leads to it from the demo's job):
+# (file, terminal size, seconds into the demo's scenario)
+JOBS_SHOT = ("jobs-120x40.svg", (120, 40), 60.0)
 # Each picture is in truecolor (the same as 256 colours) unless its shot names "standard"
 # (16 colours) or "none" (NO_COLOR); in ASCII only where it says True.
 LOGS = Path("/tmp/ranktop-screenshot-logs")  # a fixed place: its path shows on screen
@@ -102,6 +107,25 @@ async def shoot(name: str, size: tuple[int, int], at: float, keys: list[str],
     print(f"wrote screenshots/{name}")
 
 
+async def shoot_jobs(name: str, size: tuple[int, int], at: float) -> None:
+    """The demo's fleet on the jobs list, its first refresh read."""
+    settings = load_settings()
+    clock = FrozenClock()
+    clock.now = START + at
+    demo = DemoFleet(settings.demo, START, clock)
+    app = demo_fleet_app(settings, demo, lambda _opening: demo_source(settings.demo, clock,
+                                                                      started=START),
+                         clock=clock, opens=False)
+    constants.COLOR_SYSTEM = "truecolor"
+    async with app.run_test(size=size) as pilot:
+        while not app.jobs.snapshot.rows:
+            await pilot.pause(0.05)
+        await pilot.pause(0.5)
+        svg = terminal_svg(app, title=f"ranktop --demo, q: the jobs list ({size[0]}x{size[1]})")
+    (HERE / name).write_text(svg)
+    print(f"wrote screenshots/{name}")
+
+
 async def logs_read(app: RanktopApp, pilot, deadline: float = 30.0) -> None:
     """A moment to settle, and on the rank screen until its workers have read the logs and
     the GPU model."""
@@ -125,6 +149,7 @@ def main() -> None:
     time.tzset()
     for shot in SHOTS:
         asyncio.run(shoot(*shot))
+    asyncio.run(shoot_jobs(*JOBS_SHOT))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ reopened (`ranktop open`) shows its own moment as the console's "live"."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -38,10 +39,9 @@ class BundleMode:
         self.write_bundle(self.shown_snapshot(), screen)
 
     def shown_snapshot(self: RanktopApp) -> Snapshot:
-        """The snapshot of what the cluster screen shows (a past moment's, a paused one's)."""
-        latest = self.engine.latest
-        return Snapshot(latest.version, self.cluster.analysis, latest.rank_map_version,
-                        error=latest.error, at=self.moment)
+        """The snapshot the cluster screen shows (a live poll's, a past moment's, a paused
+        one's), without its maps' levels: a bundle keeps values, not a screen's cells."""
+        return replace(self.cluster.shown, levels={})
 
     @work(group="bundle", exit_on_error=False, description="write a bundle")
     async def write_bundle(self: RanktopApp, snapshot: Snapshot, screen: Screen) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from textual import events, work
 from textual.message import Message
@@ -19,6 +19,7 @@ from textual.message import Message
 from ..engine.client import EngineClient
 from ..engine.fleet import FleetEngine, fleet_refresh_seconds, job_settings
 from ..engine.fleet_snapshot import FleetSnapshot
+from ..screens.advice import OtherJob
 from ..screens.jobs import JobCommands, JobConsoleScreen, JobsScreen
 from ..settings.config import Settings
 from .console import RanktopApp
@@ -72,13 +73,15 @@ class FleetMode:
         self.sub_title = f"{unhealthy} unhealthy job{'s' * (unhealthy != 1)}"
 
     @work(exclusive=True, group="open-job", exit_on_error=False, description="open a job")
-    async def open_job(self, name: str) -> None:
+    async def open_job(self, name: str, quiet: bool = False) -> None:
         """The job's console: its engine started (in a thread: a process takes a moment),
-        then its cluster screen, polled as the console polls."""
+        then its cluster screen, polled as the console polls; ``quiet``: without saying
+        that it is opening (the demo's first screen)."""
         if self.job_open is not None:
             return
         settings = job_settings(self.fleet_settings, name)
-        self.notify(f"opening {name}…", timeout=3, markup=False)
+        if not quiet:
+            self.notify(f"opening {name}…", timeout=3, markup=False)
         engine = await asyncio.to_thread(self.open_engine, settings)
         if engine is None:
             self.notify(f"the console of {name} could not start", severity="error",
@@ -104,6 +107,15 @@ class FleetMode:
         with contextlib.suppress(Exception):  # a dead engine has nothing left to let go of
             await asyncio.to_thread(engine.close)
 
+    async def show_job_row(self, names: Sequence[str]) -> bool:
+        """Back to the list with the row of the first of ``names`` it holds selected (the
+        advice's other job on a node); False when the list holds none of them."""
+        if not any(self.jobs.has_job(name) for name in names):
+            return False
+        await self.action_back_to_jobs()
+        self.jobs.select_job(names)
+        return True
+
 
 class FleetApp(FleetMode, RanktopApp):
     """The jobs list, and each job's console from it."""
@@ -111,9 +123,10 @@ class FleetApp(FleetMode, RanktopApp):
     COMMANDS = RanktopApp.COMMANDS | {JobCommands}
 
     def __init__(self, settings: Settings, fleet: FleetEngine, open_engine: OpenEngine,
-                 idle_engine: EngineClient, **options) -> None:
+                 idle_engine: EngineClient, opens: str | None = None, **options) -> None:
+        """``opens``: the job whose console opens first, over the list (the demo's)."""
         super().__init__(settings, engine=idle_engine, poll=False, **options)
-        self.fleet_settings = settings
+        self.fleet_settings, self.opens = settings, opens
         self.fleet, self.open_engine, self.idle_engine = fleet, open_engine, idle_engine
         self.jobs = JobsScreen(fleet.source_name)
         self.cleanups.append(fleet.close)
@@ -123,6 +136,14 @@ class FleetApp(FleetMode, RanktopApp):
         event.prevent_default()  # the list first, not the cluster screen
         self.set_keymap(dict(self.settings.keymap))
         self.start_fleet()
+        if self.opens is not None:
+            self.open_job(self.opens, quiet=True)
+
+    async def on_other_job(self, message: OtherJob) -> None:
+        """The advice's other job on a node: its row in the list."""
+        if not await self.show_job_row(message.names):
+            self.notify(f"{message.names[0]} is not in the jobs list", timeout=4,
+                        markup=False)
 
     def on_analysis_ready(self, message: Message) -> None:
         if self.job_open is None:  # a poll of a console closed meanwhile is dropped

@@ -16,7 +16,8 @@ from ..settings.paths import version
 from ..sources.prometheus.client import QueryError, shown_url
 from ..sources.prometheus.fleet import FleetRead, FleetReader
 
-WIDEST = {"job": 40, "worst": 28, "owner": 16}  # a column cut past this many characters
+# a column cut past this many characters
+WIDEST = {"job": 40, "worst": 28, "owner": 16, "shares": 40}
 
 
 def list_jobs(settings: Settings, out: TextIO, err: TextIO, as_json: bool,

@@ -26,6 +26,7 @@ from . import charset, flags
 from .scratch import remove_soon, scratch_folder
 
 if TYPE_CHECKING:
+    from ..core.events import EventLog
     from ..engine.client import EngineClient
     from ..sources.base import Source
 
@@ -408,9 +409,36 @@ def _keys_usable(settings: Settings) -> bool:
     return True
 
 
+def _run_demo_fleet(settings: Settings, started: float, log_root: Path, folder: Path,
+                    log: EventLog, mouse: bool, ascii_only: bool) -> int:
+    """The demo's job over the jobs list of its fleet; each opening of the demo's job
+    writes its ranks' logs afresh (the first in ``log_root``, the next in ``folder``)."""
+    from ..sources.demo import DemoSource, demo_source
+    from .fleet_console import run_demo_fleet
+
+    opened: list[DemoSource] = []
+
+    def make_source(opening: int) -> DemoSource:
+        logs = log_root if opening == 0 else folder / f"logs-{opening}"
+        opened.append(demo_source(settings.demo, started=started, log_root=logs))
+        return opened[-1]
+
+    def close_all() -> None:
+        for source in opened:
+            source.close()
+
+    try:
+        return run_demo_fleet(settings, make_source, log, started, _run_app, mouse, ascii_only,
+                              [close_all, partial(remove_soon, str(folder))])
+    finally:
+        close_all()
+
+
 def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
              log_dir: Path | None = None, ascii_only: bool = False,
              at: float | None = None) -> int:
+    from ..core.events import EventLog
+    from ..engine.start import runs_apart
     from ..settings.layout import with_job_parallelism
     from ..simulator.scenario import ScenarioError, load_scenario
 
@@ -428,6 +456,12 @@ def run_demo(settings: Settings, mouse: bool = True, demo_start: float = 0.0,
     with scratch_folder("ranktop-demo-") as folder:
         started = time.time() - demo_start
         log_root = log_dir.expanduser() if log_dir else Path(folder) / "logs"
+        if at is None and not runs_apart(settings, demo=True):
+            # live, the demo's fleet: its job's console over the list, as a backend of
+            # several jobs opens
+            log = EventLog(Path(folder) / "events.jsonl")
+            return _run_demo_fleet(settings, started, log_root, Path(folder), log, mouse,
+                                   ascii_only)
         engine = _engine(settings, partial(_make_demo_source, started=started,
                                            log_root=log_root),
                          Path(folder) / "events.jsonl", demo=True)

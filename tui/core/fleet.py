@@ -44,7 +44,7 @@ class JobFacts:
     ranks_expected: int | None = None  # ranks seen in the last hour
     steps: float | None = None  # steps made in the progress window
     window_full: bool = True  # its step counter is older than the window
-    advanced: float | None = None  # when it last made a step (Unix seconds, minute-coarse)
+    advanced: float | None = None  # when it last made a step (Unix seconds, to a window)
     goodput: float | None = None  # share 0..1 of the last hour spent advancing
     hottest_c: float | None = None
     xid_gpus: int = 0
@@ -52,6 +52,7 @@ class JobFacts:
     straggler: float | None = None  # slowest rank's compute time over the median's
     alerts: Mapping[str, int] = field(default_factory=dict)  # severity -> firing
     owner: str = ""
+    shared: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node -> other jobs
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from .text import plain
 
 JOBS_SCHEMA_VERSION = 1
 NAME_CHARS = 60
-COLUMNS = ("job", "ranks", "progress", "worst", "alerts", "goodput", "owner")
+COLUMNS = ("job", "ranks", "progress", "worst", "alerts", "goodput", "owner", "shares")
 UNKNOWN = "?"
 
 
@@ -25,7 +25,8 @@ def cells(row: JobRow) -> dict[str, str]:
     f = row.facts
     return {"job": plain(f.name, NAME_CHARS), "ranks": ranks(row),
             "progress": progress(row), "worst": row.worst, "alerts": alerts(row),
-            "goodput": goodput(f.goodput), "owner": plain(f.owner, NAME_CHARS)}
+            "goodput": goodput(f.goodput), "owner": plain(f.owner, NAME_CHARS),
+            "shares": shares(row)}
 
 
 def ranks(row: JobRow) -> str:
@@ -51,6 +52,18 @@ def goodput(share: float | None) -> str:
     if share is None or not math.isfinite(share):
         return UNKNOWN
     return f"{100 * share:.0f} %"
+
+
+def shares(row: JobRow) -> str:
+    """The nodes whose GPUs serve other jobs too: "gpu-node-056: eval-sweep-7"; the first
+    node named, the others counted."""
+    shared = sorted(row.facts.shared.items())
+    if not shared:
+        return ""
+    node, others = shared[0]
+    said = f"{plain(node, NAME_CHARS)}: {', '.join(plain(o, NAME_CHARS) for o in others)}"
+    more = len(shared) - 1
+    return f"{said} (+{more} node{'s' * (more != 1)})" if more else said
 
 
 def headline(rows: Sequence[JobRow]) -> str:
@@ -86,4 +99,6 @@ def _job(row: JobRow) -> dict:
         "ecc_gpus": f.ecc_gpus, "straggler_ratio": f.straggler,
         "alerts": {plain(k, 40): v for k, v in sorted(f.alerts.items())},
         "owner": plain(f.owner, 1000) or None,
+        "shared_nodes": {plain(node, 1000): [plain(o, 1000) for o in others]
+                         for node, others in sorted(f.shared.items())},
     }

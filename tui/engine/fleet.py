@@ -12,11 +12,12 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Protocol
 
-from ..core.fleet import ranked
+from ..core.fleet import Limits, ranked
 from ..settings.config import Settings
 from ..sources.prometheus.client import QueryError, shown_url
-from ..sources.prometheus.fleet import FleetReader
+from ..sources.prometheus.fleet import FleetRead, FleetReader
 from .fleet_snapshot import FleetSnapshot
 
 LEAST_REFRESH_SECONDS = 10.0
@@ -33,15 +34,25 @@ def job_settings(settings: Settings, job: str) -> Settings:
     return replace(settings, prometheus=replace(settings.prometheus, job=job))
 
 
+class JobsReader(Protocol):
+    """What reads the list: Prometheus's ``FleetReader``, or the demo's fleet."""
+
+    limits: Limits
+
+    def read(self) -> FleetRead: ...
+
+    def close(self) -> None: ...
+
+
 class FleetEngine:
     """The list's reader and its latest snapshot."""
 
-    def __init__(self, settings: Settings, reader: FleetReader | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, settings: Settings, reader: JobsReader | None = None,
+                 clock: Callable[[], float] = time.time, source_name: str = "") -> None:
         self.settings = settings
         self.reader = reader or FleetReader(settings, clock=clock)
         self.clock = clock
-        self.source_name = f"Prometheus {shown_url(settings.prometheus.url)}"
+        self.source_name = source_name or f"Prometheus {shown_url(settings.prometheus.url)}"
         self.latest = FleetSnapshot(0)
 
     async def refresh(self) -> FleetSnapshot:

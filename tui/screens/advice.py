@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -27,6 +28,16 @@ from .hints import any_of, key_for, keys_for, sentence
 from .line_styles import CLASSES, Styles, styles_of
 
 NONE_YET = "No advice: no confirmed incident asks for an action."
+NO_LIST = ("The jobs list is where ranktop opens with no --job, against a backend that holds "
+           "several jobs: {job} has its row there.")
+
+
+class OtherJob(Message):
+    """Show the row of the first of ``names`` the jobs list holds (the app of a fleet)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        super().__init__()
+        self.names = names
 
 
 Stop = tuple[int, int | None]  # (action, command of it; None: an action with none)
@@ -79,6 +90,9 @@ class AdviceScreen(ModalScreen[None]):
         Binding("y", "copy", "Copy command", id="advice.copy",
                 tooltip="Copy the selected command to the clipboard (through the "
                         "terminal); ranktop never runs it"),
+        Binding("enter", "other_job", "Other job", id="advice.other_job",
+                tooltip="The other job on the selected drain's node: its row in the "
+                        "jobs list"),
     ]
     COMPONENT_CLASSES = CLASSES
 
@@ -94,9 +108,11 @@ class AdviceScreen(ModalScreen[None]):
             closes = any_of(keys_for(self, "advice.close"))
             copies = key_for(self, "advice.copy")
             steps = f"{key_for(self, 'advice.next')} / {key_for(self, 'advice.previous')}"
+            other = key_for(self, "advice.other_job")
             yield Static(sentence(f"{steps} selects each command, {copies} copies it, "
-                                  f"{closes} closes this screen. Nothing here is run by "
-                                  "ranktop."),
+                                  f"{other} shows the other job on a drain's node in the "
+                                  f"jobs list, {closes} closes this screen. Nothing here "
+                                  "is run by ranktop."),
                          id="help-footer")
         yield KeyFooter(first=("app.help", "close"))
 
@@ -135,6 +151,18 @@ class AdviceScreen(ModalScreen[None]):
         self.app.copy_to_clipboard(command)
         self.app.notify(f"Copied to the clipboard: {plain(command, 200)}", timeout=4,
                         markup=False)
+
+    def action_other_job(self) -> None:
+        """Another job on the selected drain's node: its row in the jobs list, where the
+        console was opened from one."""
+        action = self.actions[self.stops[self.selected][0]] if self.stops else None
+        names = action.other_jobs if action is not None else ()
+        if not names:
+            self.app.notify("No other job named on this action's node.", timeout=4)
+        elif getattr(self.app, "job_open", None) is None:
+            self.app.notify(NO_LIST.format(job=plain(names[0], 100)), timeout=6, markup=False)
+        else:
+            self.app.post_message(OtherJob(names))
 
     def action_close(self) -> None:
         self.dismiss(None)

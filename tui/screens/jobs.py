@@ -8,6 +8,7 @@ rows the filter keeps. Every word in a row was made plain from its label (core/f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 from rich.text import Text
@@ -27,7 +28,7 @@ from ..screens.cluster import ClusterScreen
 from .data_text import escaped
 
 TITLES = {"job": "Job", "ranks": "Ranks", "progress": "Progress", "worst": "Worst",
-          "alerts": "Alerts", "goodput": "Goodput", "owner": "Owner"}
+          "alerts": "Alerts", "goodput": "Goodput", "owner": "Owner", "shares": "Shares nodes"}
 STYLE_OF = {Verdict.STALLED: "jobs--stalled", Verdict.MISSING: "jobs--missing",
             Verdict.CRITICAL: "jobs--critical", Verdict.TROUBLED: "jobs--troubled",
             Verdict.HEALTHY: "jobs--healthy"}
@@ -76,6 +77,20 @@ class JobsScreen(Screen):
         if not self.shown or table.cursor_row >= len(self.shown):
             return None
         return self.shown[table.cursor_row].facts.name
+
+    def has_job(self, name: str) -> bool:
+        return any(row.facts.name == name for row in self.snapshot.rows)
+
+    def select_job(self, names: Sequence[str]) -> None:
+        """The cursor on the row of the first of ``names`` the list holds (the filter
+        cleared, so that the row is shown)."""
+        wanted = next((name for name in names if self.has_job(name)), None)
+        if wanted is None:
+            return
+        self.filter_text = ""
+        self._close_filter()
+        rows = [row.facts.name for row in self.shown]
+        self.query_one(DataTable).move_cursor(row=rows.index(wanted), animate=False)
 
     # -- drawing -------------------------------------------------------------------------
 

@@ -79,13 +79,16 @@ class SimCluster:
         gpus_per_node: int = 8,
         seed: int = 0,
         scenario: Scenario | None = None,
+        first_node: int = 0,
     ) -> None:
+        """``first_node``: the number of its first node's host name (a fleet's jobs are on
+        nodes of their own)."""
         if nodes < 1 or gpus_per_node < 1:
             raise ValueError("a simulated cluster needs at least one node and one GPU per node")
         self.scenario = scenario if scenario is not None else load_scenario()
         self.job_name = self.scenario.name
         self._seed = seed
-        grid = RankMap.grid(host_names(nodes), gpus_per_node, source="simulated")
+        grid = RankMap.grid(host_names(nodes, first_node), gpus_per_node, source="simulated")
         self.rank_map = replace(grid, ranks=tuple(
             replace(r, uuid=gpu_uuid(seed, r.rank)) for r in grid.ranks
         ))
@@ -385,10 +388,10 @@ class SimCluster:
         return fault.start + RAMP_SECONDS * (THROTTLE_TEMP - base) / (HOT_TEMP - base)
 
 
-def host_names(nodes: int) -> list[str]:
-    """The simulated nodes' host names: gpu-node-000, gpu-node-001, ..."""
-    width = max(3, len(str(nodes - 1)))
-    return [f"gpu-node-{n:0{width}d}" for n in range(nodes)]
+def host_names(nodes: int, first: int = 0) -> list[str]:
+    """The simulated nodes' host names: gpu-node-000, gpu-node-001, ... from ``first``."""
+    width = max(3, len(str(first + nodes - 1)))
+    return [f"gpu-node-{n:0{width}d}" for n in range(first, first + nodes)]
 
 
 def gpu_uuid(seed: int, key: object) -> str:

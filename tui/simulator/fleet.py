@@ -3,7 +3,8 @@
 ``config/fleet.toml`` lists the jobs (name, scenario, nodes, seed): the demo's own job and,
 beside it, healthy ones, one stalled, one that lost a rank. Each job is its own SimCluster
 behind its own port (``port``, ``port + 1``, ...), as each job's exporters are their own
-scrape targets on a real cluster; the seed gives each job's GPUs their own UUIDs.
+scrape targets on a real cluster; the seed gives each job's GPUs their own UUIDs, and each job
+has nodes of its own (``first_node_of``).
 """
 
 from __future__ import annotations
@@ -60,15 +61,27 @@ def _job(path: Path, index: int, entry: object) -> FleetJob:
     return FleetJob(name, path.parent / scenario if scenario else None, nodes, seed)
 
 
+def first_node_of(jobs: list[FleetJob], first: int = 0) -> list[int]:
+    """Each job's first node: the jobs side by side, from node ``first``, none sharing a
+    host (a node whose GPUs serve several jobs is a tenant's, said in the scenario)."""
+    starts, next_node = [], first
+    for job in jobs:
+        starts.append(next_node)
+        next_node += job.nodes
+    return starts
+
+
 def fleet_servers(jobs: list[FleetJob], host: str, port: int, start: float,
                   gpus_per_node: int = 8, options: ExportOptions | None = None,
                   clock: Callable[[], float] | None = None) -> list[MetricsServer]:
     """One bound server per job, on ``port`` onwards (0: free ports); the caller serves
     them. OSError when a port is taken (the servers already made are closed)."""
     servers: list[MetricsServer] = []
+    first_nodes = first_node_of(jobs)
     try:
         for offset, job in enumerate(jobs):
-            cluster = SimCluster(job.nodes, gpus_per_node, job.seed, load_scenario(job.scenario))
+            cluster = SimCluster(job.nodes, gpus_per_node, job.seed, load_scenario(job.scenario),
+                                 first_node=first_nodes[offset])
             job_options = replace(options or ExportOptions(), job=job.name)
             extra = {"clock": clock} if clock is not None else {}
             servers.append(make_server(cluster, job_options, host, port + offset if port else 0,

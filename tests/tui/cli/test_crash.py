@@ -63,6 +63,8 @@ def test_a_quit_exits_0(tmp_path):
     console = PtyConsole.ranktop("--demo", "--nodes", "2", env={"XDG_STATE_HOME": str(tmp_path)})
     try:
         assert console.wait_for("ranks 16/16 up")
+        console.send("q")  # the demo's job was opened over its fleet's jobs list
+        assert console.wait_for("5 jobs, ")
         console.send("q")
         status, after = console.finish()
     finally:

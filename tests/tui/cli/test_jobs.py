@@ -50,7 +50,7 @@ def test_the_table_has_a_row_per_job_worst_first():
     lines = text.splitlines()
     assert lines[0].startswith("4 jobs, 3 unhealthy · Prometheus http://prometheus:9090")
     assert lines[1].split() == ["JOB", "RANKS", "PROGRESS", "WORST", "ALERTS", "GOODPUT",
-                                "OWNER"]
+                                "OWNER", "SHARES"]
     assert lines[2].startswith("job-0002") and "stalled" in lines[2]
     assert lines[3].startswith("job-0003") and "7/8" in lines[3] and "1 rank missing" in lines[3]
     assert lines[-1].startswith("job-0000") and "30 steps" in lines[-1]

@@ -100,3 +100,31 @@ class TestPastMoment:
         monkeypatch.setenv("NO_COLOR", "1")
         assert snap_compare(make_app(at=200.0), terminal_size=(120, 40),
                             run_before=back_to_180_s)
+
+
+def demo_fleet(at: float):
+    """The demo's fleet on its jobs list, as `ranktop` with no --job opens one."""
+    from ranktop.tui.cli.fleet_console import demo_fleet_app
+    from ranktop.tui.settings.config import load_settings
+    from ranktop.tui.sources.demo import demo_source
+    from ranktop.tui.sources.demo_fleet import DemoFleet
+
+    from tests.tui.conftest import FakeClock
+
+    clock = FakeClock(START + at)
+    settings = load_settings(environ={})
+    return demo_fleet_app(settings, DemoFleet(settings.demo, START, clock),
+                          lambda _opening: demo_source(settings.demo, clock, started=START),
+                          clock=clock, opens=False)
+
+
+async def first_refresh(pilot) -> None:
+    while not pilot.app.jobs.snapshot.rows:
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+class TestJobsScreen:
+    def test_the_demos_fleet_worst_first_at_120x40(self, snap_compare):
+        assert snap_compare(demo_fleet(at=60.0), terminal_size=(120, 40),
+                            run_before=first_refresh)

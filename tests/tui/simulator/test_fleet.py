@@ -1,5 +1,5 @@
 """`ranktop simulate --fleet`: the shipped fleet's jobs, each its own exporter with its own
-job label and GPUs; a fleet file with mistakes is refused, naming them."""
+job label, GPUs and nodes; a fleet file with mistakes is refused, naming them."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def test_the_shipped_fleet_serves_each_job_under_its_own_name_and_gpus():
     servers = fleet_servers(jobs, "127.0.0.1", 0, start=30.0)
     try:
         uuids: set[str] = set()
+        hosts: set[str] = set()
         for job, server in zip(jobs, servers, strict=True):
             scrape = server.renderer.render(35.0)  # before the dead-rank job loses its rank
             names = set(re.findall(r'training_job="([^"]*)"', scrape))
@@ -24,6 +25,9 @@ def test_the_shipped_fleet_serves_each_job_under_its_own_name_and_gpus():
             mine = set(re.findall(r'gpu_uuid="([^"]*)"', scrape))
             assert len(mine) == job.nodes * 8 and not mine & uuids
             uuids |= mine
+            nodes = set(re.findall(r'Hostname="([^"]*)"', scrape))
+            assert len(nodes) == job.nodes and not nodes & hosts  # nodes of its own
+            hosts |= nodes
     finally:
         for server in servers:
             server.server_close()

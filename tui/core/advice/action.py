@@ -14,7 +14,7 @@ from ..detect.hardware import LedgerEntry
 from ..hang.triage import HangVerdict
 from ..model import Frame, RankMap, is_missing
 from .restart_cost import JobStop, RestartCost
-from .tenants import NodeTenants, others_text
+from .tenants import NodeTenants, job_names, others_text
 
 DRAIN, RESET, WATCH, RESTART, NOTHING = "drain", "reset", "watch", "restart", "nothing"
 KINDS = (DRAIN, RESET, WATCH, RESTART, NOTHING)  # most disruptive first
@@ -68,6 +68,13 @@ class Action:
     def also(self) -> str:
         """A drain's line on who else is on its node, which it stops too ("": not a drain)."""
         return others_text(self.node, self.others) if self.kind == DRAIN else ""
+
+    @property
+    def other_jobs(self) -> tuple[str, ...]:
+        """The names the others on a drain's node may go by in the jobs list."""
+        if self.kind != DRAIN or self.others is None:
+            return ()
+        return tuple(name for tenant in self.others.others for name in job_names(tenant.user))
 
     @property
     def short(self) -> str:

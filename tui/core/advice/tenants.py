@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..model import RankMap
 
 NO_JOB_LABEL = ""  # a GPU with no pod nor job label: something may run there, unnamed
+HPC_JOB = "job "  # before an HPC job's id, as the screen names who uses a GPU
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,16 @@ def pod_user(pod: str, namespace: str = "") -> str:
 
 def hpc_user(job: str) -> str:
     """An HPC job, as the screen names who uses a GPU: "job 4242"."""
-    return f"job {job}"
+    return f"{HPC_JOB}{job}"
+
+
+def job_names(user: str) -> tuple[str, ...]:
+    """The names who uses a GPU may go by in the jobs list: an HPC job's id; a pod's name,
+    then its namespace; none for a GPU with no label."""
+    if user.startswith(HPC_JOB):
+        return (user[len(HPC_JOB):],)
+    namespace, slash, pod = user.partition("/")
+    return (pod, namespace) if slash else tuple(filter(None, [user]))
 
 
 @dataclass(frozen=True)

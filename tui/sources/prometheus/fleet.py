@@ -49,6 +49,7 @@ class FleetNames:
     job: str
     rank: str
     uuid: str
+    host: str
     step: str  # the per-rank step-time gauge: one series per rank up
     counter: str  # the step counter: "" where the config names none
     compute: str  # the per-rank compute time expression ("" where none), {job} filled
@@ -69,7 +70,8 @@ class FleetNames:
 
         compute = metrics.get("compute_time")
         return cls(job=label_name(rs.job_label), rank=label_name(rs.rank_label),
-                   uuid=label_name(rs.uuid_label), step=metric_name(rs.step_metric),
+                   uuid=label_name(rs.uuid_label), host=label_name(rs.host_label),
+                   step=metric_name(rs.step_metric),
                    counter=metric_name(found.group(1)) if found else "",
                    compute=f"({fill(compute.queries[0].promql, dcgm, '')})" if compute else "",
                    temperature=gpu("temperature"), xid=gpu("xid"), ecc=gpu("ecc_dbe"),
@@ -88,6 +90,7 @@ def raw_queries(n: FleetNames) -> dict[str, str]:
                 f"(last_over_time({n.step}[{ID_WINDOW_SECONDS:.0f}s])))",
         # alerts that name the job, and those that name only a GPU of it
         "alerts": f"count by ({n.job}, {SEVERITY}) ({named} or {_on_gpus(n, unnamed)})",
+        "shared": shared_nodes(n),
     }
     if n.counter:
         queries["steps"] = steps_expression(n)
@@ -105,10 +108,17 @@ def raw_queries(n: FleetNames) -> dict[str, str]:
 
 
 def _on_gpus(n: FleetNames, expression: str) -> str:
-    """``expression`` (DCGM's series, by GPU UUID) labelled with the job each GPU serves."""
-    gpus = (f'group by ({n.job}, {_UUID}) (label_replace({n.step}, "{_UUID}", "$1", '
-            f'"{n.uuid}", "(.+)"))')
-    return f"({expression}) * on ({_UUID}) group_left ({n.job}) {gpus}"
+    """``expression`` (DCGM's series, by GPU UUID) labelled with the job each GPU serves.
+    DCGM's UUID is copied under the job's UUID label, not the other way: the DCGM side is
+    often a handful of series (an XID, an ECC error), the job's side every rank's."""
+    dcgm = f'label_replace({expression}, "{n.uuid}", "$1", "{_UUID}", "(.+)")'
+    return f"{dcgm} * on ({n.uuid}) group_left ({n.job}) group by ({n.job}, {n.uuid}) ({n.step})"
+
+
+def shared_nodes(n: FleetNames) -> str:
+    """Each (job, host) pair on a host whose GPUs serve more than one job."""
+    pairs = f"group by ({n.job}, {n.host}) ({n.step})"
+    return f"{pairs} and on ({n.host}) (count by ({n.host}) ({pairs}) > 1)"
 
 
 def steps_expression(n: FleetNames) -> str:
@@ -119,8 +129,11 @@ def steps_expression(n: FleetNames) -> str:
 def over_hour(steps: str, window: float) -> dict[str, str]:
     """From a per-job steps-in-window expression: when each job last advanced, and the
     share of the last hour's minutes in which it did (its goodput, as the list reads it:
-    time spent advancing; a slowdown still counts as advancing), read every half window."""
-    grid = f"[1h:{window / 2:.0f}s]"
+    time spent advancing; a slowdown still counts as advancing), read once a window: the
+    hour's windows side by side, each step in one of them: half the evaluations of ``steps``
+    that overlapping windows every half window cost, for the same share; the last advance
+    is known to a window)."""
+    grid = f"[1h:{window:.0f}s]"
     return {"advanced": f"max_over_time(timestamp({steps} > 0){grid})",
             "goodput": f"avg_over_time(({steps} > bool 0){grid})"}
 
@@ -202,7 +215,7 @@ class FleetReader:
                 answers[key] = outcome
             else:
                 errors[key] = str(outcome) if outcome is not None else "not sent"
-        facts = facts_of(self.names.job, ids, answers)
+        facts = facts_of(self.names.job, ids, answers, self.names.host)
         return FleetRead(facts, now, self.recorded, len(queries) + 1,
                          budget.limit - budget.left, errors)
 
@@ -217,7 +230,8 @@ def _gives_up(error: QueryError) -> bool:
     return error.kind in GIVE_UP_KINDS
 
 
-def facts_of(job_label: str, ids: list[str], answers: Mapping[str, Vector]) -> list[JobFacts]:
+def facts_of(job_label: str, ids: list[str], answers: Mapping[str, Vector],
+             host_label: str = "") -> list[JobFacts]:
     """Each job's facts from the answers (a figure a query did not answer is unknown)."""
     def per_job(key: str) -> dict[str, float]:
         found: dict[str, float] = {}
@@ -232,6 +246,7 @@ def facts_of(job_label: str, ids: list[str], answers: Mapping[str, Vector]) -> l
     alerts = _alerts(job_label, answers.get("alerts"))
     figures = {key: per_job(key) for key in
                ("advanced", "goodput", "hottest", "xid", "ecc", "straggler")}
+    shared = _shared(job_label, host_label, answers.get("shared"))
     known = dict.fromkeys([*ids, *up, *seen, *steps])
     return [JobFacts(
         name=name,
@@ -247,6 +262,7 @@ def facts_of(job_label: str, ids: list[str], answers: Mapping[str, Vector]) -> l
         straggler=figures["straggler"].get(name),
         alerts=alerts.get(name, {}),
         owner=owners.get(name, ""),
+        shared=shared.get(name, {}),
     ) for name in known]
 
 
@@ -270,3 +286,20 @@ def _alerts(job_label: str, answer: Vector | None) -> dict[str, dict[str, int]]:
         severity = labels.get(SEVERITY, "") or "none"
         counts[severity] = counts.get(severity, 0) + int(value)
     return alerts
+
+
+def _shared(job_label: str, host_label: str, answer: Vector | None
+            ) -> dict[str, dict[str, tuple[str, ...]]]:
+    """For each job, its hosts that serve other jobs too, with those jobs."""
+    jobs_on: dict[str, list[str]] = {}
+    for labels, _value in answer.pairs() if answer is not None else ():
+        job, host = labels.get(job_label, ""), labels.get(host_label, "")
+        if job and host:
+            jobs_on.setdefault(host, []).append(job)
+    shared: dict[str, dict[str, tuple[str, ...]]] = {}
+    for host, jobs in sorted(jobs_on.items()):
+        for job in jobs:
+            others = tuple(sorted(other for other in jobs if other != job))
+            if others:
+                shared.setdefault(job, {})[host] = others
+    return shared

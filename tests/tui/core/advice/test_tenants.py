@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ranktop.tui.core.advice.action import DRAIN, RESET, Action
 from ranktop.tui.core.advice.tenants import (
     Gpu,
     NodeTenants,
     Tenant,
     failed,
+    hpc_user,
+    job_names,
     others_text,
+    pod_user,
     tenants_of,
 )
 from ranktop.tui.core.model import RankMap
@@ -49,3 +53,18 @@ def test_the_drains_line_says_who_else_nothing_or_not_known():
     [down] = failed(["n1"], "HTTP 503:\n unavailable").values()
     assert not down.known
     assert others_text("n1", down) == "also on n1: not known (HTTP 503: unavailable)"
+
+
+def test_the_names_another_job_goes_by_in_the_jobs_list():
+    assert job_names(hpc_user("eval-sweep-7")) == ("eval-sweep-7",)
+    assert job_names(pod_user("eval-0", "research")) == ("eval-0", "research")
+    assert job_names("eval-0") == ("eval-0",)
+    assert job_names("") == ()
+
+
+def test_only_a_drain_names_the_other_jobs_on_its_node():
+    others = NodeTenants((Tenant(hpc_user("eval-sweep-7"), (8, 9)), Tenant("", (10,))))
+    drain = Action(DRAIN, "rule", "why", node="n0", others=others)
+    assert drain.other_jobs == ("eval-sweep-7",)
+    assert Action(RESET, "rule", "why", node="n0", gpu=1, others=others).other_jobs == ()
+    assert Action(DRAIN, "rule", "why", node="n0").other_jobs == ()

@@ -9,6 +9,7 @@ from ranktop.tui.sources.prometheus.client import Vector
 from ranktop.tui.sources.prometheus.fleet import (
     RECORD_PREFIX,
     FleetReader,
+    facts_of,
     fleet_rules_yaml,
     raw_queries,
     recorded_queries,
@@ -106,3 +107,20 @@ def test_a_job_label_promql_cannot_hold_is_refused():
                              environ={})
     with pytest.raises(ValueError):
         fleet_rules_yaml(settings)
+
+
+def test_a_host_serving_several_jobs_is_said_in_each_of_their_facts():
+    settings = load_settings(environ={})
+    names = FleetReader(settings, client=FakeFleet(1)).names
+    query = raw_queries(names)["shared"]
+    assert "count by (hostname)" in query and "> 1" in query and "job-" not in query
+    pairs = [("a", "gpu-node-009"), ("b", "gpu-node-009"), ("c", "gpu-node-009"),
+             ("a", "gpu-node-010"), ("d", "")]
+    answer = Vector([{"metric": {"training_job": job, "hostname": host}, "value": [0, "1"]}
+                     for job, host in pairs])
+    facts = {f.name: f for f in facts_of("training_job", ["a", "b", "c", "d", "e"],
+                                         {"shared": answer}, "hostname")}
+    assert facts["a"].shared == {"gpu-node-009": ("b", "c")}  # alone on gpu-node-010
+    assert facts["b"].shared == {"gpu-node-009": ("a", "c")}
+    assert facts["d"].shared == {} and facts["e"].shared == {}
+

@@ -1,0 +1,30 @@
+"""The words of the jobs list's columns: a node shared with other jobs is said in the row
+(the first node named, the others counted), and in the JSON document, made plain."""
+
+from __future__ import annotations
+
+from ranktop.tui.core.fleet import JobFacts, judge
+from ranktop.tui.core.fleet_cells import cells, jobs_document
+
+NOW = 1_800_000_000.0
+
+
+def _row(shared):
+    return judge(JobFacts("eval-sweep-7", 16, 16, steps=30.0, shared=shared), NOW)
+
+
+def test_a_node_shared_with_other_jobs_is_said_in_the_row():
+    assert cells(_row({}))["shares"] == ""
+    row = _row({"gpu-node-056": ("llama-70b-pretrain",)})
+    assert cells(row)["shares"] == "gpu-node-056: llama-70b-pretrain"
+    row = _row({"gpu-node-056": ("a", "b"), "gpu-node-003": ("c",), "gpu-node-009": ("d",)})
+    assert cells(row)["shares"] == "gpu-node-003: c (+2 nodes)"
+
+
+def test_sharing_is_healthy_and_in_the_document_made_plain():
+    row = _row({"gpu-node-056": ("job\x1b[31m",)})
+    assert row.healthy
+    document = jobs_document([row], time=NOW, source="demo", recorded=False, errors={},
+                             version="1")
+    [others] = document["jobs"][0]["shared_nodes"]["gpu-node-056"]
+    assert others.startswith("job") and "\x1b" not in others
