@@ -10,25 +10,22 @@ import pytest
 HERE = Path(__file__).resolve().parent
 # Tests that share backends go to one xdist worker in one run (--dist loadgroup), so that
 # each backend starts once and stops when its tests are done, instead of starting on every
-# worker and scraping until the whole suite ends. The fault tests share one Prometheus
-# (package-scoped): one group for the package. Each integration module starts its own
-# (module-scoped): a group per module, so that the modules spread over the workers instead
-# of queueing on one for minutes.
-SHARED_BY_PACKAGE = ("faults",)
+# worker and scraping until the whole suite ends. Each integration and fault module starts
+# its own (module-scoped): a group per module, so that the modules spread over the workers
+# instead of queueing on one for minutes (the fault modules together took longer than the
+# rest of the suite on the other workers).
 # A console's first poll waits this long for a late start's past before it is shown without
 # verdicts (the engine's pipeline). The tests wait however long the read takes, whatever the
 # load: what a screen shows must not depend on the machine's speed. Engine processes the
 # tests start inherit it; the tests of the behind path give their pipeline a wait of 0.
 os.environ["RANKTOP_CATCH_UP_WAIT"] = "inf"
-SHARED_BY_MODULE = ("integration",)
+SHARED_BY_MODULE = ("integration", "faults")
 
 
 def shared_group(path: Path) -> str | None:
-    """The xdist group of the test file at ``path``: its package's or its own when they
-    share backends, else None."""
+    """The xdist group of the test file at ``path``: its own when its tests share
+    backends, else None."""
     parts = path.relative_to(HERE).parts
-    if parts[0] in SHARED_BY_PACKAGE:
-        return parts[0]
     if parts[0] in SHARED_BY_MODULE:
         return "/".join(parts)
     return None

@@ -1,15 +1,15 @@
-"""Which tests share an xdist worker: those of a package whose backends are package-scoped,
-and those of one module whose backends are module-scoped; the others go anywhere."""
+"""Which tests share an xdist worker: those of one module whose backends are module-scoped;
+the others go anywhere."""
 
 from __future__ import annotations
 
 from tests.conftest import HERE, shared_group
 
 
-def test_the_fault_tests_share_one_group_for_their_package_wide_prometheus():
-    groups = {shared_group(HERE / "faults" / name)
-              for name in ("test_secrets.py", "test_console_faults.py")}
-    assert groups == {"faults"}
+def test_each_fault_module_is_a_group_of_its_own():
+    secrets = shared_group(HERE / "faults" / "test_secrets.py")
+    console = shared_group(HERE / "faults" / "test_console_faults.py")
+    assert (secrets, console) == ("faults/test_secrets.py", "faults/test_console_faults.py")
 
 
 def test_each_integration_module_is_a_group_of_its_own():
