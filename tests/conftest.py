@@ -31,8 +31,24 @@ def shared_group(path: Path) -> str | None:
     return None
 
 
+# Where the long tests are, in the order they start: those against real backends (their
+# waits on scrapes overlap the other workers' work), then the consoles driven by a Pilot.
+# The short unit tests come last and even out the workers' last minutes, instead of one
+# long test running alone at the end of the run.
+LONG_FIRST = ("integration", "faults", "tui/app", "tui/screens", "tui/bundle", "tui/engine")
+
+
+def started_first(path: Path) -> int:
+    """Where the test file at ``path`` starts in the run: its folder's place in
+    LONG_FIRST, the others after them (in the order collected)."""
+    file = path.relative_to(HERE).as_posix()
+    return next((place for place, folder in enumerate(LONG_FIRST)
+                 if file.startswith(folder + "/")), len(LONG_FIRST))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: started_first(item.path))  # stable: a module stays whole
     for item in items:
         group = shared_group(item.path)
         if group is not None:
