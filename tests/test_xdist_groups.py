@@ -1,15 +1,15 @@
-"""Which tests share an xdist worker: those of a package whose backends are package-scoped,
-and those of one module whose backends are module-scoped; the others go anywhere."""
+"""Which tests share an xdist worker: those of one module whose backends are module-scoped;
+the others go anywhere. And which start first: the long ones."""
 
 from __future__ import annotations
 
-from tests.conftest import HERE, shared_group
+from tests.conftest import HERE, shared_group, started_first
 
 
-def test_the_fault_tests_share_one_group_for_their_package_wide_prometheus():
-    groups = {shared_group(HERE / "faults" / name)
-              for name in ("test_secrets.py", "test_console_faults.py")}
-    assert groups == {"faults"}
+def test_each_fault_module_is_a_group_of_its_own():
+    secrets = shared_group(HERE / "faults" / "test_secrets.py")
+    console = shared_group(HERE / "faults" / "test_console_faults.py")
+    assert (secrets, console) == ("faults/test_secrets.py", "faults/test_console_faults.py")
 
 
 def test_each_integration_module_is_a_group_of_its_own():
@@ -32,3 +32,10 @@ def test_auto_runs_a_worker_more_than_the_cores_unless_told_how_many(monkeypatch
     assert pytest_xdist_auto_num_workers(None) == 3
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "5")
     assert pytest_xdist_auto_num_workers(None) is None  # xdist's own hook reads it
+
+
+def test_the_long_tests_start_first_and_the_unit_tests_last():
+    order = [started_first(HERE / path) for path in (
+        "integration/test_past_moments.py", "faults/test_secrets.py",
+        "tui/app/test_moments.py", "tui/core/test_model.py", "test_readme.py")]
+    assert order == sorted(order) and order[0] < order[2] < order[3] == order[4]

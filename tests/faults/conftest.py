@@ -1,4 +1,5 @@
-"""A real Prometheus scraping a small simulated job (32 ranks), and a fault proxy before it."""
+"""A real Prometheus scraping a small simulated job (32 ranks), one for each module's tests,
+and a fault proxy before it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ JOB = "integration-faults"
 RANKS = 32
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def upstream(tmp_path_factory):
     with served(tmp_path_factory.mktemp("fault-prometheus"), HERE / "scenario-faults.toml",
                 JOB, RANKS, seed=7, nodes=4) as server:

@@ -50,7 +50,8 @@ async def test_the_key_during_the_hang_writes_a_bundle_that_reopens_with_the_sam
     opened = RanktopApp(load_settings(), engine=BundleEngine(saved), poll=False,
                         bundle=saved.moment)
     async with opened.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
+        # the panel drawn (a pause's worth of drawing is not enough on a loaded machine)
+        await wait_for(pilot, lambda: panel_rows(opened, 455), tries=1200)
         assert opened.engine.latest.analysis.hang.summary == hang.summary
         assert sorted((a.kind, a.rank, a.state) for a in opened.analysis.anomalies) == kinds
         assert panel_rows(opened, 455) == row

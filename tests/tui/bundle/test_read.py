@@ -1,13 +1,13 @@
 """Opening a bundle is bounded: a path that is no folder and no regular file is refused before
-it is opened, a tar is read member by member within budgets (a tar bomb is refused within
-about a second), and a name found twice in it is refused."""
+it is opened, a tar is read member by member within budgets (a tar bomb is refused after
+reading a small part of it), and a name found twice in it is refused."""
 
 from __future__ import annotations
 
 import io
 import tarfile
-import time
 import zlib
+from pathlib import Path
 
 import pytest
 from ranktop.tui.bundle.read import CONSOLE, MAX_CONSOLE_BYTES, MAX_MEMBERS, read_bundle
@@ -16,14 +16,16 @@ from ranktop.tui.bundle.write import write_bundle
 
 from tests.special_files import fifo, zero
 
-QUICKLY = 2.0  # seconds
+
+def bytes_read() -> int:
+    """What this process has read from files and pipes so far (the kernel's count)."""
+    counts = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return int(counts["rchar"])
 
 
 def refused(path, match: str) -> str:
-    started = time.perf_counter()
     with pytest.raises(NotABundle, match=match) as error:
         read_bundle(path)
-    assert time.perf_counter() - started < QUICKLY
     said = str(error.value)
     assert "\n" not in said
     return said
@@ -98,10 +100,15 @@ def zeros_member(size: int) -> bytes:
     return start + mib * (size >> 20) + end
 
 
-def test_eight_gib_of_zeros_before_the_console_are_refused_within_about_a_second(tmp_path):
+def test_eight_gib_of_zeros_before_the_console_are_refused_after_a_small_part_of_them(
+        tmp_path):
     path = tmp_path / "bomb.ranktop.tar.gz"
     path.write_bytes(zeros_member(8 << 30))  # 8 MB on disk
+    before = bytes_read()
     said = refused(path, "unpacks to over 512 MB")
+    # refused once 512 MB are unpacked: about a sixteenth of the file read, not all 8 GiB
+    # unpacked (which takes long enough on any machine, but how long depends on the machine)
+    assert bytes_read() - before < path.stat().st_size // 4
     assert said == f"{path} unpacks to over 512 MB: not a bundle"
 
 
