@@ -119,7 +119,9 @@ def test_a_range_query_bomb_keeps_a_past_moment_within_the_poll_budget(proxy, tm
     # One budget for the moment's range queries, not one each: said as the poll's. The
     # memory it leaves is a sanity bound only: the budget counts bytes inflated, and the
     # interpreter's own and the readers' buffers in flight come on top (measured: 67-127
-    # MB alone, 180-207 MB beside the whole suite on 2 busy cores)
+    # MB alone, 180-207 MB beside the whole suite on 2 busy cores, 369 MB at a load of 8,
+    # where more readers are in flight when the budget trips). Without the one budget each
+    # of the moment's range queries would read its 64 MB: well over a gigabyte.
     assert found["frames"] == 0 and "answers passed 128 MB" in found["said"]
-    assert grew < PAST_POLL_MB * 2.5
+    assert grew < PAST_POLL_MB * 4
     assert found["again"] >= 1  # then read moment by moment, by instant queries
