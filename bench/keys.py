@@ -37,7 +37,7 @@ ROUND = [
     ("0", "0", "1 SM activity"),
     ("c", "c", "Compute time"),
     ("c (back)", "c", "Step time"),
-    ("/", "/", "Go to rank"),
+    ("/", "/", "Search the ranks"),
     ("/ 255 Enter", "255\r", "gpu-node-031 GPU 7  SM"),
     ("p", "p", "PAUSED"),
 ]
@@ -74,7 +74,7 @@ def jump_latencies(app: PtyApp, presses: int, n_ranks: int, timeout: float,
     for i in range(presses):
         rank = (1009 + 7919 * i) % n_ranks  # spread over the job, clear of the demo's faults
         time.sleep(gap)
-        times.append(app.press("/", "Go to rank", timeout))
+        times.append(app.press("/", "Search the ranks", timeout))
         app.send(str(rank))
         time.sleep(0.1)  # the digits echo in the box; not what is timed
         times.append(app.press("\r", f"rank {rank} gpu-node-", timeout))
