@@ -16,7 +16,8 @@ it) is asked for a moment 80 s back:
 - a minute on `>`: the moment a minute after that.
 The same steps again through a fresh source and replay, each asked once the engine's
 prefetch of the moments around the one before had run (``Prefetch``): what a user who
-reads a moment for a few seconds before stepping meets.
+reads a moment for a few seconds before stepping meets; beside it, how long that prefetch
+still ran after the step before was shown, and what it read.
 For each: wall time, HTTP requests, and the bytes of the answers (inflated JSON), also per
 frame read; beside them, one live poll's requests and bytes, and the 1-minute load.
 """
@@ -82,6 +83,16 @@ class FrameCounter:
         return counted
 
 
+def prefetched_row(prefetch: Prefetch, client: CountingClient, counter: FrameCounter) -> str:
+    """How long the prefetch of the moments around the one shown took, and what it read."""
+    began = time.perf_counter()
+    prefetch.settled()
+    took = time.perf_counter() - began
+    requests, size = client.take()
+    return (f"    (its prefetch: {took * 1000:6.0f} ms more, {counter.take():3d} frames read, "
+            f"{requests:4d} requests, {size / 1e6:7.2f} MB)")
+
+
 def measure(url: str, ranks: int, prefetched: bool) -> list[str]:
     settings = load_settings(overrides={"prometheus": {"url": url, "timeout_seconds": 120}},
                              environ={})
@@ -102,9 +113,7 @@ def measure(url: str, ranks: int, prefetched: bool) -> list[str]:
                      ("one step on .", moment + step),
                      ("a minute on >", moment + step + 60.0)):
         if prefetch is not None:
-            prefetch.settled()
-            client.take()
-            counter.take()
+            rows.append(prefetched_row(prefetch, client, counter))
         began = time.perf_counter()
         analysis = replay.at(at)
         took = time.perf_counter() - began
