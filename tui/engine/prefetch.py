@@ -80,12 +80,10 @@ class Prefetch:
                 lambda: self._closed or not (self._planned or self._busy), timeout)
 
     def close(self) -> None:
+        """Nothing more is prepared: the thread ends past the frame in hand."""
         with self._changed:
             self._closed, self._planned = True, []
             self._changed.notify_all()
-            thread = self._thread
-        if thread is not None:
-            thread.join()
 
     def _serve(self) -> None:
         while True:

@@ -358,7 +358,7 @@ class Replay:
 
     def close(self) -> None:
         """Let go of what is kept."""
-        with self._lock:
+        with self._asked_for(), self._lock:
             self.frames.clear()
             self._analyses.clear()
             self._checkpoints.clear()

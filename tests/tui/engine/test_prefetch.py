@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from ranktop.tui.engine.prefetch import MINUTE_SECONDS, Prefetch, neighbours
 from ranktop.tui.engine.replay import Replay
-from ranktop.tui.settings.config import load_settings
+from ranktop.tui.engine.threaded import ThreadEngine
+from ranktop.tui.settings.config import DemoSettings, load_settings
+from ranktop.tui.sources.demo import demo_source
 
-from tests.tui.conftest import START
+from tests.tui.conftest import START, FakeClock
 from tests.tui.engine.test_replay import Asked, watched
 
 STEP = 2.0
@@ -48,3 +52,20 @@ def test_the_moments_around_the_one_shown_are_then_given_without_asking_the_sour
         replay.at(moment)
     assert before > 0 and asked.total == before
     prefetch.close()
+
+
+def test_the_engine_prepares_the_steps_around_each_moment_it_shows():
+    clock = FakeClock(START + 300.0)
+    source = demo_source(DemoSettings(4, 8, seed=7), clock, started=START)
+    engine = ThreadEngine(load_settings(environ={}), source, clock=clock)
+    asyncio.run(engine.poll())
+    asked = Asked(source)
+    asyncio.run(engine.at(START + 201.0))
+    assert engine.prefetch.settled(timeout=120.0)
+    engine.prefetch.close()  # the steps below prepare nothing more: what they read is theirs
+    before = asked.total
+    after = asyncio.run(engine.at(START + 203.0))
+    back = asyncio.run(engine.at(START + 199.0))
+    assert asked.total == before  # without the prefetch, each would read its frame
+    assert after.at == START + 202.0 and back.at == START + 198.0
+    engine.close()
