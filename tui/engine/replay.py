@@ -218,10 +218,11 @@ class Replay:
 
     def _wait_for_triage(self, triage: TriageWorker) -> None:
         """The hang triage's verdict waited for; a prepared moment gives way meanwhile."""
-        waited = 0.0
-        while not triage.wait(min(TRIAGE_GLANCE_SECONDS, self.triage_wait - waited)):
-            waited += TRIAGE_GLANCE_SECONDS
-            if waited >= self.triage_wait:
+        if not self._preparing:
+            triage.wait(self.triage_wait)
+            return
+        for _ in range(math.ceil(self.triage_wait / TRIAGE_GLANCE_SECONDS)):
+            if triage.wait(TRIAGE_GLANCE_SECONDS):
                 return
             if self._giving_way():
                 raise GaveWay
