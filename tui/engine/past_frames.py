@@ -7,6 +7,7 @@ they are given as they come."""
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
@@ -26,6 +27,7 @@ class PastFrames:
         self.source = source
         self.values_per_frame = 0  # the newest frame's values (0: none fetched yet)
         self._kept: OrderedDict[float, tuple[Frame, RankMap]] = OrderedDict()
+        self._keeping = threading.Lock()  # a replay and a prefetch may fetch at once
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -71,10 +73,12 @@ class PastFrames:
         return earlier[first:] + [t for t in times if t >= known]
 
     def _keep(self, frame: Frame, rank_map: RankMap) -> None:
-        self._kept[frame.time] = (frame, rank_map)
         per_frame = self.values_per_frame = max(1, sum(map(len, frame.values.values())))
-        while len(self._kept) > max(1, FRAME_VALUES_KEPT // per_frame):
-            self._kept.popitem(last=False)
+        with self._keeping:
+            self._kept[frame.time] = (frame, rank_map)
+            while len(self._kept) > max(1, FRAME_VALUES_KEPT // per_frame):
+                self._kept.popitem(last=False)
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._keeping:
+            self._kept.clear()

@@ -17,7 +17,9 @@ Moments fall on the refresh grid (``core.moment.aligned``). Fetched frames are k
 analyser is kept too, so stepping forward analyses only the frames in between, and so are
 copies of it every ``CHECKPOINT_EVERY`` frames of its last window (bounded), so stepping
 back goes on from the nearest one before. Analyses of moments already shown are kept (a
-few) and given again at once.
+few) and given again at once, and so are those of moments prepared before they are asked
+(``prepare``, the engine's prefetch): their frames are fetched outside the replay's lock and
+analysed under it, giving way, between two frames, to any moment asked meanwhile.
 
 The hang triage of a moment reads the ranks' logs and Flight Recorder dumps as they stood
 then: lines stamped after it and dumps written after it are left out (the logs' tails are
@@ -29,7 +31,8 @@ import copy
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from ..core.analysis import Analyser, Analysis
@@ -60,6 +63,11 @@ CHECKPOINTS_KEPT = 32
 KEPT_VALUES = 1_000_000  # analyses and copies kept: at most this many frame values' worth
 ANALYSES_KEPT = 16  # moments already replayed, given again at once
 TRIAGE_WAIT_SECONDS = 10.0  # for the hang verdict of the moment
+TRIAGE_GLANCE_SECONDS = 0.1  # a prepared moment waits for it this long at a time
+
+
+class GaveWay(Exception):
+    """A moment being prepared gave way to one asked: what it had done is kept."""
 
 
 class NothingThen(Exception):
@@ -98,6 +106,9 @@ class Replay:
         self._last: _Replayed | None = None  # the newest replay, to go on from
         self._checkpoints: OrderedDict[float, Analyser] = OrderedDict()
         self._lock = threading.Lock()
+        self._asking = threading.Lock()  # guards ``_asked``
+        self._asked = 0  # callers of ``at`` and ``bring`` waiting for the replay or in it
+        self._preparing = False  # the replay under way is a prepared one: it gives way
         # told (frames read, frames to read) as a replay goes on: a late start's progress
         self.progress: Callable[[int, int], None] | None = None
 
@@ -107,15 +118,66 @@ class Replay:
         if not self.source.keeps_past:
             raise NothingThen(f"{self.source.name} keeps no history: only now can be shown")
         moment = aligned(moment, self.step)
-        with self._lock:
+        with self._asked_for(), self._lock:
             if moment in self._analyses:
                 self._analyses.move_to_end(moment)
                 return self._analyses[moment]
-            analysis = self._replay(moment)
-            self._analyses[moment] = analysis
-            while len(self._analyses) > self._kept(ANALYSES_KEPT):
-                self._analyses.popitem(last=False)
-            return analysis
+            return self._keep(moment, self._replay(moment))
+
+    def prepare(self, moment: float, go_on: Callable[[], bool] = lambda: True) -> bool:
+        """Replay ``moment`` before it is asked, for ``at`` to give at once: its frames are
+        fetched first without holding the replay (``go_on()`` asked between two: it may wait
+        for a live poll to end; False stops), then analysed; it stops, between two frames,
+        as soon as ``at`` or ``bring`` is called. Whether the moment's analysis is kept."""
+        if not self.source.keeps_past:
+            return False
+        moment = aligned(moment, self.step)
+        with self._lock:
+            if moment in self._analyses:
+                return True
+            start = self._start(moment)
+        times = [t for t in self._window(moment, self.replay_seconds)
+                 if start is None or t > start]
+        if not go_on():
+            return False
+        for _ in self.frames.at(times):
+            if self._asked or not go_on():
+                return False
+        with self._lock:
+            if moment in self._analyses:
+                return True
+            if self._asked:
+                return False
+            self._preparing = True
+            try:
+                self._keep(moment, self._replay(moment))
+            except (GaveWay, NothingThen):
+                return False
+            finally:
+                self._preparing = False
+        return True
+
+    @property
+    def analyses_kept(self) -> int:
+        """How many moments' analyses are kept at most (fewer the larger the job)."""
+        return self._kept(ANALYSES_KEPT)
+
+    @contextmanager
+    def _asked_for(self) -> Iterator[None]:
+        """Counted among the callers a prepared replay gives way to, while inside."""
+        with self._asking:
+            self._asked += 1
+        try:
+            yield
+        finally:
+            with self._asking:
+                self._asked -= 1
+
+    def _keep(self, moment: float, analysis: Analysis) -> Analysis:
+        self._analyses[moment] = analysis
+        while len(self._analyses) > self._kept(ANALYSES_KEPT):
+            self._analyses.popitem(last=False)
+        return analysis
 
     def bring(self, make: Callable[[TriageWorker | None], Analyser], moment: float
               ) -> Analyser | None:
@@ -124,23 +186,25 @@ class Replay:
         source has no past, or nothing then."""
         if not self.source.keeps_past:
             return None
-        with self._lock:
+        with self._asked_for(), self._lock:
             try:
                 return self._judged(moment, make).analyser
             except NothingThen:
                 return None
 
     def _replay(self, moment: float) -> Analysis:
-        replayed = self._nearest_before(moment)
-        if replayed is not None:
-            replayed = self._went_on(replayed, moment)
-        else:
-            replayed = self._judged(moment, self._fresh)
+        start = self._nearest_before(moment)
+        try:
+            replayed = (self._judged(moment, self._fresh) if start is None
+                        else self._went_on(start, moment))
+        finally:  # also when it gave way: the copies made on the way are good
+            if start is not None:
+                self._keep_checkpoints(start)
         self._keep_checkpoints(replayed)
         self._last = replayed
         analyser = replayed.analyser
         if replayed.triage is not None:
-            replayed.triage.wait(self.triage_wait)
+            self._wait_for_triage(replayed.triage)
         newest = analyser.with_newest_hang()
         assert newest is not None and newest.frame is not None
         notes = [*self.source.past_said()]
@@ -152,19 +216,43 @@ class Replay:
             newest = replace(newest, status=replace(newest.status, message=note))
         return newest
 
-    def _nearest_before(self, moment: float) -> _Replayed | None:
-        """The analyser nearest before ``moment`` within the detectors' window, to go on
-        from: the newest replay's itself, or a copy of a checkpoint's; None: start anew."""
+    def _wait_for_triage(self, triage: TriageWorker) -> None:
+        """The hang triage's verdict waited for; a prepared moment gives way meanwhile."""
+        if not self._preparing:
+            triage.wait(self.triage_wait)
+            return
+        for _ in range(math.ceil(self.triage_wait / TRIAGE_GLANCE_SECONDS)):
+            if triage.wait(TRIAGE_GLANCE_SECONDS):
+                return
+            if self._giving_way():
+                raise GaveWay
+
+    def _giving_way(self) -> bool:
+        """Whether the moment being prepared gives way now: one is asked."""
+        return self._preparing and self._asked > 0
+
+    def _start(self, moment: float) -> float | None:
+        """The moment of the analyser a replay of ``moment`` goes on from: the newest
+        replay's or a checkpoint's, the nearest before within the detectors' window; None:
+        it starts anew."""
         start = moment - self.replay_seconds
         last = self._last
         kept = max((t for t in self._checkpoints if start <= t < moment), default=None)
         if last is not None and start <= last.moment < moment and (
                 kept is None or last.moment >= kept):
-            return last
-        if kept is None:
+            return last.moment
+        return kept
+
+    def _nearest_before(self, moment: float) -> _Replayed | None:
+        """The analyser to go on from (``_start``): the newest replay's itself, or a copy
+        of a checkpoint's; None: start anew."""
+        start = self._start(moment)
+        if start is None:
             return None
-        analyser = _copied(self._checkpoints[kept])
-        return _Replayed(analyser, analyser.hang.triage, kept)  # type: ignore[arg-type]
+        if self._last is not None and self._last.moment == start:
+            return self._last
+        analyser = _copied(self._checkpoints[start])
+        return _Replayed(analyser, analyser.hang.triage, start)  # type: ignore[arg-type]
 
     def _keep_checkpoints(self, replayed: _Replayed) -> None:
         for moment, analyser in replayed.checkpoints:
@@ -226,6 +314,9 @@ class Replay:
         for index, (frame, rank_map) in enumerate(self.frames.at(times), start=1):
             if self.progress is not None:
                 self.progress(index, len(times))
+            if self._giving_way():  # where it got to stays true
+                replayed.moment = max([replayed.moment, *analysed])
+                raise GaveWay
             if frame is not None:
                 analysed.append(frame.time)
                 replayed.first = min(replayed.first, frame.time)
@@ -268,7 +359,7 @@ class Replay:
 
     def close(self) -> None:
         """Let go of what is kept."""
-        with self._lock:
+        with self._asked_for(), self._lock:
             self.frames.clear()
             self._analyses.clear()
             self._checkpoints.clear()

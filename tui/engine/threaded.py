@@ -22,6 +22,7 @@ from .dump_pipes import dumps_asked, pipes_found
 from .job_end import EndWatch
 from .maps import MapBoard, MapGeometry, planned_safely
 from .pipeline import Pipeline
+from .prefetch import Prefetch
 from .protocol import PipesFound
 from .rank_data import RankData
 from .replay import Replay
@@ -38,6 +39,7 @@ class ThreadEngine:
         self.job_name = source.job_name
         self.pipeline = Pipeline(settings, source, event_log, clock)
         self.replay = Replay(settings, source)
+        self.prefetch = Prefetch(self.replay)  # the moments next to the one shown
         self.rank_data = RankData(settings, source.job_name, event_log, self.pipeline.logs,
                                   settings.alertmanager_url, source)
         first = self.pipeline.latest
@@ -49,7 +51,8 @@ class ThreadEngine:
 
     async def poll(self, maps: Sequence[MapGeometry] | None = None) -> Snapshot:
         self.board.reshape(maps)
-        analysis = await self.pipeline.poll()
+        with self.prefetch.polling():
+            analysis = await self.pipeline.poll()
         self.ended = await asyncio.to_thread(self.end_watch.after, analysis,
                                              self.pipeline.clock())
         levels = await asyncio.to_thread(planned_safely, self.board, analysis)
@@ -72,6 +75,7 @@ class ThreadEngine:
         self.board.reshape(maps)
         analysis = await asyncio.to_thread(self.replay.at, moment)
         assert analysis.frame is not None
+        self.prefetch.around(moment)
         levels = await asyncio.to_thread(planned_safely, self.board, analysis)
         return Snapshot(self.latest.version, analysis,
                         self.rank_maps.version_of(analysis.rank_map), at=analysis.frame.time,
@@ -109,5 +113,6 @@ class ThreadEngine:
         """Nothing to do: an engine in this process cannot stop apart from it."""
 
     def close(self) -> None:
+        self.prefetch.close()
         self.replay.close()
         self.source.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 
 import pytest
 from ranktop.tui.core.analysis import Analyser, Analysis
@@ -180,3 +181,114 @@ def test_a_longer_look_back_asks_little_before_the_job_began():
     before = [t for t in asked if t < START]
     ledger = len(range(0, 600, 60))
     assert len(before) <= past_frames.PROBE_FRAMES + ledger
+
+
+class Asked:
+    """What a source is asked for its past: the frames' times, and the other reads."""
+
+    def __init__(self, source: DemoSource) -> None:
+        self.frames: list[float] = []
+        self.reads = 0
+        frames_at, lookback, job_past = source.frames_at, source.lookback, source.job_past
+
+        def counted_frames(times):
+            self.frames.extend(times)
+            return frames_at(times)
+
+        def counted(read):
+            def asked(*args, **kwargs):
+                self.reads += 1
+                return read(*args, **kwargs)
+            return asked
+
+        source.frames_at = counted_frames
+        source.lookback, source.job_past = counted(lookback), counted(job_past)
+
+    @property
+    def total(self) -> int:
+        return len(self.frames) + self.reads
+
+
+def shown(analysis: Analysis) -> tuple:
+    """What the console shows of a moment: verdicts, the hang's culprits, time and status."""
+    assert analysis.frame is not None
+    behind = analysis.hang.behind if analysis.hang is not None else None
+    return verdicts(analysis), behind, analysis.frame.time, analysis.status.message
+
+
+def test_a_prepared_moment_is_given_without_asking_the_source():
+    source, _ = watched(0.0, nodes=4)
+    source.clock.now = START + 300.0
+    replay = Replay(load_settings(environ={}), source)
+    replay.at(START + 200.0)
+    asked = Asked(source)
+    for moment in (START + 202.0, START + 198.0, START + 260.0, START + 140.0):
+        assert replay.prepare(moment)
+    assert asked.total > 0
+    before = asked.total
+    for moment in (START + 202.0, START + 198.0, START + 260.0, START + 140.0):
+        replay.at(moment)
+    assert asked.total == before
+
+
+def test_preparing_moments_never_changes_what_they_show():
+    source, live = watched(290.0)
+    settings = load_settings(environ={})
+    prepared, plain = Replay(settings, source), Replay(settings, source)
+    moments = [START + t for t in (150.0, 152.0, 148.0, 212.0, 88.0, 214.0, 210.0)]
+    prepared.at(moments[0])
+    for moment in moments[1:]:
+        assert prepared.prepare(moment)
+    for moment in moments:
+        assert shown(prepared.at(moment)) == shown(plain.at(moment)), moment - START
+        assert verdicts(plain.at(moment)) == live[moment]
+    assert any(live[moment] for moment in moments)
+
+
+class WaitedLock:
+    """A lock that tells when a caller had to wait for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.waited = threading.Event()
+
+    def __enter__(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            self.waited.set()
+            self._lock.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+
+
+def test_a_moment_asked_while_one_is_prepared_is_not_kept_waiting_for_it():
+    source, live = watched(290.0)
+    replay = Replay(load_settings(environ={}), source)
+    replay.at(START + 200.0)
+    lock = replay._lock = WaitedLock()  # type: ignore[assignment]
+    preparing: list[int] = []  # the frames the prepared replay went through
+    answered: list[Analysis] = []
+
+    def ask() -> None:
+        answered.append(replay.at(START + 230.0))
+
+    asker = threading.Thread(target=ask)
+
+    def progress(index: int, total: int) -> None:
+        if threading.current_thread() is not preparer:
+            return
+        preparing.append(index)
+        if index == 5:  # four frames analysed of the minute's thirty: the asker comes
+            asker.start()
+            assert lock.waited.wait(timeout=60.0)
+
+    replay.progress = progress
+    kept: list[bool] = []
+    preparer = threading.Thread(target=lambda: kept.append(replay.prepare(START + 260.0)))
+    preparer.start()
+    preparer.join()
+    asker.join()
+    assert kept == [False] and preparing == [1, 2, 3, 4, 5]
+    # The moment asked went on from where the prepared one stopped, and shows the truth.
+    assert verdicts(answered[0]) == live[START + 230.0]
+    assert verdicts(replay.at(START + 260.0)) == live[START + 260.0]
