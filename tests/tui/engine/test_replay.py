@@ -65,7 +65,11 @@ def test_every_moment_replayed_shows_the_verdicts_the_live_console_showed():
     assert (starts["memory"], starts["nvlink_errors"]) == (130, 98)
 
 
-def test_a_replayed_moment_names_the_rank_that_hung_the_job(tmp_path):
+@pytest.mark.parametrize("prompt_triage", [False, True])
+def test_a_replayed_moment_names_the_rank_that_hung_the_job(tmp_path, prompt_triage):
+    """The replay judges as the live console did, whether the live console's triage
+    answered each poll at once (a quiet machine) or late (a loaded one): the hang began when
+    rank 455 went down, not when the last read was asked for."""
     cluster = SimCluster(64, 8, 7, load_scenario())
     clock = FakeClock(START)
     flight = FlightWriter(cluster, tmp_path / FLIGHT_FOLDER, 7, epoch=START)
@@ -76,8 +80,12 @@ def test_a_replayed_moment_names_the_rank_that_hung_the_job(tmp_path):
     for poll in range(int((DEATH + 30.0) / STEP) + 1):
         clock.now = START + poll * STEP
         analysis = asyncio.run(pipeline.poll())
+        if prompt_triage and pipeline.triage is not None:
+            assert pipeline.triage.wait(30.0)
     live = asyncio.run(pipeline.settle(analysis, timeout=30.0))
     assert live.hang is not None and live.hang.behind
+    hang = next(a for a in live.anomalies if a.kind == "hang")
+    assert hang.since == START + DEATH
 
     replayed = Replay(settings, source, triage_wait=30.0).at(clock.now)
     assert replayed.hang is not None

@@ -79,6 +79,8 @@ class HangWatch:
         self.since: float | None = None  # when this hang's first verdict was asked for
         self._asks = 0
         self._first: int | None = None  # this hang's first ask; None while no hang is open
+        self._first_at: float | None = None  # ... and the time of the frame it was made at
+        self._first_down: frozenset[int] = frozenset()  # ... and the ranks down then
         self._asked_at = 0.0
         self._dumps_since: float | None = None  # the first ask's: this hang's dumps are newer
         self._kept: HangVerdict | None = None  # this hang's last verdict
@@ -96,6 +98,8 @@ class HangWatch:
         if not stuck:
             return self.current()  # a hang not over yet keeps its verdict; nothing is asked
         if self._ask_due(now):
+            if self._first is None:
+                self._first_down = frozenset(down)
             self._ask(now, ask)
         return self.current()
 
@@ -118,7 +122,7 @@ class HangWatch:
         self._asks += 1
         made = ask(self._asks)
         if self._first is None:
-            self._first, self._dumps_since = self._asks, made.since
+            self._first, self._dumps_since, self._first_at = self._asks, made.since, now
         else:  # the same hang: its dumps are as old as its first ask allowed
             made = replace(made, since=self._dumps_since)
         self._asked_at = now
@@ -129,7 +133,9 @@ class HangWatch:
         """This hang's evidence is gone: no rank it names dead is still down, and the job
         keeps moving or nothing has looked stuck for a while."""
         verdict = self.current()
-        dead = verdict.dead if verdict is not None else []
+        # Before any verdict, the ranks down when the hang was opened stand for its dead: a
+        # hang is not over while they are down, however long its first read takes.
+        dead = verdict.dead if verdict is not None else self._first_down
         if any(rank in down for rank in dead):
             return False
         calm = self._calm_since is not None and now - self._calm_since >= CLEAR_SECONDS
@@ -138,6 +144,7 @@ class HangWatch:
     def end(self) -> None:
         """The hang is over: its verdicts, even late ones, are no longer shown."""
         self._first, self.since, self._kept, self._dumps_since = None, None, None, None
+        self._first_at, self._first_down = None, frozenset()
         self.frozen.reset()
 
     def current(self) -> HangVerdict | None:
@@ -155,7 +162,10 @@ class HangWatch:
                 self._kept = None
             return self.frozen.judge(self._kept)
         if self.since is None:
-            self.since = result.as_of
+            # When the hang was first asked about, whichever ask's verdict came first: a
+            # loaded machine's late answer, or a replay that judged only its last frame,
+            # says when the hang began as a prompt answer would.
+            self.since = self._first_at if self._first_at is not None else result.as_of
         self._kept = result.verdict
         return self.frozen.judge(result.verdict)
 

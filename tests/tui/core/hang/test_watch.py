@@ -185,3 +185,29 @@ def test_an_unsure_verdict_is_read_again_as_soon_as_the_last_read_ended() -> Non
     watch.update(106.0, True, asker(106.0))
     watch.update(108.0, True, asker(108.0))
     assert len(recorder.asks) == 2  # sure: the next read waits for the interval
+
+
+def test_a_hang_opened_by_a_rank_down_stays_open_while_its_first_read_is_pending() -> None:
+    """A slow machine's triage (or a replay, which reads only its last frame) has given no
+    verdict yet while the other ranks still finish a step or two: the hang opened when rank
+    9 went down is the same hang, and says so by its start, as a prompt answer would."""
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0), moving=True, down={9})
+    for t in range(102, 108, 2):  # no verdict yet; the job still steps a little
+        watch.update(float(t), True, asker(t), moving=True, down={9})
+    assert [a.ask_id for a in recorder.asks] == [1]  # one hang, asked about once
+    recorder.finish(recorder.asks[-1], hung_job(16, dead=9))
+    assert watch.update(108.0, True, asker(108.0), moving=True, down={9}).behind == [9]
+    assert watch.since == 100.0
+
+
+def test_a_hang_first_answered_late_starts_when_it_was_first_asked_about() -> None:
+    recorder = Recorder()
+    watch = HangWatch(recorder)
+    watch.update(100.0, True, asker(100.0), down={9})
+    watch.update(100.0 + TRIAGE_EVERY_SECONDS, True, asker(100.0 + TRIAGE_EVERY_SECONDS),
+                 down={9})
+    recorder.finish(recorder.asks[-1], hung_job(16, dead=9))  # the second ask's answer
+    assert watch.update(120.0, True, asker(120.0), down={9}).behind == [9]
+    assert watch.since == 100.0
