@@ -68,3 +68,24 @@ def test_prometheus_and_nvml_merged_keep_the_servers_retry_after_and_the_history
     points, note = engine.backfill(snapshot.analysis.rank_map, 3)
     assert note == "" and points["temperature"]
     assert engine.gpu_model(3) == job.gpu_model(3) != ""
+
+
+def test_the_dead_ranks_hang_stays_under_its_xid_across_the_restart(tmp_path):
+    """Rank 455's GPU falls off the bus (172 s), the rank dies, the job hangs, torchrun
+    restarts it (~218 s): the hang is one row with its XID all along, never a row of its own
+    for the polls between the rank's return and the hang's end."""
+    clock = FakeClock(START)
+    source = demo_source(DemoSettings(64, 8, seed=7), clock, started=START, log_root=tmp_path)
+    engine = ThreadEngine(load_settings(environ={}), source, clock=clock)
+    try:
+        for t in range(150, 232, 2):
+            clock.now = START + t
+            analysis = asyncio.run(engine.poll()).analysis
+            if engine.pipeline.triage is not None:
+                engine.pipeline.triage.wait(20.0)  # a prompt machine's answers
+            roots = [i.root.kind for i in analysis.incidents if i.root.rank == 455]
+            assert "hang" not in roots, (t, roots)
+            if t >= 180:
+                assert roots == ["xid"], (t, roots)
+    finally:
+        engine.close()

@@ -58,6 +58,9 @@ RULES = (
     Rule("missing", "hang",
          "the hang waits on this rank, and the rank is down: its going down is the hang's cause",
          stops=True),
+    Rule("xid", "hang",
+         "the hang waits on this rank, whose GPU reported an XID: the fault is the hang's cause "
+         "(also once the rank is back, restarted, and the hang not yet over)"),
     Rule("hang", "job_stall", "a hung job's GPUs idle, waiting in a collective", "job"),
     Rule("hang", "throughput", "a hung job makes no steps, so no tokens", "job"),
     Rule("hang", "missing",

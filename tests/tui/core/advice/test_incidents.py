@@ -16,6 +16,7 @@ FOLDS = [
     ("ecc", "remap_failure", 37),
     ("xid", "missing", 37),
     ("xid", "pcie", 37),
+    ("xid", "hang", 37),
     ("nvlink_errors", "nvlink", 32),  # the node's first GPU: the node-wide drop
     ("missing", "hang", 37),
     ("hang", "job_stall", None),
