@@ -196,6 +196,19 @@ class RangeCache:
             self._held.move_to_end(key)
             return held
 
+    def covering(self, promql: str, window: Window, moment: float) -> _Key | None:
+        """A window held for ``promql`` from ``window``'s start on its grid whose answers
+        hold ``moment`` (the newest window is cut where now was when it was read: a later
+        read cuts it further on, and must not read it all again for a moment it holds)."""
+        with self._lock:
+            for (query, held_window), held in reversed(self._held.items()):
+                if (query == promql and held.loaded and not held.by_instants
+                        and held_window.start == window.start
+                        and held_window.step == window.step
+                        and _ms(moment) in held.moments):
+                    return query, held_window
+        return None
+
     def loaded(self, key: _Key) -> None:
         """``key``'s answers are in: the least recently used others go while all of them
         together pass the bound."""
@@ -255,7 +268,7 @@ class RangeClient:
         window = self._window() if moment == self.moment else None
         if window is None or self.cache is None:
             return self.client.query(promql, budget, at=moment)
-        key = (promql, window)
+        key = self.cache.covering(promql, window, moment) or (promql, window)
         held = self.cache.holding(key)
         with held.lock:
             if not held.loaded:

@@ -435,3 +435,23 @@ def test_once_a_range_query_fails_moments_are_read_alone_until_the_windows_are_l
     cache.let_go_if_idle()
     with pytest.raises(QueryError):  # asked as a range again
         ranged.query("b")
+
+
+def test_a_moment_in_the_newest_window_read_before_is_not_read_again_once_now_moved_on():
+    """The newest window is cut where now was; a step read later cuts it further on, and
+    a moment the window read before holds is answered from it (a scrub near now)."""
+    backend = HistoryClient(lambda moment: {"a": [Sample({"x": "1"}, moment, moment)]})
+    cache = RangeCache()
+    first = past_client(backend, cache, steps=8)
+    first.recent_after = 18.0  # the window 16..30 held up to 18
+    first.at(18.0)
+    assert [s.value for s in first.query("a")] == [18.0]
+    later = past_client(backend, cache, steps=8)
+    later.recent_after = 22.0  # now moved on: the same window, cut further
+    later.at(16.0)
+    assert [s.value for s in later.query("a")] == [16.0]
+    assert [(start, end) for _, start, end, _ in backend.ranged] == [(16.0, 18.0)]
+    later.at(22.0)  # past what was held: read (the longer cut) once
+    assert [s.value for s in later.query("a")] == [22.0]
+    assert [(start, end) for _, start, end, _ in backend.ranged] == [(16.0, 18.0),
+                                                                       (16.0, 22.0)]
