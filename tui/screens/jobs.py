@@ -34,6 +34,14 @@ STYLE_OF = {Verdict.STALLED: "jobs--stalled", Verdict.MISSING: "jobs--missing",
             Verdict.HEALTHY: "jobs--healthy"}
 
 
+class JobsTable(DataTable):
+    """The jobs, a row each. Enter, which the table takes before the screen, opens the
+    highlighted job, and says so in the footer."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Open", id="jobs.table_open",
+                        tooltip="Open the job's console")]
+
+
 class JobsScreen(Screen):
     COMPONENT_CLASSES = set(STYLE_OF.values())
     BINDINGS = [
@@ -56,8 +64,8 @@ class JobsScreen(Screen):
         yield Static(id="jobs-header", markup=False)
         yield Input(placeholder="filter the jobs (Enter keeps it; Esc clears it)",
                     id="jobs-filter")
-        yield DataTable(id="jobs-table", cursor_type="row", zebra_stripes=True)
-        yield KeyFooter(first=("open_job", "filter", "app.quit"))
+        yield JobsTable(id="jobs-table", cursor_type="row", zebra_stripes=True)
+        yield KeyFooter(first=("select_cursor", "open_job", "filter", "app.quit"))
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
