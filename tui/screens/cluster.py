@@ -130,7 +130,6 @@ class ClusterScreen(MapLayout, IncidentPanel):
         self._maps: tuple[MetricPanel, ...] = ()  # the four map panels, as composed
         self._folded: frozenset[int] = frozenset()  # maps of GPU metrics never exported
         self.polling_since: float | None = None  # when the poll in flight began (the app sets it)
-        self.moment: float | None = None  # the past moment shown (None: the live job)
         self.replaying: float | None = None  # a moment being replayed, not shown yet
         self.started = 0.0  # when the screen was first shown: the wait for an answer began
         self.answered = False  # the live job's source has answered (or failed to) once
@@ -184,6 +183,11 @@ class ClusterScreen(MapLayout, IncidentPanel):
         return self.shown.analysis
 
     @property
+    def moment(self) -> float | None:
+        """The past moment shown (a bundle's own among them); None: the live job."""
+        return self.shown.at
+
+    @property
     def frame(self) -> Frame | None:
         return self.analysis.frame
 
@@ -211,7 +215,7 @@ class ClusterScreen(MapLayout, IncidentPanel):
             self.pending = snapshot
             self._refresh_header()
             return
-        self.shown, self.moment, self.pending = snapshot, snapshot.at, None
+        self.shown, self.pending = snapshot, None
         self._draw(snapshot.analysis, snapshot.levels)
 
     def show_replaying(self, moment: float | None) -> None:
