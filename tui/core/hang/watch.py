@@ -165,7 +165,7 @@ class HangWatch:
             # When the hang was first asked about, whichever ask's verdict came first: a
             # loaded machine's late answer, or a replay that judged only its last frame,
             # says when the hang began as a prompt answer would.
-            self.since = self._first_at if self._first_at is not None else result.as_of
+            self.since = self._first_at
         self._kept = result.verdict
         return self.frozen.judge(result.verdict)
 
