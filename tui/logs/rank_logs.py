@@ -10,6 +10,7 @@ from ..core.model import Rank, RankMap
 from .attempts import attempt_number
 from .collect import ReadBudget, batches_by_rank
 from .discovery import find_logs, looked_in, nccl_files, not_logs, preset_name
+from .found_files import FoundFiles
 from .merged import MergedLog
 from .nccl_files import NcclFiles, Sniffs
 from .split import local_rank
@@ -26,6 +27,7 @@ class RankLogs:
         self.spec = spec
         self._sniffs = Sniffs()  # what was read of the nccl: preset's files, kept
         self._restarts_anew = preset_name(spec) == "torchrun"
+        self._kept = FoundFiles()  # triage's finds, kept while their folders are unchanged
 
     def files(self, rank_map: RankMap, rank: int, explain: bool = True
               ) -> tuple[list[Path], str]:
@@ -123,13 +125,14 @@ class RankLogs:
 
     def _finder(self, rank_map: RankMap) -> Callable[[int], list[Path]]:
         """Each rank's files: the nccl: preset's weighed once for every rank, the others
-        looked for rank by rank."""
+        looked for rank by rank (and kept: ``FoundFiles``)."""
         try:
             weighed = nccl_files(self.spec, rank_map, self._sniffs)
         except (ValueError, OSError):
             weighed = None
         if weighed is None:
-            return lambda rank: self.files(rank_map, rank, explain=False)[0]
+            return self._kept.finder(
+                rank_map, lambda rank: self.files(rank_map, rank, explain=False)[0])
         self._sniffs.forget_all_but(f.path for f in weighed.files)
         return lambda rank: weighed.of(rank)[0]
 
