@@ -11,7 +11,7 @@ from ..core.advice.incidents import Incident
 from ..core.analysis import Analysis
 from ..core.config_values import MetricDef
 from ..core.detect.goodput import Goodput, share_text
-from ..core.detect.lateness import late_after, no_progress_after
+from ..core.detect.lateness import late_after, no_progress_after, old_data_after
 from ..core.detect.restarts import KIND as RESTART
 from ..core.domain import SEVERITIES
 from ..core.metrics import format_value
@@ -64,6 +64,11 @@ class JobView:
         waited = self.now - self.polling_since
         return waited if waited > late_after(self.refresh_seconds,
                                              self.status.poll_seconds) else 0.0
+
+    @property
+    def old_data_after(self) -> float:
+        """How old the data may be before the header calls it old."""
+        return old_data_after(self.refresh_seconds, self.status.sample_interval)
 
     @property
     def no_progress_after(self) -> float:
@@ -145,7 +150,8 @@ def _freshness(view: JobView, style: Styles) -> Text:
     text.append_text(_health(view, style))
     if view.frame is not None:
         age = max(0.0, view.now - view.frame.time)
-        text.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
+        text.append(f"  data {_age(age)} old",
+                    style("warn" if age > view.old_data_after else "muted"))
     return text
 
 
