@@ -282,6 +282,11 @@ class PrometheusSource(Source):
 
     # -- querying ----------------------------------------------------------------------
 
+    @property
+    def recorded(self) -> frozenset[str]:
+        """The metrics Prometheus records by rank (prom_rules), as the last poll found."""
+        return self._recorded
+
     def queries(self) -> dict[str, str]:
         """Every query of the poll under way (else the next one), by what it is for."""
         return dict(self._sending)

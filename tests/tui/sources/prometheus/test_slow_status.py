@@ -1,4 +1,5 @@
-"""A slow poll's status names the query it waited on longest."""
+"""A slow poll's status names the query it waited on longest, and where Prometheus has no
+recording rules for the job, says what they would take out of it; the header points at them."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import threading
 
 import pytest
 from ranktop.tui.core.model import Health
+from ranktop.tui.screens.cluster_lines import JobView, header
 from ranktop.tui.settings.config import load_settings
 from ranktop.tui.sources.prometheus import rules as prom_rules
-from ranktop.tui.sources.prometheus.client import Vector
+from ranktop.tui.sources.prometheus.client import Sample, Vector
 from ranktop.tui.sources.prometheus.source import PrometheusSource
+from rich.style import Style
 
 from tests.tui.sources.prometheus.test_source import NOW, ScriptedClient, healthy
 
@@ -85,10 +88,39 @@ def test_a_slow_poll_names_the_query_it_waited_on_longest(slow):
         "metric:sm_active", SM_ACTIVE_SECONDS, ANSWER_BYTES)
 
 
-def test_a_quick_poll_is_ok_and_still_knows_its_slowest_query(tmp_path, monkeypatch):
+def test_without_the_rules_a_slow_poll_says_what_they_would_take_out_of_it(slow, dcgm_ids):
+    slow.poll_now()
+    replaced = [m for m in dcgm_ids if m != "temperature"]  # the rank map's keeps its join
+    seconds = SM_ACTIVE_SECONDS + DCGM_SECONDS * (len(replaced) - 1)
+    assert (f"`ranktop rules` would take the DCGM join out of {len(replaced)} queries (their "
+            f"answers took {seconds:.1f} s in all this poll)") in slow.status().detail
+
+
+def test_with_the_rules_present_a_slow_poll_says_nothing_of_them(slow, dcgm_ids):
+    slow.client.answers["recorded"] = [
+        Sample({"__name__": prom_rules.recorded_name(m)}, 4, NOW) for m in dcgm_ids]
+    slow.poll_now()  # learns that Prometheus records them: the next poll reads them
+    slow.poll_now()
+    status = slow.status()
+    assert status.health is Health.SLOW and "waiting on sm_active" in status.message
+    assert "ranktop rules" not in status.detail
+
+
+def test_a_quick_poll_says_nothing_of_the_rules(tmp_path, monkeypatch):
     quick = slow_source(tmp_path, monkeypatch, {"metric:sm_active": 0.5})
     quick.poll_now()
     status = quick.status()
     assert status.health is Health.OK and status.message == ""
+    assert "ranktop rules" not in status.detail
     assert status.slowest is not None and status.slowest.key == "metric:sm_active"
+
+
+def test_the_header_says_the_slowest_query_and_points_at_the_rules_within_120_columns(slow):
+    frame = slow.poll_now()
+    view = JobView("llama-70b", slow.status(), frame, 4, 4, now=frame.time + 14.0,
+                   paused=False, pause_key="p", step_stuck_since=None, refresh_seconds=2.0)
+    line_1, line_2 = header(view, lambda role: Style()).plain.splitlines()
+    assert "waiting on sm_active" in line_1[:120] and "data 14.0 s old" in line_1[:120]
+    assert "→ ranktop rules" in line_2[:120]
+    assert "DCGM join" not in line_1 + line_2  # the saving: in the help screen
 
