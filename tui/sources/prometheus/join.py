@@ -54,9 +54,10 @@ class Polled:
 
     def timed(self, key: str, seconds: float, size: int = 0) -> None:
         """Count that ``key``'s answer (``size`` bytes; 0: not known) took ``seconds`` to
-        come, answered or failed."""
+        come, answered or failed (on a clock that stood still, as a past moment's does, none
+        is the slowest)."""
         self.waited[key] = seconds
-        if self.slowest is None or seconds > self.slowest.seconds:
+        if seconds > (self.slowest.seconds if self.slowest is not None else 0.0):
             self.slowest = QueryTime(key, seconds, size)
 
 

@@ -124,3 +124,9 @@ def test_the_header_says_the_slowest_query_and_points_at_the_rules_within_120_co
     assert "→ ranktop rules" in line_2[:120]
     assert "DCGM join" not in line_1 + line_2  # the saving: in the help screen
 
+
+
+def test_a_clock_that_stands_still_times_no_query(tmp_path, monkeypatch):
+    still = slow_source(tmp_path, monkeypatch, {})  # a past moment's clock: the moment's
+    still.poll_now()
+    assert still.status().slowest is None
