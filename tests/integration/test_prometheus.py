@@ -147,3 +147,13 @@ def test_a_ranks_history_comes_back_from_range_queries(backend):
     assert temperatures and max(temperatures) > 84
     assert all(p.median < 70 for p in history["temperature"] if p.median == p.median)
     assert history["compute_time"] and history["compute_time"][-1].value > 0.9
+
+
+def test_a_poll_times_its_queries_and_knows_its_slowest_answers_size(backend):
+    source = PrometheusSource(settings_for(backend, JOB_FAULTS))
+    source.poll_now()
+    status = source.status()
+    slowest = status.slowest
+    assert slowest is not None and slowest.key in source.queries()
+    assert 0 < slowest.seconds <= status.poll_seconds  # one clock: within the poll
+    assert slowest.size > 0  # the bytes of its body, as the backend sent them

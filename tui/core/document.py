@@ -17,7 +17,7 @@ from .detect.detectors import Anomaly
 from .detect.goodput import Goodput
 from .findings import Findings, cannot_judge, exit_code, no_progress
 from .hang.triage import HangVerdict
-from .model import Frame, Rank, RankMap, is_missing
+from .model import Frame, QueryTime, Rank, RankMap, is_missing
 from .moment import shown_full
 
 SCHEMA_VERSION = 1
@@ -46,7 +46,10 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
                    "ranks_from": findings.rank_map.source,
                    # why the backend's answers lack series ([]: they are whole)
                    "partial": list(findings.status.partial),
-                   "infos": list(findings.status.infos)},
+                   "infos": list(findings.status.infos),
+                   "poll_seconds": findings.status.poll_seconds,
+                   "slowest_query": _slowest(findings.status.slowest),
+                   "detail": findings.status.detail},
         "ranks": {"total": len(findings.rank_map), "up": analysis.ranks_up,
                   "missing": analysis.down if frame else [],
                   "not_answered": sorted(analysis.unknown)},
@@ -62,6 +65,14 @@ def document(findings: Findings, metrics: Mapping[str, MetricDef], shown: Sequen
         "worst": {m: [{"rank": r, "value": v} for r, v in worst(frame, metrics[m])]
                   for m in shown if frame is not None and m in frame.values},
     })
+
+
+def _slowest(query: QueryTime | None) -> dict | None:
+    """The last poll's slowest query: what it asked for, its seconds and its bytes."""
+    if query is None:
+        return None
+    return {"key": query.key, "asked_for": query.asked_for, "seconds": query.seconds,
+            "bytes": query.size or None}
 
 
 def _ended(findings: Findings) -> dict | None:

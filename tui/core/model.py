@@ -201,6 +201,25 @@ class Health(Enum):
 
 
 @dataclass(frozen=True)
+class QueryTime:
+    """One of a poll's queries: what it asked for, how long its answer took to come, and
+    how big it was."""
+
+    key: str  # as the source names it: "metric:sm_active", "job:step"
+    seconds: float
+    size: int = 0  # the answer's bytes, inflated (0: not known)
+
+    @property
+    def asked_for(self) -> str:
+        """What the query asked for, in the words the screens use: a metric's id
+        ("sm_active"), a job value's name ("the job's step")."""
+        kind, _, name = self.key.partition(":")
+        if not name:
+            return self.key
+        return name if kind == "metric" else f"the {kind}'s {name}"
+
+
+@dataclass(frozen=True)
 class SourceStatus:
     """What a source can say about itself after a poll."""
 
@@ -214,3 +233,4 @@ class SourceStatus:
     sample_interval: float = 0.0  # about how often the source's data is sampled (0: unknown)
     partial: tuple[str, ...] = ()  # why the backend's answers lack series; (): they are whole
     infos: tuple[str, ...] = ()  # the backend's notes on its answers (Prometheus 3's infos)
+    slowest: QueryTime | None = None  # the last poll's slowest query (None: not timed)

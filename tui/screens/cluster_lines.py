@@ -11,7 +11,7 @@ from ..core.advice.incidents import Incident
 from ..core.analysis import Analysis
 from ..core.config_values import MetricDef
 from ..core.detect.goodput import Goodput, share_text
-from ..core.detect.lateness import late_after, no_progress_after
+from ..core.detect.lateness import late_after, no_progress_after, old_data_after
 from ..core.detect.restarts import KIND as RESTART
 from ..core.domain import SEVERITIES
 from ..core.metrics import format_value
@@ -21,6 +21,9 @@ from .line_styles import Styles
 from .moment_badge import moment_badge, replaying_badge
 
 CHECK_CONFIG = "check-config"  # named in a source's detail where the config could do better
+RULES = "ranktop rules"  # named in a source's detail where recording rules would speed polls
+# The commands a source's detail may name, pointed at on line 2 (why: in the help screen).
+POINTED_AT = (CHECK_CONFIG, RULES)
 ALARM_MARK = "▲"  # before what needs acting on: read without colour too
 NOT_ANSWERED_MARK = "◇"  # before ranks a partial answer left out: not known, not down
 # Most telling first: a narrow pane cuts the status line from the end.
@@ -66,6 +69,11 @@ class JobView:
                                              self.status.poll_seconds) else 0.0
 
     @property
+    def old_data_after(self) -> float:
+        """How old the data may be before the header calls it old."""
+        return old_data_after(self.refresh_seconds, self.status.sample_interval)
+
+    @property
     def no_progress_after(self) -> float:
         status = self.status
         return no_progress_after(self.refresh_seconds, status.poll_seconds,
@@ -76,7 +84,7 @@ def header(view: JobView, style: Styles) -> Text:
     """Two lines: the job and how fresh its data is; the ranks and the job's progress.
     Before the first answer, that it is waiting, and for how long: no health, no count.
     The source's detail (where the ranks came from, …) is in the help screen, but for a
-    pointer to check-config where it names it."""
+    pointer to each command of POINTED_AT it names."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append("ranktop ", style("strong"))
     line.append(view.job_name, style("job"))
@@ -117,9 +125,10 @@ def header(view: JobView, style: Styles) -> Text:
     if view.frame is not None and missing:
         line.append("  ")
         line.append(f"{ALARM_MARK} {missing} missing", style("alarm"))
-    if CHECK_CONFIG in view.status.detail:  # before the values: a narrow pane cuts the end
-        line.append("  ")
-        line.append(f"→ {CHECK_CONFIG}", style("warn"))  # why: in the help screen
+    for command in POINTED_AT:  # before the values: a narrow pane cuts the end
+        if command in view.status.detail:
+            line.append("  ")
+            line.append(f"→ {command}", style("warn"))
     line.append(_job_values(view, style))
     return line
 
@@ -145,7 +154,8 @@ def _freshness(view: JobView, style: Styles) -> Text:
     text.append_text(_health(view, style))
     if view.frame is not None:
         age = max(0.0, view.now - view.frame.time)
-        text.append(f"  data {_age(age)} old", style("warn" if age > 30 else "muted"))
+        text.append(f"  data {_age(age)} old",
+                    style("warn" if age > view.old_data_after else "muted"))
     return text
 
 

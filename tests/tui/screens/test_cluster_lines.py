@@ -135,3 +135,35 @@ def test_line_2_keeps_its_pointer_to_check_config_within_120_columns() -> None:
 def test_without_a_word_of_check_config_line_2_has_no_pointer() -> None:
     ok = SourceStatus("prometheus", Health.OK, since=0.0, detail="ranks from labels")
     assert "check-config" not in plain(view(ok, polling_since=None))
+
+
+WARN = Style(underline=True)  # "warn", told apart from every other role's style
+
+
+def data_age_role(age: float, sample_interval: float, refresh: float = 2.0) -> str:
+    """Whether the header shows data ``age`` seconds old as a warning ("warn") or not."""
+    status = SourceStatus("prometheus", Health.OK, since=0.0, sample_interval=sample_interval)
+    frame = Frame(time=100.0 - age, values={}, job={})
+    line = header(JobView("job", status, frame, 8, 8, now=100.0, paused=False, pause_key="p",
+                          step_stuck_since=None, refresh_seconds=refresh),
+                  lambda role: WARN if role == "warn" else Style())
+    start = line.plain.index(" data ")
+    styles = {span.style for span in line.spans if span.start <= start + 2 < span.end}
+    return "warn" if WARN in styles else "not"
+
+
+def test_old_data_is_a_warning_past_two_sample_intervals_and_a_refresh() -> None:
+    # scraped every 15 s, refreshed every 2 s: old past 32 s, not at 30 s as it was
+    assert data_age_role(31.0, sample_interval=15.0) == "not"
+    assert data_age_role(33.0, sample_interval=15.0) == "warn"
+    # scraped every 60 s: data of 2 minutes is what the scrapes allow
+    assert data_age_role(110.0, sample_interval=60.0) == "not"
+    assert data_age_role(123.0, sample_interval=60.0) == "warn"
+
+
+def test_old_data_is_not_a_warning_within_the_floor_where_samples_come_every_second() -> None:
+    # 2 x 1 s + 2 s would call a 5 s old frame old on every poll that takes a few seconds
+    assert data_age_role(5.0, sample_interval=1.0) == "not"
+    assert data_age_role(9.0, sample_interval=1.0) == "not"
+    assert data_age_role(11.0, sample_interval=1.0) == "warn"
+    assert data_age_role(11.0, sample_interval=0.0) == "warn"  # not known: the floor

@@ -121,13 +121,14 @@ class Vector:
     """An instant vector as Prometheus sent it, read sample by sample without copying;
     ``notes`` are what the backend said beside it (``Notes.partial``: why it may lack series);
     ``originals`` the label values that were made plain, as they came, by what they became
-    (what a query about them sends)."""
+    (what a query about them sends); ``size`` the bytes of the body it was read from."""
 
     def __init__(self, result: list, notes: Notes = WHOLE,
-                 originals: Mapping[str, str] | None = None) -> None:
+                 originals: Mapping[str, str] | None = None, size: int = 0) -> None:
         self._result = result  # RECORDS (decode's fast path, past's), or dicts as JSON reads
         self.notes = notes
         self.originals = originals or {}
+        self.size = size  # 0: not read from a body
 
     def __len__(self) -> int:
         return len(self._result)
@@ -216,7 +217,7 @@ class PromClient:
                                      **self._distributed(recent)}, budget=budget)
         fast = instant_vector(answer.content)
         if fast is not None:
-            return Vector(*fast)
+            return Vector(*fast, size=len(answer.content))
         originals: dict[str, str] = {}
         payload = self._payload(answer, "POST", originals)
         data = payload["data"]
@@ -225,7 +226,7 @@ class PromClient:
         if not (isinstance(result, list) and all(isinstance(item, dict) for item in result)):
             raise QueryError("bad answer", "expected an instant vector")
         notes = Notes.of(payload.get("warnings"), payload.get("infos"), payload.get("isPartial"))
-        return Vector(result, notes, originals)
+        return Vector(result, notes, originals, len(answer.content))
 
     def metric_names(self, since: float) -> list[str]:
         """The names of the metrics that had samples since ``since`` (epoch seconds)."""

@@ -209,8 +209,8 @@ class FleetReader:
         budget = ByteBudget(FLEET_BYTES)
         answers: dict[str, Vector] = {}
         errors: dict[str, str] = {}
-        for key, outcome in answers_of(self.client, queries, budget, _gives_up,
-                                       threading.Event()):
+        for key, outcome, _ in answers_of(self.client, queries, budget, _gives_up,
+                                          threading.Event(), self.clock):
             if isinstance(outcome, Vector):
                 answers[key] = outcome
             else:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ...core.model import MISSING
+from ...core.model import MISSING, QueryTime
 from ...settings.config import MetricQuery
 from . import promql
 from .client import QueryError, Sample, Vector
@@ -25,7 +25,8 @@ Answers = dict[str, Vector]  # query key -> what it returned
 @dataclass
 class Polled:
     """What one poll's answers said, joined: values per metric, the job's values, each rank's
-    newest sample time; and which queries failed, were not sent, or came back empty."""
+    newest sample time; which queries failed, were not sent, or came back empty; and how
+    long each took to answer."""
 
     values: dict[str, list[float]] = field(default_factory=dict)
     shows: dict[str, str] = field(default_factory=dict)
@@ -39,6 +40,8 @@ class Polled:
     not_sent: int = 0
     partial: dict[str, None] = field(default_factory=dict)  # why answers lack series, once each
     infos: dict[str, None] = field(default_factory=dict)  # the backend's notes, once each
+    waited: dict[str, float] = field(default_factory=dict)  # query key -> seconds to answer
+    slowest: QueryTime | None = None  # the query whose answer took longest to come
 
     def took(self, key: str, answer: Vector) -> None:
         """Count ``answer`` as in (what the backend said beside it kept), before it is
@@ -48,6 +51,14 @@ class Polled:
             self.empty.add(key)
         self.partial.update(dict.fromkeys(answer.notes.partial))
         self.infos.update(dict.fromkeys(answer.notes.infos))
+
+    def timed(self, key: str, seconds: float, size: int = 0) -> None:
+        """Count that ``key``'s answer (``size`` bytes; 0: not known) took ``seconds`` to
+        come, answered or failed (on a clock that stood still, as a past moment's does, none
+        is the slowest)."""
+        self.waited[key] = seconds
+        if seconds > (self.slowest.seconds if self.slowest is not None else 0.0):
+            self.slowest = QueryTime(key, seconds, size)
 
 
 def per_rank(answer: Vector, several: bool, n: int, rank_of: RankOf

@@ -206,13 +206,16 @@ class PrometheusSource(Source):
 
     def _answers(self, queries: dict[str, str], budget: ByteBudget, polled: Polled,
                  stop: threading.Event) -> Iterator[tuple[str, Vector]]:
-        """The answers to ``queries`` as they come in; failures and queries not sent are
-        counted in ``polled``."""
-        for key, answer in prom_batch.answers(self.reader, queries, budget, _gives_up, stop):
+        """The answers to ``queries`` as they come in; failures, queries not sent and how
+        long each answer took are counted in ``polled``."""
+        for key, answer, seconds in prom_batch.answers(self.reader, queries, budget, _gives_up,
+                                                       stop, self.clock):
             if isinstance(answer, Vector):
+                polled.timed(key, seconds, answer.size)
                 polled.took(key, answer)
                 yield key, answer
             elif isinstance(answer, QueryError):
+                polled.timed(key, seconds)
                 polled.failures.append(answer)
             else:  # prom_batch.NOT_SENT
                 polled.not_sent += 1
@@ -278,6 +281,11 @@ class PrometheusSource(Source):
                            f"{polled.not_sent} more queries not sent"))
 
     # -- querying ----------------------------------------------------------------------
+
+    @property
+    def recorded(self) -> frozenset[str]:
+        """The metrics Prometheus records by rank (prom_rules), as the last poll found."""
+        return self._recorded
 
     def queries(self) -> dict[str, str]:
         """Every query of the poll under way (else the next one), by what it is for."""

@@ -1,9 +1,10 @@
 """What the Prometheus source's status says after a poll that read something.
 
 Its health and why (some queries failed, the backend warned, no series, nothing new, a slow
-poll), and a detail line: where the ranks came from, how many GPUs DCGM matched, ranks left
-out, how old the newest sample is, and what the finder found. The sample interval it gives
-is the oldest the newest sample was found in the last few polls.
+poll, with the query it waited on longest: slow_poll), and a detail line: where the ranks
+came from, how many GPUs DCGM matched, ranks left out, how old the newest sample is, what
+the finder found, and, after a slow poll, what the recording rules would take out of it.
+The sample interval it gives is the oldest the newest sample was found in the last few polls.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from ...core.model import Frame, Health, SourceStatus
 from .client import VICTORIA_METRICS
 from .join import Polled
 from .ranks import PROBE_METRIC
+from .slow_poll import RulesSaving, is_slow, rules_note, rules_saving, slow_words
 
 if TYPE_CHECKING:
     from .source import PrometheusSource
 
-SLOW_SECONDS = 5.0
 AGES_KEPT = 10  # polls whose newest sample's age tells the sample interval
 OLD_DATA_SECONDS = 5.0  # newest sample older than this: the status says how old
 
@@ -36,14 +37,17 @@ class PollReport:
                asked: int) -> SourceStatus:
         """The source's status after a poll of ``asked`` queries that took ``took`` s."""
         now = source.clock()
+        saving = (rules_saving(source.settings, source.recorded, polled.waited)
+                  if is_slow(took, source.settings.refresh_seconds) else None)
         health, message = _verdict(source, frame, polled, took, asked)
         last = source.status()
         since = last.since if last.health is health else now
-        return SourceStatus(source.name, health, since=since, message=message,
-                            last_ok=now, detail=_detail(source, frame, now - polled.latest),
+        return SourceStatus(source.name, health, since=since, message=message, last_ok=now,
+                            detail=_detail(source, frame, now - polled.latest, saving),
                             poll_seconds=took,
                             sample_interval=self._sample_interval(now, polled.latest),
-                            partial=tuple(polled.partial), infos=tuple(polled.infos))
+                            partial=tuple(polled.partial), infos=tuple(polled.infos),
+                            slowest=polled.slowest)
 
     def _sample_interval(self, now: float, newest: float) -> float:
         """About how often the data is sampled: the oldest the newest sample was found in
@@ -69,8 +73,8 @@ def _verdict(source: PrometheusSource, frame: Frame, polled: Polled, took: float
         return Health.STALE, (f"no rank has a sample newer than "
                               f"{source.rank_settings.stale_after_seconds:.0f} s: are the "
                               f"exporters running?")
-    if took > max(SLOW_SECONDS, source.settings.refresh_seconds):
-        return Health.SLOW, f"slow: the poll took {took:.1f} s"
+    if is_slow(took, source.settings.refresh_seconds):
+        return Health.SLOW, slow_words(took, polled.slowest)
     return Health.OK, ""
 
 
@@ -101,11 +105,13 @@ def short_reason(reason: str) -> str:
     return f"{store.group(1)}: {last}"
 
 
-def _detail(source: PrometheusSource, frame: Frame, age: float) -> str:
+def _detail(source: PrometheusSource, frame: Frame, age: float, saving: RulesSaving | None
+            ) -> str:
     matched = sum(1 for v in frame.values.get(PROBE_METRIC, ()) if not math.isnan(v))
     rank_map = source.rank_map
     notes = [f"ranks from {rank_map.source}, DCGM {matched}/{len(rank_map)}",
-             rank_map.left_out, _age_note(source, age), source.finder.status_note()]
+             rank_map.left_out, _age_note(source, age), source.finder.status_note(),
+             rules_note(saving) if saving is not None else ""]
     return "; ".join(note for note in notes if note)
 
 
