@@ -466,6 +466,9 @@ class PrometheusSource(Source):
         copy.counters = SlowCounters(full_every=1)  # one form of each query: windows shared
         if self.rank_map.ranks:
             copy.expected_join, copy._recorded = self.learner.join.labels, self._recorded
+            # the ways that answer now: a copy's first moment asks its queries in the form
+            # the others do, and shares their windows instead of reading its own
+            copy._ways, copy._way_gpus = dict(self._ways), dict(self._way_gpus)
             copy._queries = copy._sending = copy._make_queries()
         copy.learner.may_guess = not self.rank_map.ranks or ranks.is_guessed(self.rank_map)
         copy.name, copy.job_name, copy.configured = self.name, self.job_name, self.configured

@@ -455,3 +455,14 @@ def test_a_moment_in_the_newest_window_read_before_is_not_read_again_once_now_mo
     assert [s.value for s in later.query("a")] == [22.0]
     assert [(start, end) for _, start, end, _ in backend.ranged] == [(16.0, 18.0),
                                                                        (16.0, 22.0)]
+
+
+def test_a_past_reads_first_moment_asks_the_queries_its_later_moments_do(settings, client):
+    source = watching(settings, client)
+    client.now = NOW + 100
+    source.poll_now()
+    source.poll_now()  # sm_active answers one way only: asked that way alone from now on
+    asked = set(source.queries().values())
+    client.ranged.clear()
+    list(source.frames_at([NOW + i * STEP for i in range(3)]))
+    assert client.ranged and {expression for expression, *_ in client.ranged} <= asked
