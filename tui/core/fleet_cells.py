@@ -24,7 +24,7 @@ def cells(row: JobRow) -> dict[str, str]:
     """Each column's words for one job."""
     f = row.facts
     return {"job": plain(f.name, NAME_CHARS), "ranks": ranks(row),
-            "progress": progress(row), "worst": row.worst, "alerts": alerts(row),
+            "progress": progress(row), "worst": worst(row), "alerts": alerts(row),
             "goodput": goodput(f.goodput), "owner": plain(f.owner, NAME_CHARS),
             "shares": shares(row)}
 
@@ -40,6 +40,11 @@ def progress(row: JobRow) -> str:
         return row.worst  # "stalled 4 min"
     steps = row.facts.steps
     return UNKNOWN if steps is None else f"{steps:.0f} steps"
+
+
+def worst(row: JobRow) -> str:
+    """The worst fault that the progress column does not already say."""
+    return row.next_worst if row.stalled_seconds is not None else row.worst
 
 
 def alerts(row: JobRow) -> str:

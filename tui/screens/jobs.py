@@ -176,7 +176,8 @@ def _matches(row: JobRow, needle: str) -> bool:
     if not needle:
         return True
     f = row.facts
-    return any(needle in text.casefold() for text in (f.name, f.owner, row.worst))
+    return any(needle in text.casefold()
+               for text in (f.name, f.owner, row.worst, row.next_worst))
 
 
 class JobConsoleScreen(ClusterScreen):

@@ -28,3 +28,20 @@ def test_sharing_is_healthy_and_in_the_document_made_plain():
                              version="1")
     [others] = document["jobs"][0]["shared_nodes"]["gpu-node-056"]
     assert others.startswith("job") and "\x1b" not in others
+
+
+def test_a_stall_is_said_once_in_progress_and_worst_names_what_comes_after_it():
+    stalled = judge(JobFacts("llama", 512, 512, steps=0.0), NOW)
+    said = cells(stalled)
+    assert said["progress"] == "stalled ≥ 2 min" and said["worst"] == ""
+    with_xid = judge(JobFacts("llama", 512, 512, steps=0.0, xid_gpus=1), NOW)
+    said = cells(with_xid)
+    assert said["progress"] == "stalled ≥ 2 min" and said["worst"] == "XID on 1 GPU"
+    document = jobs_document([with_xid], time=NOW, source="demo", recorded=False, errors={},
+                             version="1")
+    assert document["jobs"][0]["worst"] == "stalled ≥ 2 min"  # the document names the worst
+
+
+def test_a_running_jobs_worst_is_its_worst():
+    row = judge(JobFacts("llama", 512, 512, steps=30.0, xid_gpus=1, ecc_gpus=2), NOW)
+    assert cells(row)["worst"] == "XID on 1 GPU" and row.next_worst == "ECC errors on 2 GPUs"
