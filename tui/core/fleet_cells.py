@@ -8,7 +8,7 @@ to a length), never shown as they came.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .document import finite
 from .fleet import JobRow, unhealthy
@@ -18,6 +18,10 @@ JOBS_SCHEMA_VERSION = 1
 NAME_CHARS = 60
 COLUMNS = ("job", "ranks", "progress", "worst", "alerts", "goodput", "owner", "shares")
 UNKNOWN = "?"
+# The free-text columns cut, in this order, for the list to fit a narrow terminal; no column
+# cut below NARROWEST characters.
+SHRINKING = ("shares", "owner", "job")
+NARROWEST = 12
 
 
 def cells(row: JobRow) -> dict[str, str]:
@@ -76,6 +80,24 @@ def headline(rows: Sequence[JobRow]) -> str:
     bad = unhealthy(rows)
     jobs = f"{len(rows)} job{'s' * (len(rows) != 1)}"
     return f"{jobs}, {bad} unhealthy" if bad else f"{jobs}, all healthy"
+
+
+def fitted(lines: Sequence[Mapping[str, str]], room: int) -> dict[str, int]:
+    """Each column's width: its widest line's, the free-text columns cut (``SHRINKING``) as far
+    as needed for them all to fit in ``room`` characters, where they can."""
+    widths = {column: max((len(line[column]) for line in lines), default=0)
+              for column in COLUMNS}
+    over = sum(widths.values()) - room
+    for column in SHRINKING:
+        cut_by = max(0, min(over, widths[column] - NARROWEST))
+        widths[column] -= cut_by
+        over -= cut_by
+    return widths
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: a longer one ends with "…"."""
+    return text if len(text) <= width else text[:max(0, width - 1)] + "…"
 
 
 def jobs_document(rows: Sequence[JobRow], *, time: float, source: str, recorded: bool,
