@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..core.fleet import JobRow, ranked, unhealthy
-from ..core.fleet_cells import COLUMNS, cells, headline, jobs_document
+from ..core.fleet_cells import COLUMNS, cells, cut, headline, jobs_document
 from ..core.moment import shown_full
 from ..core.text import plain
 from ..settings.config import Settings
@@ -64,6 +64,4 @@ def as_text(rows: Sequence[JobRow], read: FleetRead, source: str) -> str:
 
 
 def _cut(words: dict[str, str]) -> dict[str, str]:
-    return {column: (text if len(text) <= WIDEST.get(column, len(text))
-                     else text[:WIDEST[column] - 1] + "…")
-            for column, text in words.items()}
+    return {column: cut(text, WIDEST.get(column, len(text))) for column, text in words.items()}

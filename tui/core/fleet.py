@@ -72,6 +72,7 @@ class JobRow:
     verdict: Verdict
     worst: str  # the worst thing the list can tell, in words ("" when healthy)
     stalled_seconds: float | None  # how long it has made no step, where stalled
+    next_worst: str = ""  # the second worst, in words ("" when there is none)
 
     @property
     def healthy(self) -> bool:
@@ -86,11 +87,12 @@ class JobRow:
 
 
 def judge(facts: JobFacts, now: float, limits: Limits = Limits()) -> JobRow:
-    """The job's verdict and the words for its worst fault."""
+    """The job's verdict and the words for its worst fault and the one after it."""
     faults = _faults(facts, now, limits)
     verdict, worst = faults[0] if faults else (Verdict.HEALTHY, "")
     stalled = _stalled_seconds(facts, now, limits) if verdict is Verdict.STALLED else None
-    return JobRow(facts, verdict, worst, stalled)
+    next_worst = faults[1][1] if len(faults) > 1 else ""
+    return JobRow(facts, verdict, worst, stalled, next_worst)
 
 
 def ranked(jobs: Iterable[JobFacts], now: float, limits: Limits = Limits()) -> list[JobRow]:

@@ -8,7 +8,7 @@ to a length), never shown as they came.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from .document import finite
 from .fleet import JobRow, unhealthy
@@ -18,13 +18,17 @@ JOBS_SCHEMA_VERSION = 1
 NAME_CHARS = 60
 COLUMNS = ("job", "ranks", "progress", "worst", "alerts", "goodput", "owner", "shares")
 UNKNOWN = "?"
+# The free-text columns cut, in this order, for the list to fit a narrow terminal; no column
+# cut below NARROWEST characters.
+SHRINKING = ("shares", "owner", "job")
+NARROWEST = 12
 
 
 def cells(row: JobRow) -> dict[str, str]:
     """Each column's words for one job."""
     f = row.facts
     return {"job": plain(f.name, NAME_CHARS), "ranks": ranks(row),
-            "progress": progress(row), "worst": row.worst, "alerts": alerts(row),
+            "progress": progress(row), "worst": worst(row), "alerts": alerts(row),
             "goodput": goodput(f.goodput), "owner": plain(f.owner, NAME_CHARS),
             "shares": shares(row)}
 
@@ -40,6 +44,11 @@ def progress(row: JobRow) -> str:
         return row.worst  # "stalled 4 min"
     steps = row.facts.steps
     return UNKNOWN if steps is None else f"{steps:.0f} steps"
+
+
+def worst(row: JobRow) -> str:
+    """The worst fault that the progress column does not already say."""
+    return row.next_worst if row.stalled_seconds is not None else row.worst
 
 
 def alerts(row: JobRow) -> str:
@@ -71,6 +80,24 @@ def headline(rows: Sequence[JobRow]) -> str:
     bad = unhealthy(rows)
     jobs = f"{len(rows)} job{'s' * (len(rows) != 1)}"
     return f"{jobs}, {bad} unhealthy" if bad else f"{jobs}, all healthy"
+
+
+def fitted(lines: Sequence[Mapping[str, str]], room: int) -> dict[str, int]:
+    """Each column's width: its widest line's, the free-text columns cut (``SHRINKING``) as far
+    as needed for them all to fit in ``room`` characters, where they can."""
+    widths = {column: max((len(line[column]) for line in lines), default=0)
+              for column in COLUMNS}
+    over = sum(widths.values()) - room
+    for column in SHRINKING:
+        cut_by = max(0, min(over, widths[column] - NARROWEST))
+        widths[column] -= cut_by
+        over -= cut_by
+    return widths
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: a longer one ends with "…"."""
+    return text if len(text) <= width else text[:max(0, width - 1)] + "…"
 
 
 def jobs_document(rows: Sequence[JobRow], *, time: float, source: str, recorded: bool,

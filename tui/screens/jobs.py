@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Input, Static
 
 from ...widgets.key_footer import KeyFooter
 from ..core.fleet import JobRow, Verdict
-from ..core.fleet_cells import COLUMNS, cells, headline
+from ..core.fleet_cells import COLUMNS, cells, cut, fitted, headline
 from ..core.moment import ago
 from ..engine.fleet_snapshot import FleetSnapshot
 from ..screens.cluster import ClusterScreen
@@ -108,14 +108,27 @@ class JobsScreen(Screen):
         keep = self.selected_job()
         needle = self.filter_text.casefold()
         self.shown = [row for row in self.snapshot.rows if _matches(row, needle)]
+        said = [cells(row) for row in self.shown]
+        widths = fitted([TITLES, *said], self._room(table))
         table.clear()
-        for row in self.shown:
+        for row, words in zip(self.shown, said, strict=True):
             style = self.get_component_rich_style(STYLE_OF[row.verdict], partial=True)
-            words = cells(row)
-            table.add_row(*(Text(words[column], style=style) for column in COLUMNS))
+            table.add_row(*(Text(cut(words[column], widths[column]), style=style)
+                            for column in COLUMNS))
         names = [row.facts.name for row in self.shown]
         if keep in names:  # the cursor stays on its job as the rows move
             table.move_cursor(row=names.index(keep), animate=False)
+
+    def _room(self, table: DataTable) -> int:
+        """The characters the cells have in a row: the table's width less the cells' padding,
+        and the vertical scrollbar's where the rows will not all show."""
+        padding = 2 * table.cell_padding * len(COLUMNS)
+        scrolls = len(self.shown) + 1 > table.size.height  # the rows and the titles
+        bar = table.styles.scrollbar_size_vertical if scrolls else 0
+        return table.size.width - padding - bar
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._draw)  # once the table has its new size
 
     def _draw_header(self) -> None:
         s = self.snapshot
@@ -176,7 +189,8 @@ def _matches(row: JobRow, needle: str) -> bool:
     if not needle:
         return True
     f = row.facts
-    return any(needle in text.casefold() for text in (f.name, f.owner, row.worst))
+    return any(needle in text.casefold()
+               for text in (f.name, f.owner, row.worst, row.next_worst))
 
 
 class JobConsoleScreen(ClusterScreen):

@@ -43,6 +43,11 @@ WARMUP_POLLS = 3  # before this many polls, "no anomalies" means "still checking
 # A replayed moment starts this long before its longest hold, so that a condition confirmed
 # at the moment was also seen beginning, and fail-slow has its baseline.
 REPLAY_MARGIN_SECONDS = 30.0
+# A tokens/s reading is a rate over a window: a counter's rate over the last minute (as
+# discovery reads one), a step's tokens over its time. For this long after a job stall (most
+# GPUs idle) the rate still covers the stall: a low one is the stall's, not a new drop. A drop
+# that outlasts it is raised then, and confirmed its hold later.
+RATE_WINDOW_SECONDS = 60.0
 
 __all__ = ["Anomaly", "Detectors"]
 
@@ -77,6 +82,7 @@ class Detectors:
         self.polls = 0
         self.loss = LossRule(s.loss_window_seconds, s.loss_rise, s.loss_spreads)
         self._tokens: deque[tuple[float, float]] = deque()
+        self._stalled_at: float | None = None  # the last poll with a job stall
 
     def update(self, frame: Frame, rank_map: RankMap | None = None,
                progressing: bool = True,
@@ -103,9 +109,11 @@ class Detectors:
                                             summaries)
         step = summaries.median("step_time")
         fail_slow = self.fail_slow.update(frame.time, step, bool(stragglers) or not progressing)
+        sm_stall = self._sm_stall(frame, up, summaries)
+        if any(a.kind == "job_stall" for a in sm_stall):
+            self._stalled_at = frame.time
         found = [
-            *self.liveness.update(frame, up), *self._thermal(frame, summaries),
-            *self._sm_stall(frame, up, summaries),
+            *self.liveness.update(frame, up), *self._thermal(frame, summaries), *sm_stall,
             *stragglers, *fail_slow, *self._nvlink(frame), *hardware,
             *self._loss_divergence(frame), *self._throughput(frame),
         ]
@@ -281,13 +289,22 @@ class Detectors:
         tokens = frame.job.get("tokens_per_s", float("nan"))
         if is_missing(tokens):
             return self.holds["throughput"].update(frame.time, {}, unseen=EVERY_KEY)
-        _push(self._tokens, frame.time, tokens, self.s.throughput_window_seconds)
-        typical = median(v for _, v in self._tokens)
+        since_stall = self._since_stall(frame.time)
+        if since_stall >= RATE_WINDOW_SECONDS:  # a stall's rates are not the job's usual one
+            _push(self._tokens, frame.time, tokens, self.s.throughput_window_seconds)
+        typical = median(v for _, v in self._tokens) if self._tokens else 0.0
         holding: dict[object, str] = {}
-        if typical > 0 and tokens < self.s.throughput_fraction * typical:
+        low = typical > 0 and tokens < self.s.throughput_fraction * typical
+        # during a job stall a low rate is the stall's, shown beside it; just after it, a rate
+        # that still covers the stall says nothing new
+        if low and not 0 < since_stall < RATE_WINDOW_SECONDS:
             holding[None] = (f"{tokens / 1e6:.2f} M tokens/s, {tokens / typical:.2f}x the "
                              f"recent median ({typical / 1e6:.2f} M)")
         return self.holds["throughput"].update(frame.time, holding)
+
+    def _since_stall(self, now: float) -> float:
+        """Seconds since the last poll with a job stall (0: this one; inf: none seen)."""
+        return float("inf") if self._stalled_at is None else now - self._stalled_at
 
 
 def _lowest(links: Sequence[float], ranks: Sequence[int], shown: int = 3) -> str:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from ranktop.tui.core import ranks
 from ranktop.tui.core.config_values import DetectSettings
-from ranktop.tui.core.detect.detectors import Detectors
+from ranktop.tui.core.detect.detectors import RATE_WINDOW_SECONDS, Detectors
 from ranktop.tui.core.model import Frame, RankMap
 from ranktop.tui.simulator.cluster import SimCluster
 from ranktop.tui.simulator.scenario import load_scenario
@@ -215,6 +215,26 @@ def test_throughput_drop_is_job_wide_and_sustained():
     frames = [healthy(t, job={"tokens_per_s": 3.7e6 if t < 60 else 0.4e6}) for t in times(100)]
     found = run(frames)
     assert found[("throughput", None)] >= 60 + SETTINGS.throughput_seconds
+
+
+def test_a_throughput_drop_that_outlasts_a_job_stall_is_raised_once_its_rate_is_past_it():
+    idle = {r: 5.0 for r in range(N)}
+    stall_end = 90.0
+    frames = [healthy(t, job={"tokens_per_s": 3.7e6}) if t < 60 else
+              healthy(t, sm_active=idle, job={"tokens_per_s": 0.0}) if t < stall_end else
+              healthy(t, job={"tokens_per_s": 0.4e6}) for t in times(200)]
+    detectors = Detectors(SETTINGS, RANK_MAP)
+    after: dict[float, bool] = {}  # when throughput showed after the stall: confirmed?
+    for frame in frames:
+        for anomaly in detectors.update(frame):
+            if anomaly.kind == "throughput" and frame.time >= stall_end:
+                after[frame.time] = anomaly.confirmed
+    shown = sorted(after)
+    confirmed = [t for t in shown if after[t]]
+    # not on the first readings after the stall, whose rate still covers it; then held
+    assert shown[0] >= stall_end + RATE_WINDOW_SECONDS - 2.0
+    assert confirmed[0] <= stall_end + RATE_WINDOW_SECONDS + SETTINGS.throughput_seconds
+    assert confirmed == [t for t in times(200) if t >= confirmed[0]]
 
 
 @pytest.fixture(scope="module")
