@@ -62,10 +62,11 @@ def present_median(values: Sequence[float] | None) -> float:
 
 def summarise(values: Sequence[float]) -> Summary | None:
     """(min, median, max) over the values that are present, or None if none are."""
-    present = [v for v in values if v == v]  # not NaN
+    # sorted once for its ends; the median's own sort of a sorted list is a single pass
+    present = sorted([v for v in values if v == v])  # not NaN
     if not present:
         return None
-    return min(present), median(present), max(present)
+    return present[0], median(present), present[-1]
 
 
 class FrameSummaries:

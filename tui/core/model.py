@@ -42,14 +42,20 @@ def as_count(value: float) -> float:
     return value if 0 <= value <= MAX_COUNT else MISSING
 
 
+_INFINITY = array("f", [math.inf]).tobytes()
+_MINUS_INFINITY = array("f", [-math.inf]).tobytes()
+
+
 def bounded(values: Sequence[float]) -> Sequence[float]:
     """``values`` themselves when each is NaN or a 32-bit float's finite range holds it (as
     nearly always), else a list of them ``bounded_value``."""
     try:
-        packed = array("f", values)  # a value past the range becomes an infinity here
+        packed = array("f", values).tobytes()  # a value past the range: an infinity here
     except OverflowError:
-        packed = array("f", [math.inf])
-    if math.inf in packed or -math.inf in packed:
+        packed = _INFINITY
+    # a byte search, not a float comparison per value; a match across two values only
+    # costs the exact pass, whose values come out the same
+    if _INFINITY in packed or _MINUS_INFINITY in packed:
         return [bounded_value(value) for value in values]
     return values
 
@@ -187,9 +193,11 @@ class Frame:
         """For each rank, whether any metric has a value for it."""
         up = [False] * n_ranks
         for series in self.values.values():
-            for rank, value in enumerate(series[:n_ranks]):
-                if not up[rank] and value == value:
-                    up[rank] = True
+            part = series[:n_ranks]
+            up[:len(part)] = [known or value == value
+                              for known, value in zip(up, part, strict=False)]
+            if all(up):  # as nearly always after the first metric: the others cannot add
+                break
         return up
 
 

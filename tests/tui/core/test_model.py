@@ -3,7 +3,9 @@ named a GPU for it."""
 
 from __future__ import annotations
 
-from ranktop.tui.core.model import Rank
+import math
+
+from ranktop.tui.core.model import FLOAT32_MAX, Frame, Rank, bounded
 
 
 def test_a_rank_whose_gpu_data_named_its_gpu_is_placed_on_that_gpu():
@@ -29,3 +31,22 @@ def test_a_pod_follows_the_local_rank_as_it_follows_the_gpu():
     rank = Rank(3, "node-b", 1, 1, pod="trainer-1", gpu_named=False)
     assert rank.place == "node-b local rank 1 pod trainer-1"
     assert Rank(3, "node-b", 1, 1, pod="trainer-1").place == "node-b GPU 1 pod trainer-1"
+
+
+def test_a_rank_is_up_where_any_metric_has_a_value_for_it() -> None:
+    nan = float("nan")
+    frame = Frame(time=0.0, values={"a": [1.0, nan, nan], "b": [nan, 2.0], "c": [nan] * 3})
+    assert frame.ranks_up(3) == [True, True, False]
+    assert frame.ranks_up(4) == [True, True, False, False]  # a rank past every series
+    assert Frame(time=0.0, values={}).ranks_up(2) == [False, False]
+
+
+def test_values_past_a_32_bit_float_are_bounded_and_the_others_kept_as_they_are() -> None:
+    plain = [1.0, float("nan"), -3.5, FLOAT32_MAX]
+    assert bounded(plain) is plain
+    huge = bounded([1.0, 1e300, -1e300, float("inf")])
+    assert huge[:3] == [1.0, FLOAT32_MAX, -FLOAT32_MAX] and math.isnan(huge[3])
+    # bytes that read as an infinity only across two values (00 00 | 80 7f): the same
+    # values come back
+    across = [0.0, 32640 * 2.0 ** -149]
+    assert bounded(across) == across
