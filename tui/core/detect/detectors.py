@@ -166,7 +166,7 @@ class Detectors:
         severe: dict[object, str] = {}
         figures: dict[object, str] = {}
         typical_clock = summaries.median("sm_clock")
-        for rank in range(len(self.rank_map)):
+        for rank in self._thermal_candidates(temps, bits):
             temp = _at(temps, rank)
             flags = _at(bits, rank)
             throttled = not is_missing(flags) and int(flags) & THERMAL_BITS
@@ -185,14 +185,25 @@ class Detectors:
         return self.holds["thermal"].update(frame.time, holding, severe, figures,
                                             unseen=unseen)
 
+    def _thermal_candidates(self, temps: Sequence[float] | None,
+                            bits: Sequence[float] | None) -> list[int]:
+        """The ranks over the temperature bar or with a thermal throttle bit set, by rank:
+        picked in one pass per metric, the rest never looked at one by one."""
+        n, limit = len(self.rank_map), self.s.temperature_c
+        hot = {rank for rank, temp in enumerate((temps or ())[:n]) if temp > limit}  # NaN: no
+        hot.update(rank for rank, flags in enumerate((bits or ())[:n])
+                   if flags and flags == flags and int(flags) & THERMAL_BITS)
+        return sorted(hot)
+
     def _sm_stall(self, frame: Frame, up: list[bool],
                   summaries: FrameSummaries) -> list[Anomaly]:
         sm = frame.values.get("sm_active")
         if sm is None:
             return [anomaly for name in ("sm_stall", "job_stall")
                     for anomaly in self.holds[name].update(frame.time, {}, unseen=EVERY_KEY)]
-        low = {r: f"SM activity {sm[r]:.0f} %" for r in range(len(self.rank_map))
-               if not is_missing(_at(sm, r)) and sm[r] < self.s.sm_active_pct}
+        low = {r: f"SM activity {value:.0f} %"  # NaN is below nothing
+               for r, value in enumerate(sm[:len(self.rank_map)])
+               if value < self.s.sm_active_pct}
         live = sum(up) or 1
         typical = summaries.median("sm_active")
         if len(low) > self.s.job_stall_share * live:

@@ -167,9 +167,8 @@ class Ledger:
     def _rising(self, counter: Counter, values: Sequence[float],
                 entries: dict[int, list[LedgerEntry]]) -> dict[int, str]:
         rising: dict[int, str] = {}
-        for rank, total in enumerate(values):
-            if is_missing(total) or total <= 0:
-                continue
+        counting = [(rank, total) for rank, total in enumerate(values) if total > 0]  # NaN: no
+        for rank, total in counting:
             then = self._baseline(counter.metric, rank, total)
             rise = total - then if total >= then else total
             # Once past its bar, a counter stays an anomaly while it is still up in the
