@@ -215,7 +215,7 @@ class Pipeline:
         """Read the past up to the refresh step before ``now`` in a thread of its own, as a
         console watching since long before would have it. The past is not written to the
         event log: what is active when the caught-up analyser takes over is."""
-        replay = Replay(self.settings, self.source)
+        replay = Replay(self.settings, self.source, logs=self.logs)  # its files found once
         reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ranktop-catch-up")
         catch_up = CatchUp(Future(), replay.replay_seconds,
                            Analyser(self.settings, self.source.job_name, None, None),

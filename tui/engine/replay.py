@@ -94,13 +94,15 @@ class Replay:
     them in a thread). One replay at a time."""
 
     def __init__(self, settings: Settings, source: Source,
-                 triage_wait: float = TRIAGE_WAIT_SECONDS) -> None:
+                 triage_wait: float = TRIAGE_WAIT_SECONDS, logs: RankLogs | None = None
+                 ) -> None:
         self.settings = settings
         self.source = source
         self.step = settings.refresh_seconds
         self.triage_wait = triage_wait
         self.replay_seconds = Detectors(settings.detect).replay_seconds
-        self._logs = RankLogs(settings.log_spec or source.log_spec)
+        # the live pipeline's, where given: the ranks' files it found are not looked for again
+        self._logs = logs or RankLogs(settings.log_spec or source.log_spec)
         self.frames = PastFrames(source)
         self._analyses: OrderedDict[float, Analysis] = OrderedDict()
         self._last: _Replayed | None = None  # the newest replay, to go on from

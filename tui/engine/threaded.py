@@ -38,7 +38,7 @@ class ThreadEngine:
         self.source = source
         self.job_name = source.job_name
         self.pipeline = Pipeline(settings, source, event_log, clock)
-        self.replay = Replay(settings, source)
+        self.replay = Replay(settings, source, logs=self.pipeline.logs)
         self.prefetch = Prefetch(self.replay)  # the moments next to the one shown
         self.rank_data = RankData(settings, source.job_name, event_log, self.pipeline.logs,
                                   settings.alertmanager_url, source)
