@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale_prometheus import ROOT, serving  # noqa: E402
+from scale_prometheus import ROOT, serving
 
 SESSION = "ranktop-bench-console"
 
