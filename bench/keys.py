@@ -10,6 +10,9 @@ is printed, as the figures depend on what else runs.
     .venv/bin/python bench/keys.py [--rounds 5] [--escdelay MS]
     .venv/bin/python bench/keys.py --polling 2048 --rounds 2   # 16,384 ranks, polling
     .venv/bin/python bench/keys.py --polling 2048 --engine process  # its engine apart
+
+With --polling, the same keys are then timed against ``minimal_app.py`` (a Textual app that
+does nothing else) in the same run: the floor Textual and the pty set on this machine.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from ptyrun import PtyApp
 
@@ -100,6 +104,20 @@ def measure_while_polling(nodes: int, presses: int = 10, timeout: float = 120.0,
             "samples": len(times)}
 
 
+def measure_minimal(presses: int = 10, timeout: float = 30.0, gap: float = 0.37) -> dict:
+    """The same jump keys against ``minimal_app.py``, a Textual app that does nothing else:
+    what Textual and the pty cost on this machine now, beside ranktop's figure."""
+    program = [sys.executable, str(Path(__file__).with_name("minimal_app.py"))]
+    with PtyApp([], cols=120, rows=40, program=program) as app:
+        first = app.wait_for_text("ranks 0/0 up", timeout)
+        times = [t * 1000 for t in jump_latencies(app, presses, 16384, timeout, gap)]
+        app.quit(timeout, keys="q")
+    ordered = sorted(times)
+    return {"first_ms": first * 1000, "median_ms": statistics.median(times),
+            "p90_ms": ordered[int(0.9 * (len(ordered) - 1))], "max_ms": ordered[-1],
+            "samples": len(times)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -119,6 +137,10 @@ def main() -> int:
         print(f"{r['ranks']} ranks, engine in a {args.engine}, polling: keypress to frame "
               f"median {r['median_ms']:.0f} ms, "
               f"p90 {r['p90_ms']:.0f} ms, worst {r['max_ms']:.0f} ms ({r['samples']} keys)")
+        m = measure_minimal(presses=10 * args.rounds, timeout=args.timeout)
+        print(f"a minimal Textual app, the same keys: median {m['median_ms']:.0f} ms, "
+              f"p90 {m['p90_ms']:.0f} ms, worst {m['max_ms']:.0f} ms ({m['samples']} keys); "
+              f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return 0
     env = {} if args.escdelay is None else {"ESCDELAY": str(args.escdelay)}
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
