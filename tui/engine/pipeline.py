@@ -240,6 +240,7 @@ class Pipeline:
                 return None
             finally:
                 replay.close()
+                self.source.forget_past()  # the windows read: a late start's alone
 
         catch_up.reading = reader.submit(read)
         reader.shutdown(wait=False)

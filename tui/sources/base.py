@@ -76,6 +76,10 @@ class Source:
         twice or out of order: read moment by moment instead), to say with the moment."""
         return ()
 
+    def forget_past(self) -> None:
+        """Let go of what was kept of the past's answers (a late start's catch-up has read
+        the minutes it needed, and will not read them again)."""
+
     def queries(self) -> dict[str, str]:
         """Every query of a poll, by what it is for ({}: a source that asks none)."""
         return {}

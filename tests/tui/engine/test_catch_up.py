@@ -112,3 +112,13 @@ def test_the_wait_is_read_from_the_environment(monkeypatch):
     assert pipeline_module.catch_up_wait_seconds() == 0.25
     monkeypatch.setenv(pipeline_module.CATCH_UP_WAIT_VARIABLE, "soon")
     assert pipeline_module.catch_up_wait_seconds() == pipeline_module.CATCH_UP_WAIT_SECONDS
+
+
+def test_the_catch_up_lets_go_of_the_past_it_read_once_done(tmp_path, monkeypatch):
+    pipeline, clock, _ = started(tmp_path, pipeline_module.CATCH_UP_WAIT_SECONDS * 100,
+                                 "forgets.jsonl")
+    forgotten = []
+    monkeypatch.setattr(pipeline.source, "forget_past", lambda: forgotten.append(True))
+    first = poll(pipeline, clock)
+    assert first.catching_up is None and forgotten == [True]
+

@@ -466,3 +466,13 @@ def test_a_past_reads_first_moment_asks_the_queries_its_later_moments_do(setting
     client.ranged.clear()
     list(source.frames_at([NOW + i * STEP for i in range(3)]))
     assert client.ranged and {expression for expression, *_ in client.ranged} <= asked
+
+
+def test_the_windows_kept_are_let_go_once_a_catch_up_is_done_with_them(settings, client):
+    source = watching(settings, client)
+    client.now = NOW + 100
+    source.poll_now()
+    list(source.frames_at([NOW + i * STEP for i in range(3)]))
+    assert len(source.ranges) > 0
+    source.forget_past()
+    assert len(source.ranges) == 0
