@@ -323,3 +323,20 @@ def test_a_frame_costs_in_proportion_to_the_ranks() -> None:
     small = min(frame_seconds(128) for _ in range(3))
     large = min(frame_seconds(2048) for _ in range(3))
     assert large / small < 40
+
+
+def test_clusters_built_alike_integrate_their_steps_once_and_step_alike(monkeypatch):
+    from ranktop.tui.simulator import cluster as cluster_module
+    monkeypatch.setattr(cluster_module, "_INTEGRATED", {})
+    integrated = []
+    real = cluster_module.SimCluster._integrate_steps
+
+    def counted(self):
+        integrated.append(self)
+        return real(self)
+    monkeypatch.setattr(cluster_module.SimCluster, "_integrate_steps", counted)
+    first, again = SimCluster(4, 8, 3), SimCluster(4, 8, 3)
+    other = SimCluster(4, 8, 4)  # another seed: GPUs of other speeds
+    assert len(integrated) == 2
+    assert [first.step_at(t) for t in (0, 100, 250)] == [again.step_at(t) for t in (0, 100, 250)]
+    assert integrated[1] is other
