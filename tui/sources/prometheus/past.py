@@ -232,10 +232,14 @@ class RangeCache:
     def let_go_if_idle(self, seconds: float = KEPT_IDLE_SECONDS) -> None:
         """Let go of every window once none was asked for ``seconds``: a console back at
         the live job keeps nothing of the past it scrubbed through."""
+        if self.clock() - self._used > seconds:
+            self.let_go()
+
+    def let_go(self) -> None:
+        """Let go of every window now (and read ranges again after one failed)."""
         with self._lock:
-            if self.clock() - self._used > seconds:
-                self._held.clear()
-                self.refused = False
+            self._held.clear()
+            self.refused = False
 
 
 class RangeClient:

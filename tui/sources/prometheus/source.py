@@ -453,7 +453,7 @@ class PrometheusSource(Source):
                                      self.settings.refresh_seconds)
 
     def forget_past(self) -> None:
-        self.ranges.let_go_if_idle(seconds=-1.0)  # at 16,384 ranks up to HELD_BYTES of them
+        self.ranges.let_go()  # at 16,384 ranks up to HELD_BYTES of them
 
     def past_said(self) -> tuple[str, ...]:
         return self.ranges.take_said()
