@@ -99,6 +99,7 @@ class RestartWatch:
         self._attempts = 0
         self._step = math.nan  # the job's step, and when it last changed
         self._moved_at: float | None = None
+        self._moved_before: float | None = None  # when it changed the time before that
         self._stood = False  # the job stood still while ranks were gone
         self._checkpoint = math.nan  # the job's last checkpoint step before they went
         self._last_time: float | None = None  # the seed's last point
@@ -117,6 +118,7 @@ class RestartWatch:
         self._named += [rank for rank in named if rank not in self._named]
         self._dead.update(dead)
         if not is_missing(step) and step != self._step:
+            self._moved_before = self._moved_at
             self._step, self._moved_at = step, now
         # The job stood still while ranks were gone: what follows their return is a restart
         # (from a checkpoint, or from where it stood); a job that stepped on without them
@@ -159,8 +161,11 @@ class RestartWatch:
 
     def _record(self, now: float, step: float, step_seconds: float, gpus: int) -> None:
         first, together = _first_gone(self._gone, self._named)
+        # with no rank seen going (they were gone before the first poll), the job stopped
+        # after the last poll that saw it step, not when it stepped again
+        stopped = self._moved_before if self._moved_before is not None else now
         died = (first.since if first is not None
-                else min((self._gone[r].since for r in together), default=now))
+                else min((self._gone[r].since for r in together), default=stopped))
         # resumed from the last checkpoint before the death, where the first step back
         # is past it; else from the step it went back to, or the one it stood at
         known = not is_missing(self._checkpoint) and self._checkpoint <= step

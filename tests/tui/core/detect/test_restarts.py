@@ -125,6 +125,19 @@ def test_ranks_back_while_the_job_still_stands_still_are_no_restart_until_it_ste
     assert (restart.resumed, restart.from_step, restart.steps_lost) == (T0 + 90, 50, 0)
 
 
+def test_a_restart_with_no_rank_seen_going_stopped_when_the_job_last_stepped():
+    # A console whose backend began scraping while a rank was already gone (never seen,
+    # so never down): the job stood still at step 60 from 30 s on, and stepped again from
+    # its checkpoint at 90 s. It stopped after 30 s, not when it came back.
+    polls = [(s, 30.0 + s, [], []) for s in range(0, 31)]
+    polls += [(s, 60.0, [], []) for s in range(32, 90, 2)]
+    polls += [(90, 50.0, [], []), (92, 52.0, [], [])]
+    (restart,) = run(RestartWatch(), polls)
+    assert (restart.rank, restart.died, restart.resumed) == (None, T0 + 30, T0 + 90)
+    assert "the job stopped after 08:00:30 (who died: not seen)" in restart.summary
+    assert restart.gpu_hours_lost == pytest.approx((60 + 10 * 0.5) * GPUS / 3600)
+
+
 def test_the_job_resumes_from_its_last_checkpoint_before_the_death_where_known():
     watch = RestartWatch()
     found = ()
