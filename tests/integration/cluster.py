@@ -50,7 +50,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_for(check, what: str, timeout: float = 30.0) -> None:
+# How long a test waits for a backend, a scrape or a simulator before it gives up: a wait
+# ends as soon as what it waits for is there, so only a loaded machine (a load of 10 and
+# more on 2 cores, where a start takes tens of seconds) comes near it.
+PATIENCE_SECONDS = 180.0
+
+
+def wait_for(check, what: str, timeout: float = PATIENCE_SECONDS) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -63,7 +69,7 @@ def wait_for(check, what: str, timeout: float = 30.0) -> None:
 
 
 def get_json(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=5) as answer:
+    with urllib.request.urlopen(url, timeout=30) as answer:
         return json.load(answer)
 
 
@@ -171,7 +177,8 @@ class Prometheus:
         wait_for(lambda: urllib.request.urlopen(f"{self.url}/-/ready", timeout=2).status == 200,
                  f"Prometheus on port {self.port}")
 
-    def wait_for_series(self, promql: str, count: int, timeout: float = 30.0) -> None:
+    def wait_for_series(self, promql: str, count: int,
+                        timeout: float = PATIENCE_SECONDS) -> None:
         def enough() -> bool:
             result = instant(self.url, promql)
             return bool(result) and float(result[0]["value"][1]) >= count
@@ -214,7 +221,8 @@ class VictoriaMetrics(Prometheus):
         wait_for(lambda: urllib.request.urlopen(f"{self.url}/health", timeout=2).status == 200,
                  f"VictoriaMetrics on port {self.port}")
 
-    def wait_for_series(self, promql: str, count: int, timeout: float = 30.0) -> None:
+    def wait_for_series(self, promql: str, count: int,
+                        timeout: float = PATIENCE_SECONDS) -> None:
         """As Prometheus's, making what was scraped searchable at once (VictoriaMetrics
         otherwise takes ~10 s to show a new series)."""
         def enough() -> bool:

@@ -44,7 +44,7 @@ def _listed(reader: FleetReader) -> list:
         verdicts = {row.facts.name: row.verdict for row in rows}
         return verdicts.get(STALLED) is Verdict.STALLED and verdicts.get(DEAD) is Verdict.MISSING
 
-    wait_for(shown, "the stalled job and the dead rank's job", timeout=90)
+    wait_for(shown, "the stalled job and the dead rank's job")
     return rows
 
 

@@ -104,7 +104,7 @@ def test_past_frames_are_the_frames_polled_live_then(backend, simulators):
             flush(backend)
             moments.append(source.poll_now().time)
         wait_for(lambda last=moments[-1]: max(s for s, _ in scrapes(backend, port)) > last + 1,
-                 "a scrape after the last poll", timeout=60)
+                 "a scrape after the last poll")
         flush(backend)
         lives |= {moment: at_the_moment(settings, moment) for moment in moments}
     moments = sorted(lives)
@@ -188,7 +188,7 @@ def test_victoria_metrics_ranges_read_what_its_instant_queries_read(victoria, si
     source.poll_now()
     held = f'count_over_time(up{{instance="127.0.0.1:{simulators[0].port}"}}[40s])'
     wait_for(lambda: float(instant(victoria.url, held)[0]["value"][1]) >= 30,
-             "VictoriaMetrics holding 30 s of the job", timeout=60)
+             "VictoriaMetrics holding 30 s of the job")
     step = settings.refresh_seconds
     last = (time.time() - RANGED_BACK) // step * step
     moments = [last - i * step for i in range(RANGED_MOMENTS - 1, -1, -1)]

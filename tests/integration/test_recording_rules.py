@@ -27,7 +27,7 @@ def recording(simulators, tmp_path):
     server.start()
     try:
         server.wait_for_series(f'count(ranktop:power:by_rank{{training_job="{JOB_FAULTS}"}})',
-                               512, timeout=60)
+                               512)
         yield server
     finally:
         server.stop()

@@ -79,7 +79,7 @@ def test_a_stopped_shard_is_a_partial_answer_then_whole_again(backend):
     assert past and all(replayed.unknown == kept for replayed in past)
 
     backend.start_shard(STOPPED)
-    wait_for(lambda: fresh(backend), "the shard's ranks scraped again", timeout=15)
+    wait_for(lambda: fresh(backend), "the shard's ranks scraped again")
     assert answered(source.poll_now()) == set(range(RANKS))
     assert source.status().health is Health.OK and source.status().partial == ()
 
@@ -149,7 +149,7 @@ def test_an_outage_starts_no_verdict_behind_it_and_misses_none_before_it(backend
     assert thermal(found, HOT_LATER).unseen_since is None
 
     backend.start_shard(STOPPED)
-    wait_for(lambda: fresh(backend), "the shard's ranks scraped again", timeout=15)
+    wait_for(lambda: fresh(backend), "the shard's ranks scraped again")
     back = watch.poll()
     assert back.unknown == frozenset() and back.ranks_up == RANKS and not back.status.partial
     assert thermal(back, HOT_BEHIND).since == held_since  # the same fault, not a new one

@@ -32,7 +32,7 @@ def test_a_job_stepping_on_without_a_dead_rank_gets_no_restart(tmp_path, capsys)
     try:
         held_then_one_gone(server, simulator, JOB, RANKS, DEATH)
         stepped = simulator.now() + STEPS_AFTER * 6.0
-        wait_for(lambda: simulator.now() >= stepped, "the job stepping on", timeout=60.0)
+        wait_for(lambda: simulator.now() >= stepped, "the job stepping on")
         main(["report", "--prometheus", server.url, "--job", JOB, "--json"])
         document = json.loads(capsys.readouterr().out)
     finally:
