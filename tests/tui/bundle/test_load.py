@@ -4,6 +4,7 @@ one line (``NotABundle``), never an exception of another kind, never slowly."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -17,7 +18,23 @@ from ranktop.tui.core.text import plain
 
 from tests.tui.bundle.hostile import HOSTILE, MARKUP
 
-REFUSED_WITHIN = 2.0  # seconds
+# Reading a broken or mutated bundle costs at most this many times reading the bundle as
+# written (the fastest of a few tries of each, in one run: the machine's speed cancels out).
+# Measured at 0.0-0.8 times; a check that walked a million-deep nesting value by value, or
+# decoded before refusing, would cost far more.
+AT_MOST_TIMES = 5.0
+TRIES = 3
+
+
+def fastest(read) -> float:
+    """The fewest seconds ``read()`` took in TRIES tries (whatever it raised)."""
+    took = []
+    for _ in range(TRIES):
+        started = time.perf_counter()
+        with contextlib.suppress(NotABundle):
+            read()
+        took.append(time.perf_counter() - started)
+    return min(took)
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +45,12 @@ def console(written) -> bytes:
 @pytest.fixture(scope="module")
 def raw(console) -> dict:
     return msgspec.msgpack.decode(console)
+
+
+@pytest.fixture(scope="module")
+def reading(console) -> float:
+    """Seconds to read the bundle as written."""
+    return fastest(lambda: loaded(console))
 
 
 def texts(value: object):
@@ -107,18 +130,17 @@ def deep(data: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("case", BROKEN)
-def test_a_value_no_bundle_holds_is_refused_in_one_line(raw, case):
+def test_a_value_no_bundle_holds_is_refused_in_one_line(raw, reading, case):
     path, value = BROKEN[case]
     if path == ("ranks", 7, "rank"):
         path = ("ranks", next(k for k in raw["ranks"] if int(k) == 7), "rank")
     data = path_set(raw, path, value)
     if value == "deep":
         data = deep(data)
-    started = time.perf_counter()
     with pytest.raises(NotABundle) as refused:
         loaded(data)
     said = str(refused.value)
-    assert time.perf_counter() - started < REFUSED_WITHIN
+    assert fastest(lambda: loaded(data)) < AT_MOST_TIMES * reading
     assert "\n" not in said and len(said) < 400, said
     assert said.startswith("its console.msgpack "), said
 
@@ -158,7 +180,7 @@ ODD_VALUES = st.one_of(
 
 @settings(max_examples=50, deadline=None, database=None, derandomize=True)
 @given(data=st.data())
-def test_a_mutated_bundle_is_read_or_refused_in_one_line_never_an_error(raw, data):
+def test_a_mutated_bundle_is_read_or_refused_in_one_line_never_an_error(raw, reading, data):
     places = [p for p in paths(raw) if p]
     mutations = data.draw(st.lists(st.tuples(st.sampled_from(places), ODD_VALUES),
                                    min_size=1, max_size=3))
@@ -168,9 +190,10 @@ def test_a_mutated_bundle_is_read_or_refused_in_one_line_never_an_error(raw, dat
             copy = msgspec.msgpack.decode(path_set(copy, path, value))
         except (KeyError, IndexError, TypeError):  # an earlier mutation moved the place
             continue
+    mutated = msgspec.msgpack.encode(copy)
     started = time.perf_counter()
     try:
-        saved = loaded(msgspec.msgpack.encode(copy))
+        saved = loaded(mutated)
     except NotABundle as refused:
         assert "\n" not in str(refused)
     else:
@@ -179,4 +202,5 @@ def test_a_mutated_bundle_is_read_or_refused_in_one_line_never_an_error(raw, dat
         # a command (a code point no Unicode version assigns yet is shown, as live labels)
         assert all(plain(text, len(text)) == text for text in texts(
             msgspec.to_builtins(saved, enc_hook=lambda v: v.tolist())))
-    assert time.perf_counter() - started < REFUSED_WITHIN
+    if time.perf_counter() - started >= AT_MOST_TIMES * reading:  # or the machine was busy
+        assert fastest(lambda: loaded(mutated)) < AT_MOST_TIMES * reading
