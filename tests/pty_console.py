@@ -19,6 +19,10 @@ import time
 from collections.abc import Sequence
 
 LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
+# How long a wait for the screen or the exit gives up after: a wait ends as soon as what it
+# waits for is there, so only a loaded machine (a load of 10 on 2 cores, where the console
+# takes tens of seconds to start) comes near it.
+PATIENCE_SECONDS = 120.0
 _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
 
 
@@ -67,7 +71,7 @@ class PtyConsole:
         """``raw`` output without the CSI sequences that colour and place it."""
         return _ANSI.sub(b"", raw.encode("utf-8", "surrogatepass")).decode("utf-8", "replace")
 
-    def wait_for(self, text: str, timeout: float = 30.0) -> bool:
+    def wait_for(self, text: str, timeout: float = PATIENCE_SECONDS) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.read(0.2)
@@ -82,7 +86,7 @@ class PtyConsole:
         os.write(self.fd, keys.encode() if isinstance(keys, str) else keys)
         self.read(pause)
 
-    def finish(self, timeout: float = 15.0) -> tuple[int, bytes]:
+    def finish(self, timeout: float = PATIENCE_SECONDS) -> tuple[int, bytes]:
         """The exit status, and the bytes written after the console left the alternate
         screen (what the shell shows), once the program has ended (killed past ``timeout``)."""
         deadline = time.monotonic() + timeout

@@ -24,7 +24,7 @@ def test_no_escape_of_a_hostile_bundle_reaches_the_terminal_on_any_screen(tmp_pa
         for key, shown in (("i", "since"), ("e", "Hang triage"), ("a", "rule:"),
                            ("\r", "saved in the bundle")):  # each screen, then back
             console.send(key, pause=0.2)
-            assert console.wait_for(shown, timeout=15), (key, console.text()[-2000:])
+            assert console.wait_for(shown), (key, console.text()[-2000:])
             console.send("\x1b", pause=0.3)
         console.send("\x03", pause=0.3)
         status, _ = console.finish()
