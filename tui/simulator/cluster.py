@@ -248,13 +248,24 @@ class SimCluster:
         return progress
 
     def _integrate_steps(self) -> list[float]:
-        """Steps completed since the loop began, at every tick of the loop."""
+        """Steps completed since the loop began, at every tick of the loop. The pace holds
+        between the ticks at which a fault begins or ends or a hot GPU starts throttling:
+        it is worked out once for each such stretch (a fleet job's loop is an hour of
+        ticks), and added up tick by tick as before."""
+        ticks = math.ceil(self._loop * TICKS_PER_SECOND)
+        edges = {_first_tick_from(f.start) for f in self._faults}
+        edges |= {_first_tick_from(f.end) for f in self._faults}
+        edges |= {_first_tick_from(self._throttle_onset(f)) for f in self._faults
+                  if f.effect == "thermal_throttle"}
+        starts = sorted({0} | {tick for tick in edges if 0 < tick < ticks})
         done, progress = 0.0, [0.0]
-        for tick in range(math.ceil(self._loop * TICKS_PER_SECOND)):
-            loop_time = tick / TICKS_PER_SECOND
+        for first, end in zip(starts, [*starts[1:], ticks], strict=True):
+            loop_time = first / TICKS_PER_SECOND
             faults = [f for f in self._faults if f.active_at(loop_time)]
-            done += 1 / (TICKS_PER_SECOND * self._job_state(loop_time, faults).pace)
-            progress.append(done)
+            step = 1 / (TICKS_PER_SECOND * self._job_state(loop_time, faults).pace)
+            for _ in range(first, end):
+                done += step
+                progress.append(done)
         return progress
 
     def step_at(self, t: float) -> int:
@@ -400,6 +411,17 @@ class SimCluster:
         """Loop time at which the heating GPU passes the throttle temperature."""
         base = TEMPERATURE + self._temp_off[fault.rank]
         return fault.start + RAMP_SECONDS * (THROTTLE_TEMP - base) / (HOT_TEMP - base)
+
+
+def _first_tick_from(loop_time: float) -> int:
+    """The first tick whose time (tick / TICKS_PER_SECOND, as the loop reckons it) is at or
+    after ``loop_time``."""
+    tick = max(0, math.ceil(loop_time * TICKS_PER_SECOND))
+    while tick > 0 and (tick - 1) / TICKS_PER_SECOND >= loop_time:
+        tick -= 1
+    while tick / TICKS_PER_SECOND < loop_time:
+        tick += 1
+    return tick
 
 
 def host_names(nodes: int, first: int = 0) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import statistics
 import time
@@ -12,7 +13,9 @@ import pytest
 from ranktop.tui.simulator.cluster import METRICS, SimCluster
 from ranktop.tui.simulator.scenario import Fault, Scenario, load_scenario
 
-SHIPPED = load_scenario(Path(__file__).resolve().parents[3] / "config" / "scenario.toml")
+CONFIG = Path(__file__).resolve().parents[3] / "config"
+FLEET_SCENARIOS = CONFIG / "fleet"
+SHIPPED = load_scenario(CONFIG / "scenario.toml")
 HEALTHY_T = 2.0
 
 
@@ -340,3 +343,24 @@ def test_clusters_built_alike_integrate_their_steps_once_and_step_alike(monkeypa
     assert len(integrated) == 2
     assert [first.step_at(t) for t in (0, 100, 250)] == [again.step_at(t) for t in (0, 100, 250)]
     assert integrated[1] is other
+
+
+def steps_tick_by_tick(cluster: SimCluster) -> list[float]:
+    """Steps completed at every tick of the loop, the pace worked out at every tick."""
+    from ranktop.tui.simulator.cluster import TICKS_PER_SECOND
+    done, progress = 0.0, [0.0]
+    for tick in range(math.ceil(cluster._loop * TICKS_PER_SECOND)):
+        loop_time = tick / TICKS_PER_SECOND
+        faults = [f for f in cluster._faults if f.active_at(loop_time)]
+        done += 1 / (TICKS_PER_SECOND * cluster._job_state(loop_time, faults).pace)
+        progress.append(done)
+    return progress
+
+
+@pytest.mark.parametrize("scenario", [None, *sorted(FLEET_SCENARIOS.glob("*.toml"))],
+                         ids=lambda path: "demo" if path is None else path.stem)
+def test_the_steps_worked_out_by_stretches_are_those_worked_out_tick_by_tick(scenario):
+    # A fleet job's loop is an hour of ticks: its pace is worked out once for each stretch
+    # between a fault's start or end and a hot GPU's throttling, to the same sums.
+    cluster = SimCluster(4, 8, 3, load_scenario(scenario) if scenario else load_scenario())
+    assert cluster._integrate_steps() == steps_tick_by_tick(cluster)
