@@ -88,14 +88,17 @@ class LogWriter:
         self._n = len(self._ranks)
         self._node_count = len(cluster.rank_map.hosts)
         run_id = run_id or cluster.scenario.name
-        self._paths = [self._rank_dir(r.host, r.node, run_id) / str(r.gpu) for r in self._ranks]
+        nodes = dict.fromkeys((r.host, r.node) for r in self._ranks)  # a node's GPUs share
+        folders = {node: self._rank_dir(*node, run_id) for node in nodes}
+        self._paths = [folders[r.host, r.node] / str(r.gpu) for r in self._ranks]
         rng = random.Random(f"{seed}:ranks")
         self._slot = [rng.randrange(PROGRESS_EVERY) for _ in self._ranks]
         self._by_slot = [[r for r, s in enumerate(self._slot) if s == slot]
                          for slot in range(PROGRESS_EVERY)]
         # torchrun spawns a node's workers one after another: nearby pids.
-        self._pid = [random.Random(f"{seed}:{r.host}:pid").randrange(20_000, 3_900_000)
-                     + 3 * r.gpu for r in self._ranks]
+        first_pid = {host: random.Random(f"{seed}:{host}:pid").randrange(20_000, 3_900_000)
+                     for host, _ in nodes}
+        self._pid = [first_pid[r.host] + 3 * r.gpu for r in self._ranks]
         self._deaths: list[tuple[int, float, float]] = []
         self._schedule = self._build_schedule()
         self._times = [e.time for e in self._schedule]
