@@ -105,10 +105,13 @@ class Window:
 
 def window_of(moment: float, step: float, steps: int) -> Window:
     """The window of ``steps`` moments on ``moment``'s grid (``step`` apart, through it)
-    that holds it: aligned, so every moment of the grid falls in one window only."""
-    phase = round(moment % step, 3)
-    index = round((moment - phase) / step)
-    return Window(phase + (index - index % steps) * step, step, steps)
+    that holds it: aligned, so every moment of the grid falls in one window only. It is
+    reckoned in whole milliseconds, as the backend reads the times it is sent and steps
+    through a range: its moments are those the backend answers at, the asked one among
+    them (a moment polled live is stamped to the microsecond)."""
+    at, every = _ms(moment), max(1, _ms(step))
+    start = at - (at // every % steps) * every
+    return Window(start / 1000, every / 1000, steps)
 
 
 def past_frames(make_copy: Callable[[RangeClient], PrometheusSource], client: PromClient,

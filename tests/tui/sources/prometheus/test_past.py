@@ -4,7 +4,9 @@ as it was."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
 import re
 from collections.abc import Callable
 
@@ -85,7 +87,7 @@ class HistoryClient:
     def query(self, expression: str, budget: object = None, at: float | None = None
               ) -> Vector:
         self.instants.append(at)
-        moment = self.now if at is None else at
+        moment = self.now if at is None else round(at * 1000) / 1000  # as the backend reads it
         return as_vector(self.script(moment).get(self._key(expression), []))
 
     def query_range(self, expression: str, start: float, end: float, step: float,
@@ -93,8 +95,11 @@ class HistoryClient:
         self.ranged.append((expression, start, end, step))
         key = self._key(expression)
         found: dict[tuple, Series] = {}
-        for i in range(round((end - start) / step) + 1):
-            moment = start + i * step
+        # as Prometheus reads the times sent (to the millisecond, client._seconds) and steps
+        # through them: in whole milliseconds
+        first, every, last = (round(t * 1000) for t in (start, step, end))
+        for i in range((last - first) // every + 1):
+            moment = (first + i * every) / 1000
             for sample in self.script(moment).get(key, []):
                 labels = tuple(sample.labels.items())
                 series = found.setdefault(labels, Series(dict(labels), []))
@@ -148,7 +153,10 @@ def live_frames(settings, client: HistoryClient, times: list[float]) -> list:
 
 def same(past, live) -> None:
     assert past.time == live.time
-    assert past.job == live.job and past.stale == live.stale and past.shows == live.shows
+    assert past.job.keys() == live.job.keys() and all(
+        past.job[k] == live.job[k] or (math.isnan(past.job[k]) and math.isnan(live.job[k]))
+        for k in live.job)
+    assert past.stale == live.stale and past.shows == live.shows
     assert past.values.keys() == live.values.keys()
     for metric, values in live.values.items():
         assert [v if not math.isnan(v) else None for v in past.values[metric]] == [
@@ -245,6 +253,35 @@ def test_windows_are_aligned_on_the_moments_grid():
     assert window_of(1_019.0, 2.0, 30) == Window(961.0, 2.0, 30)  # a grid through 1 s
     assert window_of(1_020.0, 60.0, 10) == Window(600.0, 60.0, 10)
     assert window_of(1_018.0, 2.0, 30).end == 1_018.0
+
+
+def test_a_window_holds_the_moment_it_is_for_to_the_millisecond():
+    # Moments polled live are not on any grid: their window, reckoned in the milliseconds
+    # the backend answers in, holds each of them, whatever the step between them.
+    rng = random.Random(5)
+    for _ in range(2000):
+        moment, step = 1.8e9 + rng.uniform(0, 1e4), rng.choice([rng.uniform(0.1, 5), 2.0])
+        window = window_of(moment, step, 30)
+        assert round(moment * 1000) in {round(t * 1000) for t in window.moments()}
+
+
+def test_moments_off_any_grid_each_give_their_frame(settings, client):
+    # Three moments as a console polling live stamps them (to the microsecond, 0.242 s then
+    # 0.197 s apart): the two evenly spaced are read from one window, whose step the
+    # backend takes to the millisecond; each moment gives its frame. (Reckoned to the
+    # microsecond, their window held each of the first two a millisecond away from it: an
+    # empty frame, dropped.)
+    first = NOW + 0.0915848
+    times = [first, first + 0.242001, first + 0.242001 + 0.197]
+    # what an instant query at each moment reads: the backend takes it to the millisecond
+    live = live_frames(settings, client, [round(t * 1000) / 1000 for t in times])
+    client.now = NOW + 100
+    source = watching(settings, client)
+    source.poll_now()
+    past = list(source.frames_at(times))
+    assert [frame.time for frame, _ in past] == times
+    for (frame, _), polled in zip(past, live, strict=True):
+        same(dataclasses.replace(frame, time=polled.time), polled)
 
 
 def test_a_source_that_knows_no_ranks_yet_learns_them_from_one_moment(settings, client):
