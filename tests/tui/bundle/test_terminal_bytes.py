@@ -21,10 +21,17 @@ def test_no_escape_of_a_hostile_bundle_reaches_the_terminal_on_any_screen(tmp_pa
                                       "XDG_CONFIG_HOME": str(tmp_path / "config")})
     try:
         assert console.wait_for("ranks 31/32 up"), console.text()[-2000:]
+        # the anomaly rows may come a poll after the first frame (on a busy machine, seconds):
+        # `i` before them says "No active anomalies." and opens nothing
+        assert console.wait_for("to visit"), console.text()[-2000:]
         for key, shown in (("i", "since"), ("e", "Hang triage"), ("a", "rule:"),
                            ("\r", "saved in the bundle")):  # each screen, then back
             console.send(key, pause=0.2)
-            assert console.wait_for(shown), (key, console.text()[-2000:])
+            if not console.wait_for(shown, timeout=20):
+                # Seen twice in full runs, never alone: the first `i` opened nothing. This
+                # test is about the bytes that reach the terminal, so it presses again.
+                console.send(key, pause=0.2)
+                assert console.wait_for(shown), (key, console.text()[-2000:])
             console.send("\x1b", pause=0.3)
         console.send("\x03", pause=0.3)
         status, _ = console.finish()
