@@ -151,6 +151,15 @@ def live_frames(settings, client: HistoryClient, times: list[float]) -> list:
     return frames
 
 
+def read_later(settings, client: HistoryClient, times: list[float]) -> tuple[list, object]:
+    """The past frames at ``times`` as a source started 100 s after NOW reads them, and
+    that source."""
+    client.now = NOW + 100
+    source = watching(settings, client)
+    source.poll_now()
+    return list(source.frames_at(times)), source
+
+
 def same(past, live) -> None:
     assert past.time == live.time
     assert past.job.keys() == live.job.keys() and all(
@@ -166,10 +175,7 @@ def same(past, live) -> None:
 def test_a_past_frame_is_what_a_live_poll_gave_at_that_moment(settings, client):
     times = [NOW + i * STEP for i in range(5)]
     live = live_frames(settings, client, times)
-    client.now = NOW + 100
-    source = watching(settings, client)
-    source.poll_now()
-    past = list(source.frames_at(times))
+    past, source = read_later(settings, client, times)
     assert [frame.time for frame, _ in past] == times
     for (frame, rank_map), polled in zip(past, live, strict=True):
         same(frame, polled)
@@ -275,10 +281,7 @@ def test_moments_off_any_grid_each_give_their_frame(settings, client):
     times = [first, first + 0.242001, first + 0.242001 + 0.197]
     # what an instant query at each moment reads: the backend takes it to the millisecond
     live = live_frames(settings, client, [round(t * 1000) / 1000 for t in times])
-    client.now = NOW + 100
-    source = watching(settings, client)
-    source.poll_now()
-    past = list(source.frames_at(times))
+    past, _ = read_later(settings, client, times)
     assert [frame.time for frame, _ in past] == times
     for (frame, _), polled in zip(past, live, strict=True):
         same(dataclasses.replace(frame, time=polled.time), polled)
