@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..core.domain import THERMAL_BITS
@@ -48,8 +47,6 @@ NVLINK_DROP_SLOWDOWN = 1.08
 
 FIRST_STEP = 120_000  # the demo joins a job already well into pretraining
 TICKS_PER_SECOND = 10
-INTEGRATED_KEPT = 32  # clusters' step integrals kept, by scenario, size and seed
-_INTEGRATED: dict[tuple[str, int, int, int], tuple[float, ...]] = {}
 HANG_EFFECTS = ("rank_death", "collective_hang", "job_stall")
 IB_ERRORS = (40, 200)  # InfiniBand errors in the window, on a replica whose link is bad
 
@@ -107,7 +104,7 @@ class SimCluster:
         self._exports_ib = any(f.effect == "replica_slow" for f in self._faults)
         self._make_offsets(random.Random(seed))
         self._counters = ErrorCounters(self.rank_map, self._faults, self._loop, seed)
-        self._progress = self._steps_by_tick()
+        self._progress = self._integrate_steps()
 
     def _parallel_groups(self) -> dict[str, list[list[int]]]:
         """The ranks of each pipeline stage and each data-parallel replica, by the
@@ -235,17 +232,6 @@ class SimCluster:
                                             if f.active_at(loop_time) and
                                             f.effect not in HANG_EFFECTS])
         return state.pace, state.slowdown
-
-    def _steps_by_tick(self) -> Sequence[float]:
-        """``_integrate_steps``, worked out once for every cluster of the same scenario,
-        size and seed (the demo's fleet and each test build many alike)."""
-        key = (repr(self.scenario), self._n, len(self.rank_map.hosts), self._seed)
-        progress = _INTEGRATED.get(key)
-        if progress is None:
-            progress = _INTEGRATED[key] = tuple(self._integrate_steps())
-            while len(_INTEGRATED) > INTEGRATED_KEPT:
-                del _INTEGRATED[next(iter(_INTEGRATED))]
-        return progress
 
     def _integrate_steps(self) -> list[float]:
         """Steps completed since the loop began, at every tick of the loop. The pace holds

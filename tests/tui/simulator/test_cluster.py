@@ -328,23 +328,6 @@ def test_a_frame_costs_in_proportion_to_the_ranks() -> None:
     assert large / small < 40
 
 
-def test_clusters_built_alike_integrate_their_steps_once_and_step_alike(monkeypatch):
-    from ranktop.tui.simulator import cluster as cluster_module
-    monkeypatch.setattr(cluster_module, "_INTEGRATED", {})
-    integrated = []
-    real = cluster_module.SimCluster._integrate_steps
-
-    def counted(self):
-        integrated.append(self)
-        return real(self)
-    monkeypatch.setattr(cluster_module.SimCluster, "_integrate_steps", counted)
-    first, again = SimCluster(4, 8, 3), SimCluster(4, 8, 3)
-    other = SimCluster(4, 8, 4)  # another seed: GPUs of other speeds
-    assert len(integrated) == 2
-    assert [first.step_at(t) for t in (0, 100, 250)] == [again.step_at(t) for t in (0, 100, 250)]
-    assert integrated[1] is other
-
-
 def steps_tick_by_tick(cluster: SimCluster) -> list[float]:
     """Steps completed at every tick of the loop, the pace worked out at every tick."""
     from ranktop.tui.simulator.cluster import TICKS_PER_SECOND
